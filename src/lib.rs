@@ -1,0 +1,22 @@
+#![doc = include_str!("../docs/crate.md")]
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub use toolsmith_core::{
+    Arguments, BoxFuture, CancellationToken, ErrorCode, FieldError, RegistrationError, Tool,
+    ToolContext, ToolDefinition, ToolError, ToolOutcome, Toolbox,
+};
+
+#[doc = include_str!("../docs/tool-attribute.md")]
+pub use toolsmith_macros::tool;
+
+/// What the code `#[tool]` generates names, and nothing else: not a public API.
+///
+/// Generated code reaches serde, schemars and the runtime only through this module, so users
+/// depend on `toolsmith` alone. The macro and the runtime are pinned to the same version.
+#[doc(hidden)]
+pub mod __private {
+    pub use schemars;
+    pub use serde;
+    pub use toolsmith_core::__macro_support::*;
+}

@@ -1,0 +1,314 @@
+//! What the runtime hands to a tool besides its arguments.
+
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+/// The context of one tool call: ids for tracing, who is asking, application state, a
+/// cancellation signal and a deadline.
+///
+/// A tool receives it as `ctx: &ToolContext`, its first parameter; it never appears in the schema.
+/// Cloning is cheap (the state is shared).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_core::ToolContext;
+///
+/// struct Db { url: &'static str }
+///
+/// let ctx = ToolContext::new()
+///     .with_run_id("run_1")
+///     .with_principal("user_42")
+///     .with_extension(Db { url: "postgres://localhost/app" })
+///     .with_timeout(Duration::from_secs(5));
+/// assert_eq!(ctx.principal(), Some("user_42"));
+/// assert_eq!(ctx.get::<Db>().unwrap().url, "postgres://localhost/app");
+/// assert!(ctx.remaining().unwrap() <= Duration::from_secs(5));
+/// assert!(!ctx.is_cancelled());
+/// ```
+#[derive(Clone)]
+pub struct ToolContext {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    run_id: Option<Arc<str>>,
+    call_id: Option<Arc<str>>,
+    trace_id: Arc<str>,
+    principal: Option<Arc<str>>,
+    extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    cancellation: CancellationToken,
+    deadline: Option<Instant>,
+}
+
+impl Default for ToolContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ToolContext {
+    /// A context with a fresh trace id, no deadline and a cancellation signal of its own.
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new();
+    /// assert!(ctx.trace_id().starts_with("tr_"));
+    /// ```
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                run_id: None,
+                call_id: None,
+                trace_id: new_trace_id().into(),
+                principal: None,
+                extensions: HashMap::new(),
+                cancellation: CancellationToken::new(),
+                deadline: None,
+            }),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
+        f(Arc::make_mut(&mut self.inner));
+        self
+    }
+
+    /// Sets the id of the agent run this call belongs to.
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new().with_run_id("run_7");
+    /// assert_eq!(ctx.run_id(), Some("run_7"));
+    /// ```
+    #[must_use]
+    pub fn with_run_id(self, id: impl Into<Arc<str>>) -> Self {
+        let id = id.into();
+        self.edit(|inner| inner.run_id = Some(id))
+    }
+
+    /// Sets the id of this call (the provider's tool-call id).
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new().with_call_id("call_abc");
+    /// assert_eq!(ctx.call_id(), Some("call_abc"));
+    /// ```
+    #[must_use]
+    pub fn with_call_id(self, id: impl Into<Arc<str>>) -> Self {
+        let id = id.into();
+        self.edit(|inner| inner.call_id = Some(id))
+    }
+
+    /// Sets the trace id (by default a fresh one is made).
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new().with_trace_id("tr_123");
+    /// assert_eq!(ctx.trace_id(), "tr_123");
+    /// ```
+    #[must_use]
+    pub fn with_trace_id(self, id: impl Into<Arc<str>>) -> Self {
+        let id = id.into();
+        self.edit(|inner| inner.trace_id = id)
+    }
+
+    /// Sets the principal: the user on whose behalf the model acts.
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new().with_principal("alice");
+    /// assert_eq!(ctx.principal(), Some("alice"));
+    /// ```
+    #[must_use]
+    pub fn with_principal(self, user: impl Into<Arc<str>>) -> Self {
+        let user = user.into();
+        self.edit(|inner| inner.principal = Some(user))
+    }
+
+    /// Adds application state, found again by type with [`get`](Self::get). A second value of
+    /// the same type replaces the first.
+    ///
+    /// ```
+    /// let ctx = toolsmith_core::ToolContext::new().with_extension(7_u32);
+    /// assert_eq!(ctx.get::<u32>(), Some(&7));
+    /// ```
+    #[must_use]
+    pub fn with_extension<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.with_shared_extension(Arc::new(value))
+    }
+
+    /// Adds application state that is already behind an `Arc` (a pool, a client).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let pool = Arc::new(String::from("pool"));
+    /// let ctx = toolsmith_core::ToolContext::new().with_shared_extension(pool.clone());
+    /// assert_eq!(ctx.get::<String>().map(String::as_str), Some("pool"));
+    /// ```
+    #[must_use]
+    pub fn with_shared_extension<T: Send + Sync + 'static>(self, value: Arc<T>) -> Self {
+        self.edit(|inner| {
+            inner.extensions.insert(TypeId::of::<T>(), value);
+        })
+    }
+
+    /// Uses `token` as the cancellation signal (e.g. a child of the run's token).
+    ///
+    /// ```
+    /// use tokio_util::sync::CancellationToken;
+    /// let token = CancellationToken::new();
+    /// let ctx = toolsmith_core::ToolContext::new().with_cancellation(token.clone());
+    /// token.cancel();
+    /// assert!(ctx.is_cancelled());
+    /// ```
+    #[must_use]
+    pub fn with_cancellation(self, token: CancellationToken) -> Self {
+        self.edit(|inner| inner.cancellation = token)
+    }
+
+    /// Sets the instant by which the call should be done.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// let at = Instant::now() + Duration::from_secs(1);
+    /// assert_eq!(toolsmith_core::ToolContext::new().with_deadline(at).deadline(), Some(at));
+    /// ```
+    #[must_use]
+    pub fn with_deadline(self, deadline: Instant) -> Self {
+        self.edit(|inner| inner.deadline = Some(deadline))
+    }
+
+    /// Sets the deadline to `timeout` from now.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let ctx = toolsmith_core::ToolContext::new().with_timeout(Duration::from_secs(2));
+    /// assert!(ctx.deadline().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        let deadline = Instant::now().checked_add(timeout);
+        self.edit(|inner| inner.deadline = deadline)
+    }
+
+    /// The run id, if set.
+    #[must_use]
+    pub fn run_id(&self) -> Option<&str> {
+        self.inner.run_id.as_deref()
+    }
+
+    /// The call id, if set.
+    #[must_use]
+    pub fn call_id(&self) -> Option<&str> {
+        self.inner.call_id.as_deref()
+    }
+
+    /// The trace id; error envelopes carry it so operators can find the call in the logs.
+    #[must_use]
+    pub fn trace_id(&self) -> &str {
+        &self.inner.trace_id
+    }
+
+    /// The principal (user id), if set.
+    #[must_use]
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.principal.as_deref()
+    }
+
+    /// The application state of type `T`, if it was added.
+    #[must_use]
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.inner
+            .extensions
+            .get(&TypeId::of::<T>())
+            .and_then(|value| value.downcast_ref::<T>())
+    }
+
+    /// The cancellation signal.
+    #[must_use]
+    pub fn cancellation(&self) -> &CancellationToken {
+        &self.inner.cancellation
+    }
+
+    /// Whether the call has been cancelled.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancellation.is_cancelled()
+    }
+
+    /// Resolves when the call is cancelled; use it in `tokio::select!`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ctx = toolsmith_core::ToolContext::new();
+    /// ctx.cancellation().cancel();
+    /// ctx.cancelled().await;
+    /// # });
+    /// ```
+    pub async fn cancelled(&self) {
+        self.inner.cancellation.cancelled().await;
+    }
+
+    /// The deadline, if set.
+    #[must_use]
+    pub fn deadline(&self) -> Option<Instant> {
+        self.inner.deadline
+    }
+
+    /// Time left before the deadline (zero once it has passed), if a deadline is set.
+    #[must_use]
+    pub fn remaining(&self) -> Option<Duration> {
+        self.inner
+            .deadline
+            .map(|at| at.saturating_duration_since(Instant::now()))
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("run_id", &self.inner.run_id)
+            .field("call_id", &self.inner.call_id)
+            .field("trace_id", &self.inner.trace_id)
+            .field("principal", &self.inner.principal)
+            .field("extensions", &self.inner.extensions.len())
+            .field("cancelled", &self.is_cancelled())
+            .field("deadline", &self.inner.deadline)
+            .finish()
+    }
+}
+
+/// A trace id unique within the process and unlikely to repeat across processes:
+/// `tr_` + 16 hex digits mixing a per-process random seed with a counter.
+fn new_trace_id() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::OnceLock;
+    static SEED: OnceLock<RandomState> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let hash = SEED.get_or_init(RandomState::new).hash_one(n);
+    format!("tr_{hash:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_ids_differ() {
+        assert_ne!(ToolContext::new().trace_id(), ToolContext::new().trace_id());
+    }
+
+    #[test]
+    fn clones_share_cancellation_and_edits_do_not_leak() {
+        let base = ToolContext::new().with_principal("a");
+        let other = base.clone().with_principal("b");
+        assert_eq!(base.principal(), Some("a"));
+        assert_eq!(other.principal(), Some("b"));
+        base.cancellation().cancel();
+        assert!(other.is_cancelled());
+    }
+}

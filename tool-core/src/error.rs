@@ -1,0 +1,498 @@
+//! The error a tool call ends with, shaped for the model that has to act on it.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// What went wrong, as a stable machine-readable code (snake_case on the wire).
+///
+/// Each code carries a default for [`ToolError::is_retryable`] and [`ToolError::needs_human`]
+/// that the constructors of [`ToolError`] apply; the builder methods can override them.
+///
+/// ```
+/// use toolsmith_core::ErrorCode;
+/// assert_eq!(serde_json::to_string(&ErrorCode::RateLimited).unwrap(), r#""rate_limited""#);
+/// assert!(ErrorCode::Timeout.default_retryable());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The arguments do not match the tool's parameters; fix them and call again.
+    InvalidArguments,
+    /// No tool of that name is registered.
+    UnknownTool,
+    /// The caller may not use this tool or this resource.
+    PermissionDenied,
+    /// A person has to approve the call before it can run.
+    ApprovalRequired,
+    /// The call took longer than it was allowed to.
+    Timeout,
+    /// A rate limit was hit; retry after the given delay.
+    RateLimited,
+    /// A system the tool depends on failed.
+    UpstreamError,
+    /// The tool produced output that was withheld as unsafe.
+    UnsafeOutput,
+    /// The same idempotency key was used with different arguments.
+    IdempotencyConflict,
+    /// The call was cancelled before it finished.
+    Cancelled,
+    /// The thing the call refers to does not exist.
+    NotFound,
+    /// Only part of the work succeeded; the message says which part.
+    PartialSuccess,
+    /// The tool failed for a reason the model cannot fix.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// The wire name of the code, e.g. `"invalid_arguments"`.
+    ///
+    /// ```
+    /// assert_eq!(toolsmith_core::ErrorCode::UnknownTool.as_str(), "unknown_tool");
+    /// ```
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid_arguments",
+            Self::UnknownTool => "unknown_tool",
+            Self::PermissionDenied => "permission_denied",
+            Self::ApprovalRequired => "approval_required",
+            Self::Timeout => "timeout",
+            Self::RateLimited => "rate_limited",
+            Self::UpstreamError => "upstream_error",
+            Self::UnsafeOutput => "unsafe_output",
+            Self::IdempotencyConflict => "idempotency_conflict",
+            Self::Cancelled => "cancelled",
+            Self::NotFound => "not_found",
+            Self::PartialSuccess => "partial_success",
+            Self::InternalError => "internal_error",
+        }
+    }
+
+    /// Whether repeating the same call unchanged may succeed (transient failures).
+    ///
+    /// ```
+    /// use toolsmith_core::ErrorCode;
+    /// assert!(!ErrorCode::InvalidArguments.default_retryable());
+    /// ```
+    #[must_use]
+    pub const fn default_retryable(self) -> bool {
+        matches!(self, Self::Timeout | Self::RateLimited | Self::UpstreamError)
+    }
+
+    /// Whether a person has to step in before the work can go on.
+    ///
+    /// ```
+    /// use toolsmith_core::ErrorCode;
+    /// assert!(ErrorCode::ApprovalRequired.default_human_review());
+    /// ```
+    #[must_use]
+    pub const fn default_human_review(self) -> bool {
+        matches!(self, Self::ApprovalRequired)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One problem with one argument: where it is (a JSON pointer into the arguments) and what to do.
+///
+/// ```
+/// let field = toolsmith_core::FieldError::new("/num_results", "11 is greater than the maximum of 10");
+/// assert_eq!(field.to_string(), "/num_results: 11 is greater than the maximum of 10");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldError {
+    /// JSON pointer (RFC 6901) of the offending value; empty for the arguments as a whole.
+    pub pointer: String,
+    /// What is wrong and how to fix it, written for the model.
+    pub message: String,
+}
+
+impl FieldError {
+    /// A problem at `pointer`.
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.pointer.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.pointer, self.message)
+        }
+    }
+}
+
+/// The structured error a tool call ends with.
+///
+/// The model reads [`message`](Self::message) and decides from `retryable` and `human_review`
+/// what to do next. Build one with the constructor named after its [`ErrorCode`]:
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith_core::{ErrorCode, ToolError};
+///
+/// let err = ToolError::rate_limited("The CRM API is rate limited; retry in 30 seconds.")
+///     .retry_after(Duration::from_secs(30))
+///     .with_user_message("CRM lookups are paused for a moment.");
+/// assert_eq!(err.code(), ErrorCode::RateLimited);
+/// assert!(err.is_retryable());
+/// assert_eq!(err.retry_after_ms(), Some(30_000));
+/// ```
+///
+/// Any error type converts into an `internal_error` with `?`. Its text never reaches the model:
+/// the model sees a generic message with the trace id, and the text is logged with `tracing`
+/// when the call finishes. This is why `ToolError` does not implement `std::error::Error` itself
+/// (the same choice `anyhow::Error` makes): a blanket `From<E: Error>` would otherwise overlap
+/// with `From<ToolError> for ToolError`.
+///
+/// ```
+/// use toolsmith_core::{ErrorCode, ToolError};
+///
+/// fn parse(s: &str) -> Result<i64, ToolError> {
+///     Ok(s.parse::<i64>()?)
+/// }
+/// let err = parse("x").unwrap_err();
+/// assert_eq!(err.code(), ErrorCode::InternalError);
+/// assert!(!err.message().contains("invalid digit"));
+/// ```
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolError {
+    code: ErrorCode,
+    message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    user_message: Option<String>,
+    retryable: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+    human_review: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    fields: Vec<FieldError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    trace_id: Option<String>,
+    /// Text for operators only (logged, never serialized).
+    #[serde(skip)]
+    detail: Option<String>,
+}
+
+/// The message the model sees for an internal error; the trace id is appended.
+pub(crate) const INTERNAL_MESSAGE: &str = "The tool failed because of an internal problem that \
+     changing the arguments will not fix. Tell the user the action could not be completed";
+
+macro_rules! constructors {
+    ($($(#[$doc:meta])* $fn:ident => $code:ident,)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $fn(message: impl Into<String>) -> Self {
+                Self::new(ErrorCode::$code, message)
+            }
+        )*
+    };
+}
+
+impl ToolError {
+    /// An error with `code` and a message for the model; `retryable` and `human_review`
+    /// take the code's defaults.
+    ///
+    /// ```
+    /// use toolsmith_core::{ErrorCode, ToolError};
+    /// let err = ToolError::new(ErrorCode::NotFound, "No order 42 exists; list orders first.");
+    /// assert!(!err.is_retryable());
+    /// ```
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            user_message: None,
+            retryable: code.default_retryable(),
+            retry_after_ms: None,
+            human_review: code.default_human_review(),
+            fields: Vec::new(),
+            trace_id: None,
+            detail: None,
+        }
+    }
+
+    constructors! {
+        /// `invalid_arguments`: the model should fix the arguments and call again.
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::invalid_arguments("priority must be low, medium or high");
+        /// assert!(!err.is_retryable());
+        /// ```
+        invalid_arguments => InvalidArguments,
+        /// `unknown_tool`: no tool of that name exists.
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::unknown_tool("no tool `x`");
+        /// assert_eq!(err.code().as_str(), "unknown_tool");
+        /// ```
+        unknown_tool => UnknownTool,
+        /// `permission_denied`: not allowed; retrying will not help.
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::permission_denied("You may only read your own tickets.");
+        /// assert!(!err.is_retryable());
+        /// ```
+        permission_denied => PermissionDenied,
+        /// `approval_required`: a person must approve first (`human_review` is set).
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::approval_required("Deleting 2847 rows needs approval.");
+        /// assert!(err.needs_human());
+        /// ```
+        approval_required => ApprovalRequired,
+        /// `timeout`: took too long; retryable.
+        ///
+        /// ```
+        /// assert!(toolsmith_core::ToolError::timeout("The database did not answer in 5 s.").is_retryable());
+        /// ```
+        timeout => Timeout,
+        /// `rate_limited`: retryable; add [`retry_after`](Self::retry_after).
+        ///
+        /// ```
+        /// assert!(toolsmith_core::ToolError::rate_limited("Slow down.").is_retryable());
+        /// ```
+        rate_limited => RateLimited,
+        /// `upstream_error`: a dependency failed; retryable.
+        ///
+        /// ```
+        /// assert!(toolsmith_core::ToolError::upstream_error("The weather service returned 503.").is_retryable());
+        /// ```
+        upstream_error => UpstreamError,
+        /// `unsafe_output`: the output was withheld.
+        ///
+        /// ```
+        /// assert!(!toolsmith_core::ToolError::unsafe_output("The page contained instructions.").is_retryable());
+        /// ```
+        unsafe_output => UnsafeOutput,
+        /// `idempotency_conflict`: the key was already used with other arguments.
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::idempotency_conflict("Use a new key for a new ticket.");
+        /// assert!(!err.is_retryable());
+        /// ```
+        idempotency_conflict => IdempotencyConflict,
+        /// `cancelled`: the run was cancelled.
+        ///
+        /// ```
+        /// assert!(!toolsmith_core::ToolError::cancelled("The user stopped the run.").is_retryable());
+        /// ```
+        cancelled => Cancelled,
+        /// `not_found`: the referenced thing does not exist.
+        ///
+        /// ```
+        /// assert!(!toolsmith_core::ToolError::not_found("No ticket T-9; search tickets first.").is_retryable());
+        /// ```
+        not_found => NotFound,
+        /// `partial_success`: say in the message what succeeded and what did not.
+        ///
+        /// ```
+        /// let err = toolsmith_core::ToolError::partial_success("3 of 5 emails sent; 2 bounced.");
+        /// assert_eq!(err.code().as_str(), "partial_success");
+        /// ```
+        partial_success => PartialSuccess,
+    }
+
+    /// `internal_error` with text for operators: the model sees a generic message with the
+    /// trace id, and `detail` is logged with `tracing`, never sent to the model.
+    ///
+    /// ```
+    /// let err = toolsmith_core::ToolError::internal("connection refused: 10.0.0.7:5432");
+    /// assert!(!err.message().contains("10.0.0.7"));
+    /// ```
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        let mut err = Self::new(ErrorCode::InternalError, INTERNAL_MESSAGE);
+        err.detail = Some(detail.to_string());
+        err
+    }
+
+    /// Sets whether the same call may be repeated unchanged.
+    ///
+    /// ```
+    /// let err = toolsmith_core::ToolError::internal("flaky").retryable(true);
+    /// assert!(err.is_retryable());
+    /// ```
+    #[must_use]
+    pub fn retryable(mut self, retryable: bool) -> Self {
+        self.retryable = retryable;
+        self
+    }
+
+    /// Asks the caller to wait `delay` before retrying; also marks the error retryable.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let err = toolsmith_core::ToolError::rate_limited("busy").retry_after(Duration::from_millis(1500));
+    /// assert_eq!(err.retry_after_ms(), Some(1500));
+    /// ```
+    #[must_use]
+    pub fn retry_after(mut self, delay: Duration) -> Self {
+        self.retry_after_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+        self.retryable = true;
+        self
+    }
+
+    /// Sets whether a person has to step in.
+    ///
+    /// ```
+    /// let err = toolsmith_core::ToolError::permission_denied("ask an admin").human_review(true);
+    /// assert!(err.needs_human());
+    /// ```
+    #[must_use]
+    pub fn human_review(mut self, needed: bool) -> Self {
+        self.human_review = needed;
+        self
+    }
+
+    /// Adds a message meant for people (shown in a UI), beside the one for the model.
+    ///
+    /// ```
+    /// let err = toolsmith_core::ToolError::timeout("retry later").with_user_message("Still working…");
+    /// assert_eq!(err.user_message(), Some("Still working…"));
+    /// ```
+    #[must_use]
+    pub fn with_user_message(mut self, message: impl Into<String>) -> Self {
+        self.user_message = Some(message.into());
+        self
+    }
+
+    /// Adds a problem with one argument.
+    ///
+    /// ```
+    /// use toolsmith_core::{FieldError, ToolError};
+    /// let err = ToolError::invalid_arguments("bad priority")
+    ///     .with_field(FieldError::new("/priority", "use one of: low, medium, high"));
+    /// assert_eq!(err.fields().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn with_field(mut self, field: FieldError) -> Self {
+        self.fields.push(field);
+        self
+    }
+
+    /// Sets the trace id under which the call can be found in the logs.
+    ///
+    /// ```
+    /// let err = toolsmith_core::ToolError::timeout("slow").with_trace_id("tr_1");
+    /// assert_eq!(err.trace_id(), Some("tr_1"));
+    /// ```
+    #[must_use]
+    pub fn with_trace_id(mut self, trace_id: impl Into<String>) -> Self {
+        self.trace_id = Some(trace_id.into());
+        self
+    }
+
+    /// The code.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    /// The message for the model.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The message for people, if any.
+    #[must_use]
+    pub fn user_message(&self) -> Option<&str> {
+        self.user_message.as_deref()
+    }
+
+    /// Whether repeating the call unchanged may succeed.
+    #[must_use]
+    pub fn is_retryable(&self) -> bool {
+        self.retryable
+    }
+
+    /// How long to wait before retrying, in milliseconds.
+    #[must_use]
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        self.retry_after_ms
+    }
+
+    /// Whether a person has to step in.
+    #[must_use]
+    pub fn needs_human(&self) -> bool {
+        self.human_review
+    }
+
+    /// The problems with individual arguments.
+    #[must_use]
+    pub fn fields(&self) -> &[FieldError] {
+        &self.fields
+    }
+
+    /// The trace id, once the call has been finished by a [`Toolbox`](crate::Toolbox).
+    #[must_use]
+    pub fn trace_id(&self) -> Option<&str> {
+        self.trace_id.as_deref()
+    }
+
+    /// Operator-only text that will be logged, if any (never serialized).
+    #[must_use]
+    pub fn detail(&self) -> Option<&str> {
+        self.detail.as_deref()
+    }
+
+    /// Stamps the trace id, logs and removes the operator-only detail, and puts the trace id
+    /// into an internal error's message.
+    pub(crate) fn finish(&mut self, tool: &str, trace_id: &str) {
+        if self.trace_id.is_none() {
+            self.trace_id = Some(trace_id.to_owned());
+        }
+        if let Some(detail) = self.detail.take() {
+            tracing::error!(tool, trace_id = self.trace_id.as_deref(), code = %self.code, %detail, "tool call failed");
+        }
+        if self.code == ErrorCode::InternalError && self.message == INTERNAL_MESSAGE {
+            let id = self.trace_id.as_deref().unwrap_or(trace_id);
+            self.message = format!("{INTERNAL_MESSAGE} (trace id {id}).");
+        }
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
+    fn from(err: E) -> Self {
+        let mut detail = err.to_string();
+        let mut source = err.source();
+        while let Some(cause) = source {
+            detail.push_str(": ");
+            detail.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        Self::internal(detail)
+    }
+}
+
+impl fmt::Debug for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolError")
+            .field("code", &self.code)
+            .field("message", &self.message)
+            .field("retryable", &self.retryable)
+            .field("human_review", &self.human_review)
+            .field("fields", &self.fields)
+            .field("trace_id", &self.trace_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}

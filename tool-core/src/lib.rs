@@ -1,0 +1,28 @@
+//! The runtime of [toolsmith](https://docs.rs/toolsmith): tool definitions, argument validation,
+//! structured errors, the call context and the toolbox.
+//!
+//! Users depend on the `toolsmith` crate, which re-exports everything here together with the
+//! `#[tool]` attribute.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod context;
+mod error;
+mod outcome;
+mod schema;
+mod tool;
+mod toolbox;
+mod validate;
+
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macro_support;
+
+pub use context::ToolContext;
+pub use error::{ErrorCode, FieldError, ToolError};
+pub use outcome::ToolOutcome;
+pub use tool::{Arguments, BoxFuture, Tool, ToolDefinition};
+pub use toolbox::{RegistrationError, Toolbox};
+
+/// Re-exported so a context can be given a cancellation signal of the caller's.
+pub use tokio_util::sync::CancellationToken;

@@ -1,0 +1,304 @@
+//! Building the canonical input schema from the generated argument struct.
+//!
+//! schemars makes the schema of the struct; then the facts only `#[tool]` knows are merged in:
+//! parameter descriptions, `#[arg]` constraints and defaults. Before the merge, the schema is
+//! checked for constraints that serde alone does not enforce (they can only come from the
+//! parameters' own types, e.g. `#[schemars(length(..))]` inside a user struct); a tool whose
+//! schema has any runs the full validator on every call instead of only on failures.
+
+use jsonschema::Validator;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value};
+
+use crate::tool::{Bound, Constraint, LengthKind, ToolSpec};
+
+pub(crate) struct Built {
+    pub(crate) schema: Value,
+    pub(crate) compiled: Compiled,
+    pub(crate) full_validation: bool,
+}
+
+/// Per-parameter validators for `pattern` and `format`, compiled once.
+#[derive(Default)]
+pub(crate) struct Compiled {
+    pub(crate) text: Vec<Option<Validator>>,
+    pub(crate) problem: Option<String>,
+}
+
+/// Turns doc-comment text into a description: exactly one leading space is stripped from each
+/// line, other indentation and blank lines between paragraphs are kept, and blank lines at the
+/// start and end are dropped.
+///
+/// ```
+/// # use toolsmith_core::__macro_support::normalize_doc;
+/// assert_eq!(normalize_doc(" First.\n\n   Indented.\n"), "First.\n\n  Indented.");
+/// ```
+#[must_use]
+pub fn normalize_doc(raw: &str) -> String {
+    let lines: Vec<&str> = raw
+        .lines()
+        .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
+        .collect();
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    lines[start..end].join("\n")
+}
+
+pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
+    let mut schema = SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<A>()
+        .to_value();
+    let full_validation = has_unenforced_constraints(&schema);
+    let mut compiled = Compiled::default();
+    if let Value::Object(root) = &mut schema {
+        root.remove("title");
+        root.remove("description");
+        let props = root
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        for param in spec.params {
+            let node = props
+                .get_mut(param.name)
+                .and_then(Value::as_object_mut);
+            let Some(node) = node else {
+                compiled.problem = Some(format!("parameter `{}` is missing from the schema", param.name));
+                compiled.text.push(None);
+                continue;
+            };
+            apply_param(node, param);
+            compiled.text.push(compile_text(param.constraints, &mut compiled.problem));
+        }
+    }
+    Built {
+        schema,
+        compiled,
+        full_validation,
+    }
+}
+
+fn apply_param(node: &mut Map<String, Value>, param: &crate::tool::ParamSpec) {
+    let description = if param.description_from_docs {
+        normalize_doc(param.description)
+    } else {
+        param.description.to_owned()
+    };
+    if !description.is_empty() {
+        node.insert("description".into(), Value::String(description));
+    }
+    for constraint in param.constraints {
+        match *constraint {
+            Constraint::Length { kind, min, max } => {
+                let (lo, hi) = match kind {
+                    LengthKind::Chars => ("minLength", "maxLength"),
+                    LengthKind::Items => ("minItems", "maxItems"),
+                };
+                if let Some(min) = min {
+                    node.insert(lo.into(), min.into());
+                }
+                if let Some(max) = max {
+                    node.insert(hi.into(), max.into());
+                }
+            }
+            Constraint::Range {
+                min,
+                max,
+                exclusive_min,
+                exclusive_max,
+            } => {
+                if let Some(min) = min {
+                    tighten(node, "minimum", min, std::cmp::Ordering::Greater);
+                }
+                if let Some(max) = max {
+                    tighten(node, "maximum", max, std::cmp::Ordering::Less);
+                }
+                if let Some(bound) = exclusive_min {
+                    node.insert("exclusiveMinimum".into(), bound.to_json());
+                }
+                if let Some(bound) = exclusive_max {
+                    node.insert("exclusiveMaximum".into(), bound.to_json());
+                }
+            }
+            Constraint::Pattern(pattern) => {
+                node.insert("pattern".into(), pattern.into());
+            }
+            Constraint::Format(format) => {
+                node.insert("format".into(), format.into());
+            }
+        }
+    }
+    if let Some(default) = param.default {
+        node.insert("default".into(), default());
+    }
+}
+
+/// Sets `key` to `bound` unless the type's own bound is already tighter (`u8`'s `minimum: 0`
+/// stays when `range(min = -5)` is written), so the schema never admits what serde rejects.
+fn tighten(node: &mut Map<String, Value>, key: &str, bound: Bound, tighter: std::cmp::Ordering) {
+    let new = bound.to_json();
+    let keep_old = node
+        .get(key)
+        .and_then(|old| crate::validate::compare_json_numbers(old, &new))
+        .is_some_and(|ord| ord == tighter);
+    if !keep_old {
+        node.insert(key.into(), new);
+    }
+}
+
+fn compile_text(constraints: &[Constraint], problem: &mut Option<String>) -> Option<Validator> {
+    let mut node = Map::new();
+    for constraint in constraints {
+        match *constraint {
+            Constraint::Pattern(p) => {
+                node.insert("pattern".into(), p.into());
+            }
+            Constraint::Format(f) => {
+                node.insert("format".into(), f.into());
+            }
+            Constraint::Length { .. } | Constraint::Range { .. } => {}
+        }
+    }
+    if node.is_empty() {
+        return None;
+    }
+    match compile(&Value::Object(node)) {
+        Ok(v) => Some(v),
+        Err(err) => {
+            *problem = Some(err);
+            None
+        }
+    }
+}
+
+/// Compiles a validator for `schema` with the settings the runtime uses everywhere: JSON Schema
+/// 2020-12 with `format` asserted (a schema that says `email` gets an email address).
+pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(schema)
+        .map_err(|err| format!("the input schema does not compile: {err}"))
+}
+
+/// Keywords whose constraint serde does not check by itself.
+const UNENFORCED: &[&str] = &[
+    "minLength",
+    "maxLength",
+    "pattern",
+    "multipleOf",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "contains",
+    "dependentRequired",
+    "dependentSchemas",
+    "if",
+    "not",
+    "patternProperties",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+];
+
+/// Keywords whose values are subschemas, or maps/arrays of subschemas.
+const SUBSCHEMA_KEYS: &[&str] = &[
+    "additionalProperties",
+    "items",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+];
+const SUBSCHEMA_LISTS: &[&str] = &["prefixItems", "anyOf", "oneOf", "allOf"];
+const SUBSCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];
+
+/// The bounds schemars writes for Rust integer types; serde enforces them by itself.
+fn natural_bounds(format: &str) -> Option<(i128, i128)> {
+    Some(match format {
+        "uint8" => (0, i128::from(u8::MAX)),
+        "uint16" => (0, i128::from(u16::MAX)),
+        "uint32" => (0, i128::from(u32::MAX)),
+        "uint64" | "uint" | "uint128" => (0, i128::MAX),
+        "int8" => (i128::from(i8::MIN), i128::from(i8::MAX)),
+        "int16" => (i128::from(i16::MIN), i128::from(i16::MAX)),
+        "int32" | "int64" | "int" | "int128" => (i128::MIN, i128::MAX),
+        _ => return None,
+    })
+}
+
+const NUMBER_FORMATS: &[&str] = &["float", "double"];
+
+pub(crate) fn has_unenforced_constraints(schema: &Value) -> bool {
+    let Value::Object(node) = schema else {
+        return false;
+    };
+    if UNENFORCED.iter().any(|k| node.contains_key(*k))
+        || node.get("uniqueItems") == Some(&Value::Bool(true))
+    {
+        return true;
+    }
+    let format = node.get("format").and_then(Value::as_str);
+    if let Some(f) = format
+        && natural_bounds(f).is_none()
+        && !NUMBER_FORMATS.contains(&f)
+    {
+        return true;
+    }
+    let bounds = format.and_then(natural_bounds);
+    for (key, natural) in [("minimum", bounds.map(|b| b.0)), ("maximum", bounds.map(|b| b.1))] {
+        if let Some(value) = node.get(key) {
+            let matches = natural.is_some_and(|n| value.as_i64().map(i128::from) == Some(n)
+                || value.as_u64().map(i128::from) == Some(n));
+            if !matches {
+                return true;
+            }
+        }
+    }
+    if (node.contains_key("minItems") || node.contains_key("maxItems"))
+        && !node.contains_key("prefixItems")
+    {
+        return true;
+    }
+    let singles = SUBSCHEMA_KEYS.iter().filter_map(|k| node.get(*k));
+    let lists = SUBSCHEMA_LISTS
+        .iter()
+        .filter_map(|k| node.get(*k).and_then(Value::as_array))
+        .flatten();
+    let maps = SUBSCHEMA_MAPS
+        .iter()
+        .filter_map(|k| node.get(*k).and_then(Value::as_object))
+        .flat_map(Map::values);
+    singles.chain(lists).chain(maps).any(has_unenforced_constraints)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn doc_normalization_keeps_paragraphs_and_indentation() {
+        assert_eq!(normalize_doc(" a\n b\n\n c"), "a\nb\n\nc");
+        assert_eq!(normalize_doc("  two spaces"), " two spaces");
+        assert_eq!(normalize_doc("\n\n x \n\n"), "x");
+        assert_eq!(normalize_doc(""), "");
+    }
+
+    #[test]
+    fn detects_constraints_serde_does_not_enforce() {
+        assert!(!has_unenforced_constraints(&json!({"type":"integer","format":"uint8","minimum":0,"maximum":255})));
+        assert!(has_unenforced_constraints(&json!({"type":"integer","format":"uint8","minimum":1,"maximum":255})));
+        assert!(!has_unenforced_constraints(&json!({"type":"array","prefixItems":[{}],"minItems":1,"maxItems":1})));
+        assert!(has_unenforced_constraints(&json!({"$defs":{"X":{"properties":{"a":{"type":"string","minLength":2}}}}})));
+        assert!(!has_unenforced_constraints(&json!({"properties":{"pattern":{"type":"string"}}})));
+        assert!(has_unenforced_constraints(&json!({"type":"string","format":"email"})));
+        assert!(!has_unenforced_constraints(&json!({"type":"number","format":"double"})));
+    }
+}

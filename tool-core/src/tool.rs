@@ -1,0 +1,272 @@
+//! The `Tool` trait and the definition a tool exports: name, description and input schema.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::outcome::ToolOutcome;
+use crate::schema::{self, Compiled};
+
+/// A boxed future, as returned by [`Tool::call`].
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A tool a model can call. `#[tool]` implements it for the unit struct it generates; a
+/// [`Toolbox`](crate::Toolbox) holds tools as `dyn Tool`.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's definition, built once and cached.
+    fn definition(&self) -> &ToolDefinition;
+
+    /// Validates `arguments` against the definition and runs the tool.
+    ///
+    /// Returns the envelope; a model's mistake is an error outcome, never a panic.
+    fn call<'a>(
+        &'a self,
+        arguments: Arguments<'a>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome>;
+}
+
+/// The arguments of a call as they arrive from a provider: JSON text, or a parsed value.
+///
+/// Either may be an object, or a JSON string that contains the object's text (OpenAI sends the
+/// arguments as a string). Empty text stands for `{}`.
+///
+/// ```
+/// use toolsmith_core::Arguments;
+/// let a: Arguments<'_> = r#"{"city":"Paris"}"#.into();
+/// let v = serde_json::json!({"city": "Paris"});
+/// let b: Arguments<'_> = (&v).into();
+/// assert!(matches!(a, Arguments::Text(_)));
+/// assert!(matches!(b, Arguments::Value(_)));
+/// ```
+#[derive(Clone, Debug)]
+pub enum Arguments<'a> {
+    /// JSON text.
+    Text(Cow<'a, str>),
+    /// An already-parsed JSON value.
+    Value(Cow<'a, Value>),
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Self::Text(Cow::Borrowed(text))
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(text: &'a String) -> Self {
+        Self::Text(Cow::Borrowed(text))
+    }
+}
+
+impl From<String> for Arguments<'_> {
+    fn from(text: String) -> Self {
+        Self::Text(Cow::Owned(text))
+    }
+}
+
+impl<'a> From<&'a Value> for Arguments<'a> {
+    fn from(value: &'a Value) -> Self {
+        Self::Value(Cow::Borrowed(value))
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Self::Value(Cow::Owned(value))
+    }
+}
+
+/// What `#[tool]` records about a function; the runtime builds the [`ToolDefinition`] from it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The raw description: doc lines joined by `\n`, or the explicit `description = "..."`.
+    pub description: &'static str,
+    /// Whether `description` came from doc comments (one leading space per line is stripped).
+    pub description_from_docs: bool,
+    /// One entry per model-visible parameter, in order.
+    pub params: &'static [ParamSpec],
+}
+
+/// One model-visible parameter.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ParamSpec {
+    /// The JSON name.
+    pub name: &'static str,
+    /// The raw description (doc lines joined by `\n`, or `description = "..."`).
+    pub description: &'static str,
+    /// Whether `description` came from doc comments.
+    pub description_from_docs: bool,
+    /// The `#[arg]` constraints.
+    pub constraints: &'static [Constraint],
+    /// The `default = ...` value, as JSON.
+    pub default: Option<fn() -> Value>,
+}
+
+/// One `#[arg(...)]` constraint.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Constraint {
+    /// `length(min, max)`: Unicode code points of a string, or items of an array.
+    Length {
+        /// What is counted.
+        kind: LengthKind,
+        /// Inclusive minimum.
+        min: Option<u64>,
+        /// Inclusive maximum.
+        max: Option<u64>,
+    },
+    /// `range(min, max, exclusive_min, exclusive_max)`.
+    Range {
+        /// Inclusive minimum.
+        min: Option<Bound>,
+        /// Inclusive maximum.
+        max: Option<Bound>,
+        /// Exclusive minimum.
+        exclusive_min: Option<Bound>,
+        /// Exclusive maximum.
+        exclusive_max: Option<Bound>,
+    },
+    /// `pattern = "..."` (ECMA-262 regular expression, unanchored, as in JSON Schema).
+    Pattern(&'static str),
+    /// `email` (`"email"`) or `url` (`"uri"`).
+    Format(&'static str),
+}
+
+/// What a `length` constraint counts.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthKind {
+    /// Unicode code points of a string (`minLength`/`maxLength`).
+    Chars,
+    /// Items of an array (`minItems`/`maxItems`).
+    Items,
+}
+
+/// A numeric bound written in `range(...)`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// A negative or non-negative integer.
+    Int(i64),
+    /// A non-negative integer beyond `i64`.
+    UInt(u64),
+    /// A number with a fraction or exponent.
+    Float(f64),
+}
+
+impl Bound {
+    pub(crate) fn to_json(self) -> Value {
+        match self {
+            Self::Int(n) => Value::from(n),
+            Self::UInt(n) => Value::from(n),
+            Self::Float(n) => Value::from(n),
+        }
+    }
+}
+
+/// A tool's definition: its name, description and canonical input schema (JSON Schema 2020-12).
+///
+/// Built once per tool and cached; exporting or calling never rebuilds it.
+pub struct ToolDefinition {
+    name: Cow<'static, str>,
+    description: String,
+    input_schema: Arc<Value>,
+    pub(crate) compiled: Compiled,
+    pub(crate) full_validation: bool,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+}
+
+impl ToolDefinition {
+    /// Builds the definition for the argument struct `A` that `#[tool]` generated.
+    #[doc(hidden)]
+    pub fn build<A: schemars::JsonSchema>(spec: &'static ToolSpec) -> Self {
+        let built = schema::build::<A>(spec);
+        Self {
+            name: Cow::Borrowed(spec.name),
+            description: if spec.description_from_docs {
+                schema::normalize_doc(spec.description)
+            } else {
+                spec.description.to_owned()
+            },
+            input_schema: Arc::new(built.schema),
+            compiled: built.compiled,
+            full_validation: built.full_validation,
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// The tool's name, e.g. `"search_web"`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tool's description for the model (from the function's doc comment).
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The canonical input schema: JSON Schema 2020-12, `type: object`.
+    #[must_use]
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The same schema, shared.
+    #[must_use]
+    pub fn input_schema_arc(&self) -> Arc<Value> {
+        Arc::clone(&self.input_schema)
+    }
+
+    /// Problems found while building the definition (e.g. a `pattern` that does not compile).
+    /// A [`Toolbox`](crate::Toolbox) refuses to register a tool that has one.
+    #[must_use]
+    pub fn problem(&self) -> Option<&str> {
+        self.compiled
+            .problem
+            .as_deref()
+            .or_else(|| self.validator().err())
+    }
+
+    /// The full JSON Schema validator of the input schema, compiled on first use.
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| schema::compile(&self.input_schema))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("input_schema", &self.input_schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serializes as `{"name", "description", "input_schema"}`: the canonical, provider-neutral form.
+impl Serialize for ToolDefinition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ToolDefinition", 3)?;
+        s.serialize_field("name", &self.name)?;
+        s.serialize_field("description", &self.description)?;
+        s.serialize_field("input_schema", &*self.input_schema)?;
+        s.end()
+    }
+}

@@ -1,0 +1,277 @@
+//! A set of tools, looked up by name and called with a model's arguments.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::__macro_support::panic_error;
+use crate::outcome::ToolOutcome;
+use crate::tool::{Arguments, Tool, ToolDefinition};
+
+/// The tools an agent offers a model.
+///
+/// Lookup is a hash map access, so its cost does not grow with the number of tools. `call`
+/// never panics and never returns a Rust error for a model's mistake: every failure is an
+/// error envelope.
+///
+/// ```
+/// use toolsmith::{tool, Toolbox, ToolContext};
+///
+/// /// Adds two integers.
+/// #[tool]
+/// fn add(
+///     /// The first addend.
+///     a: i64,
+///     /// The second addend.
+///     b: i64,
+/// ) -> i64 {
+///     a + b
+/// }
+///
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let toolbox = Toolbox::new().with(Add);
+/// let out = toolbox.call("add", r#"{"a": 2, "b": 3}"#, &ToolContext::default()).await;
+/// assert_eq!(out.to_json(), r#"{"status":"success","data":5}"#);
+/// let out = toolbox.call("sub", "{}", &ToolContext::default()).await;
+/// assert_eq!(out.error().unwrap().code().as_str(), "unknown_tool");
+/// # });
+/// ```
+#[derive(Clone, Default)]
+pub struct Toolbox {
+    by_name: HashMap<Arc<str>, Arc<dyn Tool>>,
+    in_order: Vec<Arc<dyn Tool>>,
+}
+
+/// Why a tool could not be registered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// A tool of this name is already registered.
+    Duplicate {
+        /// The name.
+        name: String,
+    },
+    /// The name is empty, too long, or has characters outside `A-Z a-z 0-9 _ - .`.
+    InvalidName {
+        /// The name.
+        name: String,
+    },
+    /// The tool's definition is broken (e.g. a `pattern` that does not compile).
+    InvalidDefinition {
+        /// The tool's name.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+}
+
+impl fmt::Display for RegistrationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Duplicate { name } => write!(
+                f,
+                "a tool named `{name}` is already registered; give one of them another name with `#[tool(name = \"...\")]`"
+            ),
+            Self::InvalidName { name } => write!(
+                f,
+                "`{name}` is not a valid tool name; use 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`"
+            ),
+            Self::InvalidDefinition { name, problem } => {
+                write!(f, "the tool `{name}` cannot be registered: {problem}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RegistrationError {}
+
+fn valid_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+impl Toolbox {
+    /// An empty toolbox.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a tool, builder style.
+    ///
+    /// # Panics
+    ///
+    /// When [`register`](Self::register) fails: a duplicate or invalid name, or a broken
+    /// definition. These are mistakes in the program, found when it assembles its toolbox;
+    /// use `register` to handle them instead.
+    #[must_use]
+    pub fn with(mut self, tool: impl Tool) -> Self {
+        if let Err(err) = self.register(tool) {
+            panic!("{err}");
+        }
+        self
+    }
+
+    /// Adds a tool.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError`] for a duplicate or invalid name or a broken definition.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox, RegistrationError};
+    ///
+    /// /// Says hello.
+    /// #[tool]
+    /// fn hello() -> &'static str { "hello" }
+    ///
+    /// let mut toolbox = Toolbox::new();
+    /// toolbox.register(Hello).unwrap();
+    /// let err = toolbox.register(Hello).unwrap_err();
+    /// assert!(matches!(err, RegistrationError::Duplicate { .. }));
+    /// ```
+    pub fn register(&mut self, tool: impl Tool) -> Result<&mut Self, RegistrationError> {
+        self.register_arc(Arc::new(tool))
+    }
+
+    /// Adds a tool that is already shared.
+    ///
+    /// # Errors
+    ///
+    /// As [`register`](Self::register).
+    pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistrationError> {
+        let def = tool.definition();
+        let name = def.name();
+        if !valid_name(name) {
+            return Err(RegistrationError::InvalidName { name: name.to_owned() });
+        }
+        if self.by_name.contains_key(name) {
+            return Err(RegistrationError::Duplicate { name: name.to_owned() });
+        }
+        if let Some(problem) = def.problem() {
+            return Err(RegistrationError::InvalidDefinition {
+                name: name.to_owned(),
+                problem: problem.to_owned(),
+            });
+        }
+        self.by_name.insert(Arc::from(name), Arc::clone(&tool));
+        self.in_order.push(tool);
+        Ok(self)
+    }
+
+    /// The tool named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.by_name.get(name)
+    }
+
+    /// The definitions of all tools, in registration order.
+    pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
+        self.in_order.iter().map(|tool| tool.definition())
+    }
+
+    /// The names of all tools, in registration order.
+    pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.in_order.iter().map(|tool| tool.definition().name())
+    }
+
+    /// How many tools there are.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.in_order.len()
+    }
+
+    /// Whether there are none.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.in_order.is_empty()
+    }
+
+    /// Calls the tool `name` with a model's `arguments` (JSON text, a JSON string holding it,
+    /// or a parsed value).
+    ///
+    /// An unknown name is an `unknown_tool` error listing the available tools; invalid
+    /// arguments an `invalid_arguments` error with every violation; a panic in the tool an
+    /// `internal_error` with the trace id. Errors get `ctx`'s trace id, and operator-only
+    /// details are logged with `tracing` and removed.
+    pub async fn call<'a>(
+        &'a self,
+        name: &str,
+        arguments: impl Into<Arguments<'a>>,
+        ctx: &'a ToolContext,
+    ) -> ToolOutcome {
+        let mut outcome = match self.by_name.get(name) {
+            Some(tool) => match (CatchUnwind(tool.call(arguments.into(), ctx))).await {
+                Ok(outcome) => outcome,
+                Err(payload) => ToolOutcome::Error(panic_error(payload.as_ref())),
+            },
+            None => ToolOutcome::Error(self.unknown(name)),
+        };
+        if let ToolOutcome::Error(err) = &mut outcome {
+            err.finish(name, ctx.trace_id());
+        }
+        outcome
+    }
+
+    fn unknown(&self, name: &str) -> ToolError {
+        let mut names: Vec<&str> = self.names().collect();
+        names.sort_unstable();
+        let listed = if names.is_empty() {
+            "no tools are available".to_owned()
+        } else {
+            format!("the available tools are `{}`", names.join("`, `"))
+        };
+        let shown: String = name.chars().take(64).collect();
+        ToolError::unknown_tool(format!(
+            "There is no tool named `{shown}`; {listed}. Call one of those instead."
+        ))
+    }
+}
+
+impl fmt::Debug for Toolbox {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+/// Catches a panic raised while polling the inner future.
+///
+/// `AssertUnwindSafe` is sound here: after a panic the inner future is dropped without being
+/// polled again, so no state it left half-updated is observed.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn names() {
+        assert!(valid_name("calendar.create_event"));
+        assert!(valid_name("a-b_C9"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("has space"));
+        assert!(!valid_name(&"x".repeat(129)));
+    }
+}

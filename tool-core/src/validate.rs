@@ -1,0 +1,606 @@
+//! Turning a model's arguments into the typed argument struct, or into errors the model can fix.
+//!
+//! The success path deserializes the text straight into the struct and checks the `#[arg]`
+//! constraints on the typed values. Only when that fails is the text parsed into a
+//! `serde_json::Value` and run through the full JSON Schema validator, which reports every
+//! violation with its JSON pointer. See `docs/validation.md` for why the two agree.
+
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use crate::error::{FieldError, ToolError};
+use crate::tool::{Arguments, Bound, Constraint, ToolDefinition};
+
+/// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct.
+pub type Check<A> = fn(&A, &ToolDefinition) -> bool;
+
+/// Parses and validates `arguments` for the tool defined by `def`.
+///
+/// # Errors
+///
+/// `invalid_arguments` with one [`FieldError`] per violation; `internal_error` if the tool's
+/// own schema is broken.
+pub fn parse_arguments<A: DeserializeOwned>(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+    check: Check<A>,
+) -> Result<A, ToolError> {
+    match arguments {
+        Arguments::Text(text) => parse_text(def, &text, check, false),
+        Arguments::Value(value) => match &*value {
+            Value::String(text) => parse_text(def, text, check, true),
+            value => parse_value(def, value, check),
+        },
+    }
+}
+
+fn parse_text<A: DeserializeOwned>(
+    def: &ToolDefinition,
+    text: &str,
+    check: Check<A>,
+    unwrapped: bool,
+) -> Result<A, ToolError> {
+    if text.trim().is_empty() {
+        return parse_value(def, &Value::Object(Map::new()), check);
+    }
+    let mut duplicate = None;
+    if !def.full_validation {
+        match serde_json::from_str::<A>(text) {
+            Ok(args) if check(&args, def) => return Ok(args),
+            Ok(_) => {}
+            Err(err) => duplicate = duplicate_field(&err),
+        }
+    }
+    let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
+    if let Value::String(inner) = &value
+        && !unwrapped
+    {
+        return parse_text(def, inner, check, true);
+    }
+    slow_path(def, &value, check, duplicate)
+}
+
+fn parse_value<A: DeserializeOwned>(
+    def: &ToolDefinition,
+    value: &Value,
+    check: Check<A>,
+) -> Result<A, ToolError> {
+    if !def.full_validation
+        && let Ok(args) = A::deserialize(value)
+        && check(&args, def)
+    {
+        return Ok(args);
+    }
+    slow_path(def, value, check, None)
+}
+
+/// Validates with the full validator to report every violation, then decides.
+fn slow_path<A: DeserializeOwned>(
+    def: &ToolDefinition,
+    value: &Value,
+    check: Check<A>,
+    duplicate: Option<String>,
+) -> Result<A, ToolError> {
+    let validator = def.validator().map_err(ToolError::internal)?;
+    let schema = def.input_schema();
+    let mut fields = Vec::new();
+    for err in validator.iter_errors(value) {
+        describe(schema, &err, &mut fields);
+    }
+    if let Some(name) = duplicate {
+        fields.push(FieldError::new(
+            format!("/{}", escape(&name)),
+            format!("`{name}` appears more than once; send each key once"),
+        ));
+    }
+    if !fields.is_empty() {
+        return Err(invalid(def, fields));
+    }
+    // The schema accepts the document. serde may still have refused a spelling the schema
+    // allows: integers written with a fraction (`5.0`). Retry with such numbers normalized.
+    let args = A::deserialize(value)
+        .or_else(|_| A::deserialize(&normalize_integers(value)))
+        .map_err(|err| {
+            invalid(
+                def,
+                vec![FieldError::new("", format!("the arguments could not be read: {err}"))],
+            )
+        })?;
+    if check(&args, def) {
+        Ok(args)
+    } else {
+        Err(invalid(
+            def,
+            vec![FieldError::new("", "the arguments break a constraint of the tool")],
+        ))
+    }
+}
+
+fn invalid(def: &ToolDefinition, fields: Vec<FieldError>) -> ToolError {
+    let mut message = format!("The arguments for `{}` are invalid: ", def.name());
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            message.push_str("; ");
+        }
+        let _ = write!(message, "{field}");
+    }
+    message.push_str(". Fix these and call the tool again.");
+    fields
+        .into_iter()
+        .fold(ToolError::invalid_arguments(message), ToolError::with_field)
+}
+
+fn invalid_json(def: &ToolDefinition, err: &serde_json::Error) -> ToolError {
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            format!("the arguments are not valid JSON ({err}); send one JSON object whose keys are the parameter names"),
+        )],
+    )
+}
+
+/// `duplicate field `x`` is serde's wording (`serde::de::Error::duplicate_field`).
+fn duplicate_field(err: &serde_json::Error) -> Option<String> {
+    let text = err.to_string();
+    let rest = text.strip_prefix("duplicate field `")?;
+    Some(rest[..rest.find('`')?].to_owned())
+}
+
+fn normalize_integers(value: &Value) -> Value {
+    match value {
+        Value::Number(n) if n.is_f64() => n
+            .as_f64()
+            .filter(|f| f.fract() == 0.0)
+            .and_then(|f| {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+                if f >= 0.0 && f < u64::MAX as f64 {
+                    Some(Value::from(f as u64))
+                } else if f < 0.0 && f >= i64::MIN as f64 {
+                    Some(Value::from(f as i64))
+                } else {
+                    None
+                }
+            })
+            .unwrap_or_else(|| value.clone()),
+        Value::Array(items) => Value::Array(items.iter().map(normalize_integers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), normalize_integers(v)))
+                .collect(),
+        ),
+        _ => value.clone(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+fn escape(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// A short rendering of a value for messages: long values are cut.
+fn brief(value: &Value) -> String {
+    const MAX: usize = 60;
+    let text = value.to_string();
+    if text.chars().count() <= MAX {
+        text
+    } else {
+        let cut: String = text.chars().take(MAX).collect();
+        format!("{cut}…")
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn type_name(name: &str) -> &str {
+    match name {
+        "integer" => "an integer",
+        "number" => "a number",
+        "string" => "a string",
+        "boolean" => "a boolean",
+        "array" => "an array",
+        "object" => "an object",
+        "null" => "null",
+        other => other,
+    }
+}
+
+fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Follows a schema location (`/properties/a/$ref/properties/b`) through local `$ref`s.
+fn resolve<'s>(root: &'s Value, location: &str) -> Option<&'s Value> {
+    let mut node = root;
+    for segment in location.split('/').skip(1) {
+        let segment = unescape(segment);
+        if segment == "$ref" {
+            node = resolve_ref(root, node.get("$ref")?.as_str()?)?;
+            continue;
+        }
+        node = match node {
+            Value::Object(map) => map.get(&segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(node)
+}
+
+fn resolve_ref<'s>(root: &'s Value, reference: &str) -> Option<&'s Value> {
+    root.pointer(reference.strip_prefix('#')?)
+}
+
+fn parent(location: &str) -> &str {
+    location.rsplit_once('/').map_or("", |(head, _)| head)
+}
+
+/// The values a subschema allows, if it is made only of `enum`, `const` and `null`.
+fn allowed_values(root: &Value, schema: &Value, out: &mut Vec<String>) -> bool {
+    let schema = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => match resolve_ref(root, reference) {
+            Some(target) => target,
+            None => return false,
+        },
+        None => schema,
+    };
+    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
+        out.extend(values.iter().map(Value::to_string));
+        true
+    } else if let Some(value) = schema.get("const") {
+        out.push(value.to_string());
+        true
+    } else if schema.get("type").and_then(Value::as_str) == Some("null") {
+        out.push("null".into());
+        true
+    } else if let Some(variants) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        variants.iter().all(|v| allowed_values(root, v, out))
+    } else {
+        false
+    }
+}
+
+fn is_null_schema(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("null")
+}
+
+/// Appends the field errors for one validation error.
+fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<FieldError>) {
+    let pointer = err.instance_path().as_str().to_owned();
+    let schema_path = err.schema_path().as_str();
+    let instance = err.instance();
+    let at_root = pointer.is_empty();
+    let noun = if at_root { "parameter" } else { "field" };
+    let message = match err.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            out.push(FieldError::new(
+                format!("{pointer}/{}", escape(name)),
+                format!("required {noun} `{name}` is missing; add it"),
+            ));
+            return;
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let known: Vec<String> = resolve(root, parent(schema_path))
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|props| props.keys().map(|k| format!("`{k}`")).collect())
+                .unwrap_or_default();
+            for name in unexpected {
+                let hint = if known.is_empty() {
+                    format!("this object takes no {noun}s; remove it")
+                } else {
+                    format!("remove it; the known {noun}s are {}", known.join(", "))
+                };
+                out.push(FieldError::new(
+                    format!("{pointer}/{}", escape(name)),
+                    format!("unknown {noun} `{name}`; {hint}"),
+                ));
+            }
+            return;
+        }
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            let node = resolve(root, schema_path).and_then(Value::as_array);
+            if let Some(variants) = node {
+                // `Option<T>`: report what is wrong with the `T`, not that no branch matched.
+                let non_null: Vec<usize> = (0..variants.len())
+                    .filter(|&i| !is_null_schema(&variants[i]))
+                    .collect();
+                if let [only] = non_null[..]
+                    && !instance.is_null()
+                    && let Some(errors) = context.get(only)
+                    && !errors.is_empty()
+                {
+                    for inner in errors {
+                        describe(root, inner, out);
+                    }
+                    return;
+                }
+                let mut values = Vec::new();
+                if variants.iter().all(|v| allowed_values(root, v, &mut values)) {
+                    format!("{} is not allowed; use one of {}", brief(instance), join_or(&values))
+                } else {
+                    format!(
+                        "{} does not match any of the {} allowed shapes described in the schema",
+                        brief(instance),
+                        variants.len()
+                    )
+                }
+            } else {
+                format!("{} does not match any allowed shape", brief(instance))
+            }
+        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => format!(
+            "{} matches more than one allowed shape; make it match exactly one",
+            brief(instance)
+        ),
+        ValidationErrorKind::Type { kind } => {
+            let expected: Vec<String> = match resolve(root, schema_path) {
+                Some(Value::String(t)) => vec![type_name(t).to_owned()],
+                Some(Value::Array(ts)) => ts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(|t| type_name(t).to_owned())
+                    .collect(),
+                _ => match kind {
+                    TypeKind::Single(t) => vec![type_name(&t.to_string()).to_owned()],
+                    TypeKind::Multiple(_) => vec!["another type".to_owned()],
+                },
+            };
+            if at_root {
+                format!(
+                    "the arguments must be {}, got {}; send one JSON object whose keys are the parameter names",
+                    join_or(&expected),
+                    kind_of(instance)
+                )
+            } else {
+                format!(
+                    "expected {}, got {} {}",
+                    join_or(&expected),
+                    kind_of(instance),
+                    brief(instance)
+                )
+            }
+        }
+        ValidationErrorKind::Enum { options } => {
+            let values: Vec<String> = options
+                .as_array()
+                .map(|a| a.iter().map(Value::to_string).collect())
+                .unwrap_or_default();
+            format!("{} is not allowed; use one of {}", brief(instance), join_or(&values))
+        }
+        ValidationErrorKind::Constant { expected_value } => {
+            format!("{} is not allowed; the only allowed value is {expected_value}", brief(instance))
+        }
+        ValidationErrorKind::Minimum { limit } => {
+            format!("{} is less than the minimum of {limit}", brief(instance))
+        }
+        ValidationErrorKind::Maximum { limit } => {
+            format!("{} is greater than the maximum of {limit}", brief(instance))
+        }
+        ValidationErrorKind::ExclusiveMinimum { limit } => {
+            format!("{} must be greater than {limit}", brief(instance))
+        }
+        ValidationErrorKind::ExclusiveMaximum { limit } => {
+            format!("{} must be less than {limit}", brief(instance))
+        }
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            format!("{} is not a multiple of {multiple_of}", brief(instance))
+        }
+        ValidationErrorKind::MinLength { limit } => format!(
+            "is {} characters long; it must have at least {limit}",
+            instance.as_str().map_or(0, |s| s.chars().count())
+        ),
+        ValidationErrorKind::MaxLength { limit } => format!(
+            "is {} characters long; it must have at most {limit}",
+            instance.as_str().map_or(0, |s| s.chars().count())
+        ),
+        ValidationErrorKind::MinItems { limit } => format!(
+            "has {} items; it must have at least {limit}",
+            instance.as_array().map_or(0, Vec::len)
+        ),
+        ValidationErrorKind::MaxItems { limit } => format!(
+            "has {} items; it must have at most {limit}",
+            instance.as_array().map_or(0, Vec::len)
+        ),
+        ValidationErrorKind::MinProperties { limit } => {
+            format!("must have at least {limit} keys")
+        }
+        ValidationErrorKind::MaxProperties { limit } => {
+            format!("must have at most {limit} keys")
+        }
+        ValidationErrorKind::UniqueItems => "has repeated items; every item must be different".to_owned(),
+        ValidationErrorKind::Pattern { pattern } => {
+            format!("{} does not match the pattern {pattern:?}", brief(instance))
+        }
+        ValidationErrorKind::Format { format } => {
+            let what = match format.as_str() {
+                "email" => "an email address",
+                "uri" => "an absolute URL (e.g. https://example.com/page)",
+                "date-time" => "an RFC 3339 date-time (e.g. 2026-01-31T09:30:00Z)",
+                "date" => "a date (YYYY-MM-DD)",
+                "uuid" => "a UUID",
+                other => other,
+            };
+            format!("{} is not {what}", brief(instance))
+        }
+        ValidationErrorKind::FalseSchema => format!("{noun} is not allowed here; remove it"),
+        _ => {
+            let text = err.to_string();
+            let cut: String = text.chars().take(200).collect();
+            cut
+        }
+    };
+    out.push(FieldError::new(pointer, message));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Typed checks of `#[arg]` constraints, called by the code `#[tool]` generates.
+
+/// A number, exact for every Rust integer type.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Num {
+    /// An integer.
+    Int(i128),
+    /// A float.
+    Float(f64),
+}
+
+impl From<Bound> for Num {
+    fn from(bound: Bound) -> Self {
+        match bound {
+            Bound::Int(n) => Self::Int(i128::from(n)),
+            Bound::UInt(n) => Self::Int(i128::from(n)),
+            Bound::Float(f) => Self::Float(f),
+        }
+    }
+}
+
+/// Compares an integer with a float exactly (no rounding of large integers).
+fn cmp_int_float(i: i128, f: f64) -> Option<Ordering> {
+    if f.is_nan() {
+        return None;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let (lo, hi) = (i128::MIN as f64, i128::MAX as f64);
+    if f >= hi {
+        return Some(Ordering::Less);
+    }
+    if f < lo {
+        return Some(Ordering::Greater);
+    }
+    let t = f.trunc();
+    #[allow(clippy::cast_possible_truncation)]
+    let ti = t as i128;
+    Some(i.cmp(&ti).then(if f > t {
+        Ordering::Less
+    } else if f < t {
+        Ordering::Greater
+    } else {
+        Ordering::Equal
+    }))
+}
+
+impl Num {
+    pub(crate) fn compare(self, other: Self) -> Option<Ordering> {
+        match (self, other) {
+            (Self::Int(a), Self::Int(b)) => Some(a.cmp(&b)),
+            (Self::Float(a), Self::Float(b)) => a.partial_cmp(&b),
+            (Self::Int(a), Self::Float(b)) => cmp_int_float(a, b),
+            (Self::Float(a), Self::Int(b)) => cmp_int_float(b, a).map(Ordering::reverse),
+        }
+    }
+
+    fn from_json(value: &Value) -> Option<Self> {
+        let n = value.as_number()?;
+        n.as_i64()
+            .map(|i| Self::Int(i128::from(i)))
+            .or_else(|| n.as_u64().map(|u| Self::Int(i128::from(u))))
+            .or_else(|| n.as_f64().map(Self::Float))
+    }
+}
+
+pub(crate) fn compare_json_numbers(a: &Value, b: &Value) -> Option<Ordering> {
+    Num::from_json(a)?.compare(Num::from_json(b)?)
+}
+
+/// Whether `n` satisfies a `range` constraint.
+pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
+    let Constraint::Range {
+        min,
+        max,
+        exclusive_min,
+        exclusive_max,
+    } = *constraint
+    else {
+        return true;
+    };
+    let ok = |bound: Option<Bound>, allowed: &[Ordering]| {
+        bound.is_none_or(|b| n.compare(b.into()).is_some_and(|o| allowed.contains(&o)))
+    };
+    ok(min, &[Ordering::Greater, Ordering::Equal])
+        && ok(max, &[Ordering::Less, Ordering::Equal])
+        && ok(exclusive_min, &[Ordering::Greater])
+        && ok(exclusive_max, &[Ordering::Less])
+}
+
+/// Whether a length satisfies a `length` constraint.
+pub(crate) fn in_length(len: usize, constraint: &Constraint) -> bool {
+    let Constraint::Length { min, max, .. } = *constraint else {
+        return true;
+    };
+    let len = len as u64;
+    min.is_none_or(|m| len >= m) && max.is_none_or(|m| len <= m)
+}
+
+/// Whether `text` satisfies the `pattern`/`format` constraints of parameter `index`.
+pub(crate) fn text_matches(def: &ToolDefinition, index: usize, text: &str) -> bool {
+    match def.compiled.text.get(index) {
+        Some(Some(validator)) => validator.is_valid(&Value::String(text.to_owned())),
+        Some(None) => true,
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn exact_number_comparison() {
+        let big = i128::from(u64::MAX);
+        assert_eq!(Num::Int(big).compare(Num::Float(1.8e19)), Some(Ordering::Greater));
+        assert_eq!(Num::Int(10).compare(Num::Float(10.0)), Some(Ordering::Equal));
+        assert_eq!(Num::Int(10).compare(Num::Float(10.5)), Some(Ordering::Less));
+        assert_eq!(Num::Float(-0.5).compare(Num::Int(0)), Some(Ordering::Less));
+        assert_eq!(Num::Int(9_007_199_254_740_993).compare(Num::Float(9_007_199_254_740_992.0)), Some(Ordering::Greater));
+    }
+
+    #[test]
+    fn integers_written_with_a_fraction_are_normalized() {
+        assert_eq!(normalize_integers(&json!({"a": [5.0, 5.5, -2.0]})), json!({"a": [5, 5.5, -2]}));
+    }
+
+    #[test]
+    fn resolves_schema_locations_through_refs() {
+        let root = json!({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"properties": {"b": {"type": "string"}}}}});
+        assert_eq!(resolve(&root, "/properties/a/$ref/properties/b/type"), Some(&json!("string")));
+    }
+
+    #[test]
+    fn brief_cuts_long_values() {
+        let long = Value::String("x".repeat(500));
+        assert!(brief(&long).chars().count() <= 61);
+    }
+}

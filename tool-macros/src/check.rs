@@ -1,0 +1,87 @@
+//! Rules that look at more than one token at a time. Each reports into `Errors`.
+
+use std::collections::HashMap;
+
+use quote::ToTokens;
+
+use crate::errors::Errors;
+use crate::model::{Number, NumberLit, ToolFn};
+
+pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
+    let sig = &tool.sig;
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.at(
+            &sig.generics,
+            "generic tools are not supported; the schema needs concrete types, so replace the type parameters with the types the model will send",
+        );
+    }
+    if let Some(unsafety) = &sig.unsafety {
+        errors.at(unsafety, "a tool cannot be an `unsafe fn`; make the function safe and keep the `unsafe` block inside it");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.at(abi, "a tool cannot have an `extern` ABI; remove it");
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "a tool cannot be variadic");
+    }
+    if tool.docs.is_empty() && tool.args.description.is_none() {
+        errors.at(
+            &sig.ident,
+            format!(
+                "missing doc comment on tool `{}`; the model reads it to decide when to call the tool: write `/// What it does. When to use it.` above the function, or `#[tool(description = \"...\")]`",
+                sig.ident
+            ),
+        );
+    }
+    let mut names: HashMap<String, &syn::Ident> = HashMap::new();
+    for param in &tool.params {
+        if param.docs.is_empty() && param.args.description.is_none() {
+            errors.at(
+                &param.ident,
+                format!(
+                    "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, or `#[arg(description = \"...\")]`",
+                    param.ident
+                ),
+            );
+        }
+        if let (Some(email), Some(_)) = (param.args.email, param.args.url) {
+            errors.at_span(email, "`email` and `url` cannot both apply; keep one");
+        }
+        if let Some(length) = &param.args.length
+            && let (Some(min), Some(max)) = (&length.min, &length.max)
+            && let (Ok(lo), Ok(hi)) = (min.base10_parse::<u64>(), max.base10_parse::<u64>())
+            && lo > hi
+        {
+            errors.at(max, format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"));
+        }
+        if let Some(range) = &param.args.range
+            && let (Some(min), Some(max)) = (&range.min, &range.max)
+            && let (Some(lo), Some(hi)) = (value(min), value(max))
+            && lo > hi
+        {
+            errors.at(&range.key, format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"));
+        }
+        let name = param.json_name();
+        if let Some(first) = names.insert(name.clone(), &param.ident) {
+            let at = match &param.args.rename {
+                Some(lit) => lit.to_token_stream(),
+                None => param.ident.to_token_stream(),
+            };
+            errors.at(
+                at,
+                format!(
+                    "two parameters are named `{name}` in the schema (`{first}` and `{}`); give one of them another `rename`",
+                    param.ident
+                ),
+            );
+        }
+    }
+}
+
+fn value(number: &Number) -> Option<f64> {
+    let v = match &number.lit {
+        NumberLit::Int(int) => int.base10_parse::<f64>().ok()?,
+        NumberLit::Float(float) => float.base10_parse::<f64>().ok()?,
+    };
+    Some(if number.negative { -v } else { v })
+}

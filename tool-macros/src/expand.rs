@@ -1,0 +1,336 @@
+//! Model → tokens. Takes a checked model and cannot fail.
+//!
+//! `#[tool] async fn add(ctx: &ToolContext, /** doc */ #[arg(range(min = 0))] a: i32) -> i32`
+//! expands to, in outline:
+//!
+//! ```text
+//! async fn add(ctx: &ToolContext, a: i32) -> i32 { .. }      // docs and #[arg] stripped
+//! pub struct Add;                                            // the tool users register
+//! const _: () = {
+//!     struct __Args { a: i32 }                               // derives Deserialize + JsonSchema
+//!     static __PARAMS: [ParamSpec; 1] = [..];                // names, docs, constraints, defaults
+//!     static __SPEC: ToolSpec = ..;
+//!     fn __check(a: &__Args, d: &ToolDefinition) -> bool    // typed #[arg] checks
+//!     impl Tool for Add {
+//!         fn definition(&self) -> &ToolDefinition            // built once, in a OnceLock
+//!         fn call(..) -> BoxFuture<ToolOutcome>              // parse_arguments, call, finish
+//!     }
+//! };
+//! ```
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::LitStr;
+use syn::spanned::Spanned;
+
+use crate::model::{Number, NumberLit, Param, ToolFn};
+
+pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
+    let function = function(tool);
+    let unit = unit_struct(tool);
+    let ident = tool.struct_ident();
+    let fn_ident = &tool.sig.ident;
+
+    let fields = tool.params.iter().map(field);
+    let specs = tool.params.iter().map(param_spec);
+    let count = tool.params.len();
+    let checks = tool.params.iter().enumerate().flat_map(|(i, p)| checks(i, p));
+    let asserts = tool.params.iter().map(|p| {
+        let ty = &p.ty;
+        quote_spanned!(ty.span()=> ::toolsmith::__private::assert_param::<#ty>();)
+    });
+    let locals: Vec<_> = tool.params.iter().map(|p| &p.ident).collect();
+    let values = tool.params.iter().map(call_value);
+    let ctx = tool.takes_context.then(|| quote!(__ctx,));
+
+    let name = tool.tool_name();
+    let (description, from_docs) = match &tool.args.description {
+        Some(lit) => (quote!(#lit), false),
+        None => (join_docs(&tool.docs), true),
+    };
+
+    let ret_span = match &tool.sig.output {
+        syn::ReturnType::Default => tool.sig.ident.span(),
+        syn::ReturnType::Type(_, ty) => ty.span(),
+    };
+    let finish = quote_spanned! {ret_span=>
+        (&__out).__toolsmith_kind().finish(__out)
+    };
+    let run = if tool.sig.asyncness.is_some() {
+        quote! {
+            let __out = #fn_ident(#ctx #(#values),*).await;
+            #finish
+        }
+    } else {
+        let ctx_param = if tool.takes_context { quote!(__ctx) } else { quote!(_) };
+        quote! {
+            match ::toolsmith::__private::run_blocking(__ctx, move |#ctx_param| #fn_ident(#ctx #(#values),*)).await {
+                ::core::result::Result::Ok(__out) => #finish,
+                ::core::result::Result::Err(__err) => ::toolsmith::__private::ToolOutcome::Error(__err),
+            }
+        }
+    };
+
+    quote! {
+        #function
+        #unit
+
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, non_camel_case_types, non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
+        const _: () = {
+            use ::toolsmith::__private::{ResultKind as _, ValueKind as _};
+
+            #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
+            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields)]
+            #[schemars(crate = "::toolsmith::__private::schemars")]
+            struct __Args {
+                #(#fields,)*
+            }
+
+            const _: () = { #(#asserts)* };
+
+            static __PARAMS: [::toolsmith::__private::ParamSpec; #count] = [#(#specs),*];
+
+            static __SPEC: ::toolsmith::__private::ToolSpec = ::toolsmith::__private::ToolSpec {
+                name: #name,
+                description: #description,
+                description_from_docs: #from_docs,
+                params: &__PARAMS,
+            };
+
+            fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {
+                let _ = (&__a, &__d);
+                true #(&& #checks)*
+            }
+
+            impl ::toolsmith::__private::Tool for #ident {
+                fn definition(&self) -> &::toolsmith::__private::ToolDefinition {
+                    static __DEF: ::toolsmith::__private::OnceLock<::toolsmith::__private::ToolDefinition> =
+                        ::toolsmith::__private::OnceLock::new();
+                    __DEF.get_or_init(|| ::toolsmith::__private::ToolDefinition::build::<__Args>(&__SPEC))
+                }
+
+                fn call<'__a>(
+                    &'__a self,
+                    __arguments: ::toolsmith::__private::Arguments<'__a>,
+                    __ctx: &'__a ::toolsmith::__private::ToolContext,
+                ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
+                    ::std::boxed::Box::pin(async move {
+                        let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
+                        let __Args { #(#locals),* } =
+                            match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __check) {
+                                ::core::result::Result::Ok(__args) => __args,
+                                ::core::result::Result::Err(__err) => {
+                                    return ::toolsmith::__private::ToolOutcome::Error(__err);
+                                }
+                            };
+                        #run
+                    })
+                }
+            }
+        };
+    }
+}
+
+/// The user's function, without parameter docs and `#[arg]`.
+pub(crate) fn function(tool: &ToolFn) -> TokenStream {
+    let attrs = &tool.attrs;
+    let vis = &tool.vis;
+    let sig = &tool.sig;
+    let body = &tool.body;
+    quote! {
+        #(#attrs)*
+        #vis #sig #body
+    }
+}
+
+/// `pub struct SearchWeb;`, with the function's visibility.
+pub(crate) fn unit_struct(tool: &ToolFn) -> TokenStream {
+    let vis = &tool.vis;
+    let ident = tool.struct_ident();
+    let doc = format!(
+        "The `{}` tool, generated by `#[tool]` from the function `{}`. Register it with `Toolbox::with`.",
+        tool.tool_name(),
+        tool.sig.ident,
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #ident;
+    }
+}
+
+/// `concat!(doc1, "\n", doc2, ...)`, so `include_str!` docs keep working.
+fn join_docs(docs: &[syn::Expr]) -> TokenStream {
+    if docs.is_empty() {
+        return quote!("");
+    }
+    let newline = std::iter::repeat_n(quote!("\n"), docs.len().saturating_sub(1));
+    let mut parts = Vec::with_capacity(docs.len() * 2);
+    let mut sep = newline;
+    for (i, doc) in docs.iter().enumerate() {
+        if i > 0
+            && let Some(nl) = sep.next()
+        {
+            parts.push(nl);
+        }
+        parts.push(quote!(#doc));
+    }
+    quote!(::core::concat!(#(#parts),*))
+}
+
+fn field(param: &Param) -> TokenStream {
+    let ident = &param.ident;
+    let ty = &param.ty;
+    let name = LitStr::new(&param.json_name(), ident.span());
+    if param.args.default.is_some() {
+        quote!(#[serde(rename = #name, default)] #ident: ::core::option::Option<#ty>)
+    } else {
+        quote!(#[serde(rename = #name)] #ident: #ty)
+    }
+}
+
+/// The default expression; a string literal is converted with `From` (`default = "en"` for a
+/// `String` parameter).
+fn default_expr(param: &Param) -> Option<TokenStream> {
+    let expr = param.args.default.as_ref()?;
+    Some(match expr {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(lit), .. }) => {
+            quote_spanned!(lit.span()=> ::core::convert::From::from(#lit))
+        }
+        expr => quote!(#expr),
+    })
+}
+
+/// The value passed to the function for one parameter.
+fn call_value(param: &Param) -> TokenStream {
+    let ident = &param.ident;
+    let ty = &param.ty;
+    match default_expr(param) {
+        Some(expr) => quote! {
+            match #ident {
+                ::core::option::Option::Some(__v) => __v,
+                ::core::option::Option::None => { let __d: #ty = #expr; __d }
+            }
+        },
+        None => quote!(#ident),
+    }
+}
+
+fn param_spec(param: &Param) -> TokenStream {
+    let name = param.json_name();
+    let ty = &param.ty;
+    let (description, from_docs) = match &param.args.description {
+        Some(lit) => (quote!(#lit), false),
+        None => (join_docs(&param.docs), true),
+    };
+    let constraints = constraints(param);
+    let default = match default_expr(param) {
+        Some(expr) => quote! {
+            ::core::option::Option::Some(|| ::toolsmith::__private::default_value::<#ty>(#expr))
+        },
+        None => quote!(::core::option::Option::None),
+    };
+    quote! {
+        ::toolsmith::__private::ParamSpec {
+            name: #name,
+            description: #description,
+            description_from_docs: #from_docs,
+            constraints: &[#(#constraints),*],
+            default: #default,
+        }
+    }
+}
+
+/// The constraints in a fixed order; `checks` indexes them the same way.
+fn constraints(param: &Param) -> Vec<TokenStream> {
+    let ty = &param.ty;
+    let mut out = Vec::new();
+    if let Some(length) = &param.args.length {
+        let min = option(length.min.as_ref().map(|lit| quote!(#lit)));
+        let max = option(length.max.as_ref().map(|lit| quote!(#lit)));
+        // Spanned on `length`, so a type without a length is reported on the key.
+        let kind = quote_spanned!(length.key.span()=> <#ty as ::toolsmith::__private::HasLength>::KIND);
+        out.push(quote! {
+            ::toolsmith::__private::Constraint::Length { kind: #kind, min: #min, max: #max }
+        });
+    }
+    if let Some(range) = &param.args.range {
+        let [min, max, exclusive_min, exclusive_max] =
+            [&range.min, &range.max, &range.exclusive_min, &range.exclusive_max]
+                .map(|bound| option(bound.as_ref().map(bound_tokens)));
+        out.push(quote! {
+            ::toolsmith::__private::Constraint::Range {
+                min: #min, max: #max, exclusive_min: #exclusive_min, exclusive_max: #exclusive_max,
+            }
+        });
+    }
+    if let Some(pattern) = &param.args.pattern {
+        out.push(quote!(::toolsmith::__private::Constraint::Pattern(#pattern)));
+    }
+    if param.args.email.is_some() {
+        out.push(quote!(::toolsmith::__private::Constraint::Format("email")));
+    }
+    if param.args.url.is_some() {
+        out.push(quote!(::toolsmith::__private::Constraint::Format("uri")));
+    }
+    out
+}
+
+fn option(value: Option<TokenStream>) -> TokenStream {
+    match value {
+        Some(v) => quote!(::core::option::Option::Some(#v)),
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+fn bound_tokens(number: &Number) -> TokenStream {
+    let sign = number.negative.then(|| quote!(-));
+    match &number.lit {
+        NumberLit::Int(lit) => {
+            let digits = syn::LitInt::new(lit.base10_digits(), lit.span());
+            if number.negative {
+                quote!(::toolsmith::__private::Bound::Int(#sign #digits))
+            } else {
+                quote!(::toolsmith::__private::Bound::UInt(#digits))
+            }
+        }
+        NumberLit::Float(lit) => {
+            let digits = syn::LitFloat::new(&format!("{}f64", lit.base10_digits()), lit.span());
+            quote!(::toolsmith::__private::Bound::Float(#sign #digits))
+        }
+    }
+}
+
+/// The typed checks of one parameter, in the order of `constraints`.
+fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
+    let ident = &param.ident;
+    // A defaulted parameter is an `Option<T>` in the struct, which the checks pass over when
+    // `None`: the default is the tool author's value, not the model's.
+    let value = quote!(&__a.#ident);
+    let mut out = Vec::new();
+    let mut position = 0_usize;
+    let mut at = |span: Span, f: &str| {
+        let i = position;
+        position += 1;
+        let f = format_ident!("{}", f, span = span);
+        quote_spanned!(span=> ::toolsmith::__private::#f(#value, &__PARAMS[#index].constraints[#i]))
+    };
+    if let Some(length) = &param.args.length {
+        out.push(at(length.key.span(), "length_ok"));
+    }
+    if let Some(range) = &param.args.range {
+        out.push(at(range.key.span(), "range_ok"));
+    }
+    let text_span = param
+        .args
+        .pattern
+        .as_ref()
+        .map(LitStr::span)
+        .or(param.args.email)
+        .or(param.args.url);
+    if let Some(span) = text_span {
+        out.push(quote_spanned!(span=> ::toolsmith::__private::text_ok(#value, __d, #index)));
+    }
+    out
+}

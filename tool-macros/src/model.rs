@@ -1,0 +1,139 @@
+//! The macro's own view of a tool function, produced by `parse` and consumed by `expand`.
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Attribute, Expr, Ident, LitFloat, LitInt, LitStr, Signature, Type, Visibility};
+
+/// A `#[tool]` function.
+pub(crate) struct ToolFn {
+    /// Attributes of the function other than `#[tool]` (doc comments included).
+    pub(crate) attrs: Vec<Attribute>,
+    pub(crate) vis: Visibility,
+    /// The signature with parameter docs and `#[arg]` removed.
+    pub(crate) sig: Signature,
+    /// The body, untouched.
+    pub(crate) body: TokenStream,
+    pub(crate) args: ToolArgs,
+    /// `#[doc = ...]` values of the function, in order.
+    pub(crate) docs: Vec<Expr>,
+    /// Whether the first parameter is the context.
+    pub(crate) takes_context: bool,
+    /// The model-visible parameters, in order.
+    pub(crate) params: Vec<Param>,
+}
+
+/// `#[tool(...)]` keys.
+#[derive(Default)]
+pub(crate) struct ToolArgs {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+}
+
+/// A model-visible parameter.
+pub(crate) struct Param {
+    pub(crate) ident: Ident,
+    pub(crate) ty: Type,
+    pub(crate) docs: Vec<Expr>,
+    pub(crate) args: ParamArgs,
+}
+
+/// `#[arg(...)]` keys of one parameter.
+#[derive(Default)]
+pub(crate) struct ParamArgs {
+    pub(crate) length: Option<Length>,
+    pub(crate) range: Option<Range>,
+    pub(crate) pattern: Option<LitStr>,
+    pub(crate) email: Option<Span>,
+    pub(crate) url: Option<Span>,
+    pub(crate) default: Option<Expr>,
+    pub(crate) rename: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+}
+
+/// `length(min = .., max = ..)`.
+pub(crate) struct Length {
+    pub(crate) key: Ident,
+    pub(crate) min: Option<LitInt>,
+    pub(crate) max: Option<LitInt>,
+}
+
+/// `range(min = .., max = .., exclusive_min = .., exclusive_max = ..)`.
+pub(crate) struct Range {
+    pub(crate) key: Ident,
+    pub(crate) min: Option<Number>,
+    pub(crate) max: Option<Number>,
+    pub(crate) exclusive_min: Option<Number>,
+    pub(crate) exclusive_max: Option<Number>,
+}
+
+/// A numeric literal, possibly negated.
+pub(crate) struct Number {
+    pub(crate) negative: bool,
+    pub(crate) lit: NumberLit,
+}
+
+pub(crate) enum NumberLit {
+    Int(LitInt),
+    Float(LitFloat),
+}
+
+impl ToolFn {
+    /// The tool's name: `#[tool(name = "...")]` or the function's name without `r#`.
+    pub(crate) fn tool_name(&self) -> String {
+        match &self.args.name {
+            Some(name) => name.value(),
+            None => unraw(&self.sig.ident),
+        }
+    }
+
+    /// The name of the generated unit struct: `search_web` → `SearchWeb`. This is the one
+    /// place the name is made; users name it to register the tool.
+    pub(crate) fn struct_ident(&self) -> Ident {
+        struct_ident(&self.sig.ident)
+    }
+}
+
+pub(crate) fn struct_ident(fn_ident: &Ident) -> Ident {
+    let name: String = unraw(fn_ident)
+        .split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars).collect::<String>())
+                .unwrap_or_default()
+        })
+        .collect();
+    let name = if name.is_empty() { "Tool".to_owned() } else { name };
+    Ident::new(&name, fn_ident.span())
+}
+
+impl Param {
+    /// The parameter's JSON name: `rename = "..."` or the identifier without `r#`.
+    pub(crate) fn json_name(&self) -> String {
+        match &self.args.rename {
+            Some(name) => name.value(),
+            None => unraw(&self.ident),
+        }
+    }
+}
+
+pub(crate) fn unraw(ident: &Ident) -> String {
+    let text = ident.to_string();
+    text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn struct_names() {
+        let name = |s: &str| struct_ident(&syn::parse_str::<Ident>(s).unwrap()).to_string();
+        assert_eq!(name("search_web"), "SearchWeb");
+        assert_eq!(name("add"), "Add");
+        assert_eq!(name("r#type"), "Type");
+        assert_eq!(name("get_v2_item"), "GetV2Item");
+        assert_eq!(name("_private"), "Private");
+    }
+}
