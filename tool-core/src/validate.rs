@@ -331,6 +331,14 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
         ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
             let node = resolve(root, schema_path).and_then(Value::as_array);
             if let Some(variants) = node {
+                let mut values = Vec::new();
+                if variants.iter().all(|v| allowed_values(root, v, &mut values)) {
+                    out.push(FieldError::new(
+                        pointer,
+                        format!("{} is not allowed; use one of {}", brief(instance), join_or(&values)),
+                    ));
+                    return;
+                }
                 // `Option<T>`: report what is wrong with the `T`, not that no branch matched.
                 let non_null: Vec<usize> = (0..variants.len())
                     .filter(|&i| !is_null_schema(&variants[i]))
@@ -345,16 +353,11 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
                     }
                     return;
                 }
-                let mut values = Vec::new();
-                if variants.iter().all(|v| allowed_values(root, v, &mut values)) {
-                    format!("{} is not allowed; use one of {}", brief(instance), join_or(&values))
-                } else {
-                    format!(
-                        "{} does not match any of the {} allowed shapes described in the schema",
-                        brief(instance),
-                        variants.len()
-                    )
-                }
+                format!(
+                    "{} does not match any of the {} allowed shapes described in the schema",
+                    brief(instance),
+                    variants.len()
+                )
             } else {
                 format!("{} does not match any allowed shape", brief(instance))
             }
