@@ -80,7 +80,10 @@ impl ErrorCode {
     /// ```
     #[must_use]
     pub const fn default_retryable(self) -> bool {
-        matches!(self, Self::Timeout | Self::RateLimited | Self::UpstreamError)
+        matches!(
+            self,
+            Self::Timeout | Self::RateLimited | Self::UpstreamError
+        )
     }
 
     /// Whether a person has to step in before the work can go on.
@@ -169,7 +172,14 @@ impl fmt::Display for FieldError {
 /// assert!(!err.message().contains("invalid digit"));
 /// ```
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
 pub struct ToolError {
+    // Boxed: `Result<T, ToolError>` stays one pointer wide on the error side.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Inner {
     code: ErrorCode,
     message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -213,15 +223,17 @@ impl ToolError {
     /// ```
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
-            code,
-            message: message.into(),
-            user_message: None,
-            retryable: code.default_retryable(),
-            retry_after_ms: None,
-            human_review: code.default_human_review(),
-            fields: Vec::new(),
-            trace_id: None,
-            detail: None,
+            inner: Box::new(Inner {
+                code,
+                message: message.into(),
+                user_message: None,
+                retryable: code.default_retryable(),
+                retry_after_ms: None,
+                human_review: code.default_human_review(),
+                fields: Vec::new(),
+                trace_id: None,
+                detail: None,
+            }),
         }
     }
 
@@ -315,7 +327,7 @@ impl ToolError {
     /// ```
     pub fn internal(detail: impl fmt::Display) -> Self {
         let mut err = Self::new(ErrorCode::InternalError, INTERNAL_MESSAGE);
-        err.detail = Some(detail.to_string());
+        err.inner.detail = Some(detail.to_string());
         err
     }
 
@@ -327,7 +339,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn retryable(mut self, retryable: bool) -> Self {
-        self.retryable = retryable;
+        self.inner.retryable = retryable;
         self
     }
 
@@ -340,8 +352,8 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn retry_after(mut self, delay: Duration) -> Self {
-        self.retry_after_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
-        self.retryable = true;
+        self.inner.retry_after_ms = Some(u64::try_from(delay.as_millis()).unwrap_or(u64::MAX));
+        self.inner.retryable = true;
         self
     }
 
@@ -353,7 +365,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn human_review(mut self, needed: bool) -> Self {
-        self.human_review = needed;
+        self.inner.human_review = needed;
         self
     }
 
@@ -365,7 +377,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_user_message(mut self, message: impl Into<String>) -> Self {
-        self.user_message = Some(message.into());
+        self.inner.user_message = Some(message.into());
         self
     }
 
@@ -379,7 +391,7 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_field(mut self, field: FieldError) -> Self {
-        self.fields.push(field);
+        self.inner.fields.push(field);
         self
     }
 
@@ -391,76 +403,76 @@ impl ToolError {
     /// ```
     #[must_use]
     pub fn with_trace_id(mut self, trace_id: impl Into<String>) -> Self {
-        self.trace_id = Some(trace_id.into());
+        self.inner.trace_id = Some(trace_id.into());
         self
     }
 
     /// The code.
     #[must_use]
     pub fn code(&self) -> ErrorCode {
-        self.code
+        self.inner.code
     }
 
     /// The message for the model.
     #[must_use]
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The message for people, if any.
     #[must_use]
     pub fn user_message(&self) -> Option<&str> {
-        self.user_message.as_deref()
+        self.inner.user_message.as_deref()
     }
 
     /// Whether repeating the call unchanged may succeed.
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        self.retryable
+        self.inner.retryable
     }
 
     /// How long to wait before retrying, in milliseconds.
     #[must_use]
     pub fn retry_after_ms(&self) -> Option<u64> {
-        self.retry_after_ms
+        self.inner.retry_after_ms
     }
 
     /// Whether a person has to step in.
     #[must_use]
     pub fn needs_human(&self) -> bool {
-        self.human_review
+        self.inner.human_review
     }
 
     /// The problems with individual arguments.
     #[must_use]
     pub fn fields(&self) -> &[FieldError] {
-        &self.fields
+        &self.inner.fields
     }
 
     /// The trace id, once the call has been finished by a [`Toolbox`](crate::Toolbox).
     #[must_use]
     pub fn trace_id(&self) -> Option<&str> {
-        self.trace_id.as_deref()
+        self.inner.trace_id.as_deref()
     }
 
     /// Operator-only text that will be logged, if any (never serialized).
     #[must_use]
     pub fn detail(&self) -> Option<&str> {
-        self.detail.as_deref()
+        self.inner.detail.as_deref()
     }
 
     /// Stamps the trace id, logs and removes the operator-only detail, and puts the trace id
     /// into an internal error's message.
     pub(crate) fn finish(&mut self, tool: &str, trace_id: &str) {
-        if self.trace_id.is_none() {
-            self.trace_id = Some(trace_id.to_owned());
+        if self.inner.trace_id.is_none() {
+            self.inner.trace_id = Some(trace_id.to_owned());
         }
-        if let Some(detail) = self.detail.take() {
-            tracing::error!(tool, trace_id = self.trace_id.as_deref(), code = %self.code, %detail, "tool call failed");
+        if let Some(detail) = self.inner.detail.take() {
+            tracing::error!(tool, trace_id = self.inner.trace_id.as_deref(), code = %self.inner.code, %detail, "tool call failed");
         }
-        if self.code == ErrorCode::InternalError && self.message == INTERNAL_MESSAGE {
-            let id = self.trace_id.as_deref().unwrap_or(trace_id);
-            self.message = format!("{INTERNAL_MESSAGE} (trace id {id}).");
+        if self.inner.code == ErrorCode::InternalError && self.inner.message == INTERNAL_MESSAGE {
+            let id = self.inner.trace_id.as_deref().unwrap_or(trace_id);
+            self.inner.message = format!("{INTERNAL_MESSAGE} (trace id {id}).");
         }
     }
 }
@@ -481,18 +493,18 @@ impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
 impl fmt::Debug for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolError")
-            .field("code", &self.code)
-            .field("message", &self.message)
-            .field("retryable", &self.retryable)
-            .field("human_review", &self.human_review)
-            .field("fields", &self.fields)
-            .field("trace_id", &self.trace_id)
+            .field("code", &self.inner.code)
+            .field("message", &self.inner.message)
+            .field("retryable", &self.inner.retryable)
+            .field("human_review", &self.inner.human_review)
+            .field("fields", &self.inner.fields)
+            .field("trace_id", &self.inner.trace_id)
             .finish_non_exhaustive()
     }
 }
 
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code, self.message)
+        write!(f, "{}: {}", self.inner.code, self.inner.message)
     }
 }

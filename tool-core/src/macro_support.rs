@@ -15,7 +15,7 @@ use serde_json::Value;
 
 pub use crate::schema::normalize_doc;
 pub use crate::tool::{
-    Arguments, BoxFuture, Bound, Constraint, LengthKind, ParamSpec, Tool, ToolDefinition, ToolSpec,
+    Arguments, Bound, BoxFuture, Constraint, LengthKind, ParamSpec, Tool, ToolDefinition, ToolSpec,
 };
 pub use crate::validate::{Num, parse_arguments};
 pub use crate::{ToolContext, ToolError, ToolOutcome};
@@ -44,6 +44,12 @@ pub trait HasLength {
     const KIND: LengthKind;
     /// The length, or `None` for an absent optional value.
     fn length(&self) -> Option<usize>;
+
+    /// Checks a `length` constraint.
+    fn length_ok(&self, constraint: &Constraint) -> bool {
+        self.length()
+            .is_none_or(|len| crate::validate::in_length(len, constraint))
+    }
 }
 
 impl HasLength for String {
@@ -102,6 +108,12 @@ impl<T: HasLength> HasLength for Option<T> {
 pub trait HasRange {
     /// The value, or `None` for an absent optional value.
     fn number(&self) -> Option<Num>;
+
+    /// Checks a `range` constraint.
+    fn range_ok(&self, constraint: &Constraint) -> bool {
+        self.number()
+            .is_none_or(|n| crate::validate::in_range(n, constraint))
+    }
 }
 
 macro_rules! int_range {
@@ -113,7 +125,9 @@ macro_rules! int_range {
         }
     )*};
 }
-int_range!(i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize);
+int_range!(
+    i8, i16, i32, i64, i128, isize, u8, u16, u32, u64, u128, usize
+);
 
 impl HasRange for f64 {
     fn number(&self) -> Option<Num> {
@@ -142,6 +156,13 @@ impl<T: HasRange> HasRange for Option<T> {
 pub trait HasText {
     /// The text, or `None` for an absent optional value.
     fn text(&self) -> Option<&str>;
+
+    /// Checks the `pattern`/`format` constraints of parameter `index`, with the same engine
+    /// the schema validator uses.
+    fn text_ok(&self, def: &ToolDefinition, index: usize) -> bool {
+        self.text()
+            .is_none_or(|text| crate::validate::text_matches(def, index, text))
+    }
 }
 
 impl HasText for String {
@@ -168,28 +189,6 @@ impl<T: HasText> HasText for Option<T> {
     }
 }
 
-/// Checks a `length` constraint on a typed value.
-pub fn length_ok<T: HasLength>(value: &T, constraint: &Constraint) -> bool {
-    value
-        .length()
-        .is_none_or(|len| crate::validate::in_length(len, constraint))
-}
-
-/// Checks a `range` constraint on a typed value.
-pub fn range_ok<T: HasRange>(value: &T, constraint: &Constraint) -> bool {
-    value
-        .number()
-        .is_none_or(|n| crate::validate::in_range(n, constraint))
-}
-
-/// Checks the `pattern`/`format` constraints of parameter `index` on a typed value, with the
-/// same engine the schema validator uses.
-pub fn text_ok<T: HasText>(value: &T, def: &ToolDefinition, index: usize) -> bool {
-    value
-        .text()
-        .is_none_or(|text| crate::validate::text_matches(def, index, text))
-}
-
 /// The JSON of a `default = ...` value, for the schema.
 pub fn default_value<T: Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
@@ -207,13 +206,15 @@ where
 {
     let ctx = ctx.clone();
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => handle
-            .spawn_blocking(move || f(&ctx))
-            .await
-            .map_err(|err| match err.try_into_panic() {
-                Ok(payload) => panic_error(payload.as_ref()),
-                Err(_) => ToolError::cancelled("The call was cancelled before it finished."),
-            }),
+        Ok(handle) => {
+            handle
+                .spawn_blocking(move || f(&ctx))
+                .await
+                .map_err(|err| match err.try_into_panic() {
+                    Ok(payload) => panic_error(payload.as_ref()),
+                    Err(_) => ToolError::cancelled("The call was cancelled before it finished."),
+                })
+        }
         Err(_) => Ok(f(&ctx)),
     }
 }

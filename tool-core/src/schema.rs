@@ -40,8 +40,14 @@ pub fn normalize_doc(raw: &str) -> String {
         .lines()
         .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
         .collect();
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |i| i + 1);
+    let start = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(start, |i| i + 1);
     lines[start..end].join("\n")
 }
 
@@ -59,16 +65,19 @@ pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         for param in spec.params {
-            let node = props
-                .get_mut(param.name)
-                .and_then(Value::as_object_mut);
+            let node = props.get_mut(param.name).and_then(Value::as_object_mut);
             let Some(node) = node else {
-                compiled.problem = Some(format!("parameter `{}` is missing from the schema", param.name));
+                compiled.problem = Some(format!(
+                    "parameter `{}` is missing from the schema",
+                    param.name
+                ));
                 compiled.text.push(None);
                 continue;
             };
             apply_param(node, param);
-            compiled.text.push(compile_text(param.constraints, &mut compiled.problem));
+            compiled
+                .text
+                .push(compile_text(param.constraints, &mut compiled.problem));
         }
     }
     Built {
@@ -217,7 +226,12 @@ const SUBSCHEMA_KEYS: &[&str] = &[
     "unevaluatedProperties",
 ];
 const SUBSCHEMA_LISTS: &[&str] = &["prefixItems", "anyOf", "oneOf", "allOf"];
-const SUBSCHEMA_MAPS: &[&str] = &["properties", "patternProperties", "$defs", "dependentSchemas"];
+const SUBSCHEMA_MAPS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "dependentSchemas",
+];
 
 /// The bounds schemars writes for Rust integer types; serde enforces them by itself.
 fn natural_bounds(format: &str) -> Option<(i128, i128)> {
@@ -252,10 +266,15 @@ pub(crate) fn has_unenforced_constraints(schema: &Value) -> bool {
         return true;
     }
     let bounds = format.and_then(natural_bounds);
-    for (key, natural) in [("minimum", bounds.map(|b| b.0)), ("maximum", bounds.map(|b| b.1))] {
+    for (key, natural) in [
+        ("minimum", bounds.map(|b| b.0)),
+        ("maximum", bounds.map(|b| b.1)),
+    ] {
         if let Some(value) = node.get(key) {
-            let matches = natural.is_some_and(|n| value.as_i64().map(i128::from) == Some(n)
-                || value.as_u64().map(i128::from) == Some(n));
+            let matches = natural.is_some_and(|n| {
+                value.as_i64().map(i128::from) == Some(n)
+                    || value.as_u64().map(i128::from) == Some(n)
+            });
             if !matches {
                 return true;
             }
@@ -275,7 +294,10 @@ pub(crate) fn has_unenforced_constraints(schema: &Value) -> bool {
         .iter()
         .filter_map(|k| node.get(*k).and_then(Value::as_object))
         .flat_map(Map::values);
-    singles.chain(lists).chain(maps).any(has_unenforced_constraints)
+    singles
+        .chain(lists)
+        .chain(maps)
+        .any(has_unenforced_constraints)
 }
 
 #[cfg(test)]
@@ -293,12 +315,26 @@ mod tests {
 
     #[test]
     fn detects_constraints_serde_does_not_enforce() {
-        assert!(!has_unenforced_constraints(&json!({"type":"integer","format":"uint8","minimum":0,"maximum":255})));
-        assert!(has_unenforced_constraints(&json!({"type":"integer","format":"uint8","minimum":1,"maximum":255})));
-        assert!(!has_unenforced_constraints(&json!({"type":"array","prefixItems":[{}],"minItems":1,"maxItems":1})));
-        assert!(has_unenforced_constraints(&json!({"$defs":{"X":{"properties":{"a":{"type":"string","minLength":2}}}}})));
-        assert!(!has_unenforced_constraints(&json!({"properties":{"pattern":{"type":"string"}}})));
-        assert!(has_unenforced_constraints(&json!({"type":"string","format":"email"})));
-        assert!(!has_unenforced_constraints(&json!({"type":"number","format":"double"})));
+        assert!(!has_unenforced_constraints(
+            &json!({"type":"integer","format":"uint8","minimum":0,"maximum":255})
+        ));
+        assert!(has_unenforced_constraints(
+            &json!({"type":"integer","format":"uint8","minimum":1,"maximum":255})
+        ));
+        assert!(!has_unenforced_constraints(
+            &json!({"type":"array","prefixItems":[{}],"minItems":1,"maxItems":1})
+        ));
+        assert!(has_unenforced_constraints(
+            &json!({"$defs":{"X":{"properties":{"a":{"type":"string","minLength":2}}}}})
+        ));
+        assert!(!has_unenforced_constraints(
+            &json!({"properties":{"pattern":{"type":"string"}}})
+        ));
+        assert!(has_unenforced_constraints(
+            &json!({"type":"string","format":"email"})
+        ));
+        assert!(!has_unenforced_constraints(
+            &json!({"type":"number","format":"double"})
+        ));
     }
 }

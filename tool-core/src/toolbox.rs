@@ -9,9 +9,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::__macro_support::panic_error;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::__macro_support::panic_error;
 use crate::outcome::ToolOutcome;
 use crate::tool::{Arguments, Tool, ToolDefinition};
 
@@ -152,10 +152,14 @@ impl Toolbox {
         let def = tool.definition();
         let name = def.name();
         if !valid_name(name) {
-            return Err(RegistrationError::InvalidName { name: name.to_owned() });
+            return Err(RegistrationError::InvalidName {
+                name: name.to_owned(),
+            });
         }
         if self.by_name.contains_key(name) {
-            return Err(RegistrationError::Duplicate { name: name.to_owned() });
+            return Err(RegistrationError::Duplicate {
+                name: name.to_owned(),
+            });
         }
         if let Some(problem) = def.problem() {
             return Err(RegistrationError::InvalidDefinition {

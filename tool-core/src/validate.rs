@@ -107,7 +107,10 @@ fn slow_path<A: DeserializeOwned>(
         .map_err(|err| {
             invalid(
                 def,
-                vec![FieldError::new("", format!("the arguments could not be read: {err}"))],
+                vec![FieldError::new(
+                    "",
+                    format!("the arguments could not be read: {err}"),
+                )],
             )
         })?;
     if check(&args, def) {
@@ -115,7 +118,10 @@ fn slow_path<A: DeserializeOwned>(
     } else {
         Err(invalid(
             def,
-            vec![FieldError::new("", "the arguments break a constraint of the tool")],
+            vec![FieldError::new(
+                "",
+                "the arguments break a constraint of the tool",
+            )],
         ))
     }
 }
@@ -139,7 +145,9 @@ fn invalid_json(def: &ToolDefinition, err: &serde_json::Error) -> ToolError {
         def,
         vec![FieldError::new(
             "",
-            format!("the arguments are not valid JSON ({err}); send one JSON object whose keys are the parameter names"),
+            format!(
+                "the arguments are not valid JSON ({err}); send one JSON object whose keys are the parameter names"
+            ),
         )],
     )
 }
@@ -222,6 +230,15 @@ fn type_name(name: &str) -> &str {
         "object" => "an object",
         "null" => "null",
         other => other,
+    }
+}
+
+/// "1 character", "2 characters".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 
@@ -332,10 +349,17 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
             let node = resolve(root, schema_path).and_then(Value::as_array);
             if let Some(variants) = node {
                 let mut values = Vec::new();
-                if variants.iter().all(|v| allowed_values(root, v, &mut values)) {
+                if variants
+                    .iter()
+                    .all(|v| allowed_values(root, v, &mut values))
+                {
                     out.push(FieldError::new(
                         pointer,
-                        format!("{} is not allowed; use one of {}", brief(instance), join_or(&values)),
+                        format!(
+                            "{} is not allowed; use one of {}",
+                            brief(instance),
+                            join_or(&values)
+                        ),
                     ));
                     return;
                 }
@@ -399,10 +423,17 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
                 .as_array()
                 .map(|a| a.iter().map(Value::to_string).collect())
                 .unwrap_or_default();
-            format!("{} is not allowed; use one of {}", brief(instance), join_or(&values))
+            format!(
+                "{} is not allowed; use one of {}",
+                brief(instance),
+                join_or(&values)
+            )
         }
         ValidationErrorKind::Constant { expected_value } => {
-            format!("{} is not allowed; the only allowed value is {expected_value}", brief(instance))
+            format!(
+                "{} is not allowed; the only allowed value is {expected_value}",
+                brief(instance)
+            )
         }
         ValidationErrorKind::Minimum { limit } => {
             format!("{} is less than the minimum of {limit}", brief(instance))
@@ -420,20 +451,31 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
             format!("{} is not a multiple of {multiple_of}", brief(instance))
         }
         ValidationErrorKind::MinLength { limit } => format!(
-            "is {} characters long; it must have at least {limit}",
-            instance.as_str().map_or(0, |s| s.chars().count())
+            "{} is {}; use at least {}",
+            brief(instance),
+            count(
+                instance.as_str().map_or(0, |s| s.chars().count()),
+                "character"
+            ),
+            count(usize::try_from(*limit).unwrap_or(usize::MAX), "character")
         ),
         ValidationErrorKind::MaxLength { limit } => format!(
-            "is {} characters long; it must have at most {limit}",
-            instance.as_str().map_or(0, |s| s.chars().count())
+            "is {}; use at most {}",
+            count(
+                instance.as_str().map_or(0, |s| s.chars().count()),
+                "character"
+            ),
+            count(usize::try_from(*limit).unwrap_or(usize::MAX), "character")
         ),
         ValidationErrorKind::MinItems { limit } => format!(
-            "has {} items; it must have at least {limit}",
-            instance.as_array().map_or(0, Vec::len)
+            "has {}; send at least {}",
+            count(instance.as_array().map_or(0, Vec::len), "item"),
+            count(usize::try_from(*limit).unwrap_or(usize::MAX), "item")
         ),
         ValidationErrorKind::MaxItems { limit } => format!(
-            "has {} items; it must have at most {limit}",
-            instance.as_array().map_or(0, Vec::len)
+            "has {}; send at most {}",
+            count(instance.as_array().map_or(0, Vec::len), "item"),
+            count(usize::try_from(*limit).unwrap_or(usize::MAX), "item")
         ),
         ValidationErrorKind::MinProperties { limit } => {
             format!("must have at least {limit} keys")
@@ -441,7 +483,9 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
         ValidationErrorKind::MaxProperties { limit } => {
             format!("must have at most {limit} keys")
         }
-        ValidationErrorKind::UniqueItems => "has repeated items; every item must be different".to_owned(),
+        ValidationErrorKind::UniqueItems => {
+            "has repeated items; every item must be different".to_owned()
+        }
         ValidationErrorKind::Pattern { pattern } => {
             format!("{} does not match the pattern {pattern:?}", brief(instance))
         }
@@ -583,22 +627,37 @@ mod tests {
     #[test]
     fn exact_number_comparison() {
         let big = i128::from(u64::MAX);
-        assert_eq!(Num::Int(big).compare(Num::Float(1.8e19)), Some(Ordering::Greater));
-        assert_eq!(Num::Int(10).compare(Num::Float(10.0)), Some(Ordering::Equal));
+        assert_eq!(
+            Num::Int(big).compare(Num::Float(1.8e19)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            Num::Int(10).compare(Num::Float(10.0)),
+            Some(Ordering::Equal)
+        );
         assert_eq!(Num::Int(10).compare(Num::Float(10.5)), Some(Ordering::Less));
         assert_eq!(Num::Float(-0.5).compare(Num::Int(0)), Some(Ordering::Less));
-        assert_eq!(Num::Int(9_007_199_254_740_993).compare(Num::Float(9_007_199_254_740_992.0)), Some(Ordering::Greater));
+        assert_eq!(
+            Num::Int(9_007_199_254_740_993).compare(Num::Float(9_007_199_254_740_992.0)),
+            Some(Ordering::Greater)
+        );
     }
 
     #[test]
     fn integers_written_with_a_fraction_are_normalized() {
-        assert_eq!(normalize_integers(&json!({"a": [5.0, 5.5, -2.0]})), json!({"a": [5, 5.5, -2]}));
+        assert_eq!(
+            normalize_integers(&json!({"a": [5.0, 5.5, -2.0]})),
+            json!({"a": [5, 5.5, -2]})
+        );
     }
 
     #[test]
     fn resolves_schema_locations_through_refs() {
         let root = json!({"properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"properties": {"b": {"type": "string"}}}}});
-        assert_eq!(resolve(&root, "/properties/a/$ref/properties/b/type"), Some(&json!("string")));
+        assert_eq!(
+            resolve(&root, "/properties/a/$ref/properties/b/type"),
+            Some(&json!("string"))
+        );
     }
 
     #[test]

@@ -5,26 +5,19 @@ use std::collections::HashMap;
 use quote::ToTokens;
 
 use crate::errors::Errors;
-use crate::model::{Number, NumberLit, ToolFn};
+use syn::Signature;
 
-pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
-    let sig = &tool.sig;
-    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        errors.at(
-            &sig.generics,
-            "generic tools are not supported; the schema needs concrete types, so replace the type parameters with the types the model will send",
-        );
-    }
+use crate::model::{Number, NumberLit, Param, ToolArgs, ToolFn};
+
+/// Rules on the function itself, reported before the parameters' so errors come in source order.
+pub(crate) fn signature(errors: &Errors, sig: &Signature, docs: &[syn::Expr], args: &ToolArgs) {
     if let Some(unsafety) = &sig.unsafety {
         errors.at(unsafety, "a tool cannot be an `unsafe fn`; make the function safe and keep the `unsafe` block inside it");
     }
     if let Some(abi) = &sig.abi {
         errors.at(abi, "a tool cannot have an `extern` ABI; remove it");
     }
-    if let Some(variadic) = &sig.variadic {
-        errors.at(variadic, "a tool cannot be variadic");
-    }
-    if tool.docs.is_empty() && tool.args.description.is_none() {
+    if docs.is_empty() && args.description.is_none() {
         errors.at(
             &sig.ident,
             format!(
@@ -33,17 +26,34 @@ pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
             ),
         );
     }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        errors.at(
+            &sig.generics,
+            "generic tools are not supported; the schema needs concrete types, so replace the type parameters with the types the model will send",
+        );
+    }
+    if let Some(variadic) = &sig.variadic {
+        errors.at(variadic, "a tool cannot be variadic");
+    }
+}
+
+/// Missing parameter docs, reported as each parameter is parsed.
+pub(crate) fn param_doc(errors: &Errors, param: &Param) {
+    if param.docs.is_empty() && param.args.description.is_none() {
+        errors.at(
+            &param.ident,
+            format!(
+                "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, or `#[arg(description = \"...\")]`",
+                param.ident
+            ),
+        );
+    }
+}
+
+/// Rules across parameters and across keys of one parameter.
+pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
     let mut names: HashMap<String, &syn::Ident> = HashMap::new();
     for param in &tool.params {
-        if param.docs.is_empty() && param.args.description.is_none() {
-            errors.at(
-                &param.ident,
-                format!(
-                    "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, or `#[arg(description = \"...\")]`",
-                    param.ident
-                ),
-            );
-        }
         if let (Some(email), Some(_)) = (param.args.email, param.args.url) {
             errors.at_span(email, "`email` and `url` cannot both apply; keep one");
         }
@@ -52,14 +62,20 @@ pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
             && let (Ok(lo), Ok(hi)) = (min.base10_parse::<u64>(), max.base10_parse::<u64>())
             && lo > hi
         {
-            errors.at(max, format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"));
+            errors.at(
+                max,
+                format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"),
+            );
         }
         if let Some(range) = &param.args.range
             && let (Some(min), Some(max)) = (&range.min, &range.max)
             && let (Some(lo), Some(hi)) = (value(min), value(max))
             && lo > hi
         {
-            errors.at(&range.key, format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"));
+            errors.at(
+                &range.key,
+                format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"),
+            );
         }
         let name = param.json_name();
         if let Some(first) = names.insert(name.clone(), &param.ident) {

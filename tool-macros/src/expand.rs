@@ -18,7 +18,7 @@
 //! };
 //! ```
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::LitStr;
 use syn::spanned::Spanned;
@@ -34,7 +34,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let fields = tool.params.iter().map(field);
     let specs = tool.params.iter().map(param_spec);
     let count = tool.params.len();
-    let checks = tool.params.iter().enumerate().flat_map(|(i, p)| checks(i, p));
+    let checks = tool
+        .params
+        .iter()
+        .enumerate()
+        .flat_map(|(i, p)| checks(i, p));
     let asserts = tool.params.iter().map(|p| {
         let ty = &p.ty;
         quote_spanned!(ty.span()=> ::toolsmith::__private::assert_param::<#ty>();)
@@ -62,7 +66,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #finish
         }
     } else {
-        let ctx_param = if tool.takes_context { quote!(__ctx) } else { quote!(_) };
+        let ctx_param = if tool.takes_context {
+            quote!(__ctx)
+        } else {
+            quote!(_)
+        };
         quote! {
             match ::toolsmith::__private::run_blocking(__ctx, move |#ctx_param| #fn_ident(#ctx #(#values),*)).await {
                 ::core::result::Result::Ok(__out) => #finish,
@@ -195,7 +203,10 @@ fn field(param: &Param) -> TokenStream {
 fn default_expr(param: &Param) -> Option<TokenStream> {
     let expr = param.args.default.as_ref()?;
     Some(match expr {
-        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(lit), .. }) => {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(lit),
+            ..
+        }) => {
             quote_spanned!(lit.span()=> ::core::convert::From::from(#lit))
         }
         expr => quote!(#expr),
@@ -250,15 +261,19 @@ fn constraints(param: &Param) -> Vec<TokenStream> {
         let min = option(length.min.as_ref().map(|lit| quote!(#lit)));
         let max = option(length.max.as_ref().map(|lit| quote!(#lit)));
         // Spanned on `length`, so a type without a length is reported on the key.
-        let kind = quote_spanned!(length.key.span()=> <#ty as ::toolsmith::__private::HasLength>::KIND);
+        let kind = quote!(<#ty as ::toolsmith::__private::HasLength>::KIND);
         out.push(quote! {
             ::toolsmith::__private::Constraint::Length { kind: #kind, min: #min, max: #max }
         });
     }
     if let Some(range) = &param.args.range {
-        let [min, max, exclusive_min, exclusive_max] =
-            [&range.min, &range.max, &range.exclusive_min, &range.exclusive_max]
-                .map(|bound| option(bound.as_ref().map(bound_tokens)));
+        let [min, max, exclusive_min, exclusive_max] = [
+            &range.min,
+            &range.max,
+            &range.exclusive_min,
+            &range.exclusive_max,
+        ]
+        .map(|bound| option(bound.as_ref().map(bound_tokens)));
         out.push(quote! {
             ::toolsmith::__private::Constraint::Range {
                 min: #min, max: #max, exclusive_min: #exclusive_min, exclusive_max: #exclusive_max,
@@ -302,35 +317,47 @@ fn bound_tokens(number: &Number) -> TokenStream {
     }
 }
 
-/// The typed checks of one parameter, in the order of `constraints`.
+/// The typed checks of one parameter, in the order of `constraints`. Each names the trait as
+/// `<T as Trait>`, spanned like the constraint's schema entry, so a type the key does not apply
+/// to is reported once, on the parameter's type.
 fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
     let ident = &param.ident;
-    // A defaulted parameter is an `Option<T>` in the struct, which the checks pass over when
-    // `None`: the default is the tool author's value, not the model's.
-    let value = quote!(&__a.#ident);
-    let mut out = Vec::new();
+    let ty = &param.ty;
     let mut position = 0_usize;
-    let mut at = |span: Span, f: &str| {
+    let check = |call: TokenStream| {
+        // A defaulted parameter is an `Option<T>` in the struct; `None` (the default, the tool
+        // author's value rather than the model's) is not checked.
+        if param.args.default.is_some() {
+            quote! {
+                match &__a.#ident {
+                    ::core::option::Option::Some(__v) => #call,
+                    ::core::option::Option::None => true,
+                }
+            }
+        } else {
+            quote!({ let __v = &__a.#ident; #call })
+        }
+    };
+    let mut constraint = |trait_: &str, method: &str| {
         let i = position;
         position += 1;
-        let f = format_ident!("{}", f, span = span);
-        quote_spanned!(span=> ::toolsmith::__private::#f(#value, &__PARAMS[#index].constraints[#i]))
+        let trait_ = format_ident!("{}", trait_);
+        let method = format_ident!("{}", method);
+        quote!(<#ty as ::toolsmith::__private::#trait_>::#method(__v, &__PARAMS[#index].constraints[#i]))
     };
-    if let Some(length) = &param.args.length {
-        out.push(at(length.key.span(), "length_ok"));
+    let mut out = Vec::new();
+    if param.args.length.is_some() {
+        let call = constraint("HasLength", "length_ok");
+        out.push(check(call));
     }
-    if let Some(range) = &param.args.range {
-        out.push(at(range.key.span(), "range_ok"));
+    if param.args.range.is_some() {
+        let call = constraint("HasRange", "range_ok");
+        out.push(check(call));
     }
-    let text_span = param
-        .args
-        .pattern
-        .as_ref()
-        .map(LitStr::span)
-        .or(param.args.email)
-        .or(param.args.url);
-    if let Some(span) = text_span {
-        out.push(quote_spanned!(span=> ::toolsmith::__private::text_ok(#value, __d, #index)));
+    if param.args.pattern.is_some() || param.args.email.is_some() || param.args.url.is_some() {
+        out.push(check(
+            quote!(<#ty as ::toolsmith::__private::HasText>::text_ok(__v, __d, #index)),
+        ));
     }
     out
 }

@@ -18,7 +18,11 @@ pub(crate) fn expand(tool: &ToolFn, err: &syn::Error) -> TokenStream {
     let err = err.to_compile_error();
     let function = expand::function(tool);
     // A method (`self`) lives in an `impl` block, where a struct cannot be declared.
-    let is_method = tool.sig.inputs.iter().any(|arg| matches!(arg, FnArg::Receiver(_)));
+    let is_method = tool
+        .sig
+        .inputs
+        .iter()
+        .any(|arg| matches!(arg, FnArg::Receiver(_)));
     if is_method {
         return quote! { #err #function };
     }

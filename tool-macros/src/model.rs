@@ -51,7 +51,6 @@ pub(crate) struct ParamArgs {
 
 /// `length(min = .., max = ..)`.
 pub(crate) struct Length {
-    pub(crate) key: Ident,
     pub(crate) min: Option<LitInt>,
     pub(crate) max: Option<LitInt>,
 }
@@ -104,7 +103,11 @@ pub(crate) fn struct_ident(fn_ident: &Ident) -> Ident {
                 .unwrap_or_default()
         })
         .collect();
-    let name = if name.is_empty() { "Tool".to_owned() } else { name };
+    let name = if name.is_empty() {
+        "Tool".to_owned()
+    } else {
+        name
+    };
     Ident::new(&name, fn_ident.span())
 }
 

@@ -30,10 +30,23 @@ pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 }
 
 /// Stores `value` in `slot`, or reports a duplicate on the second key.
-pub(crate) fn set_once<T>(errors: &Errors, meta: &ParseNestedMeta<'_>, slot: &mut Option<T>, value: T, attr: &str) {
+pub(crate) fn set_once<T>(
+    errors: &Errors,
+    meta: &ParseNestedMeta<'_>,
+    slot: &mut Option<T>,
+    value: T,
+    attr: &str,
+) {
     if slot.is_some() {
-        let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_default();
-        errors.at(&meta.path, format!("duplicate `{attr}` key `{key}`; remove one of them"));
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        errors.at(
+            &meta.path,
+            format!("duplicate `{attr}` key `{key}`; remove one of them"),
+        );
     } else {
         *slot = Some(value);
     }
@@ -51,10 +64,17 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
             let value: LitStr = meta.value()?.parse()?;
             set_once(errors, &meta, &mut out.description, value, "tool");
         } else {
-            let key = meta.path.get_ident().map(ToString::to_string).unwrap_or_else(|| "?".into());
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_else(|| "?".into());
             errors.at(
                 &meta.path,
-                format!("unknown `tool` key `{key}`; expected one of {}", one_of(TOOL_KEYS)),
+                format!(
+                    "unknown `tool` key `{key}`; expected one of {}",
+                    one_of(TOOL_KEYS)
+                ),
             );
             skip_value(&meta)?;
         }

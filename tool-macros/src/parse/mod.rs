@@ -40,6 +40,7 @@ impl ToolFn {
     pub(crate) fn parse(errors: &Errors, args: TokenStream, item: ItemFn) -> ToolFn {
         let tool_args = args::parse(errors, args);
         let docs = doc::collect(&item.attrs);
+        crate::check::signature(errors, &item.sig, &docs, &tool_args);
         let mut sig = item.sig;
         let (takes_context, params) = param::parse_all(errors, &mut sig);
         ToolFn {

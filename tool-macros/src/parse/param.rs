@@ -17,7 +17,16 @@ const DEFAULT: &str = "default";
 const RENAME: &str = "rename";
 const DESCRIPTION: &str = "description";
 /// Every key `#[arg]` accepts; drives the parser and the "expected one of" message.
-const ARG_KEYS: &[&str] = &[LENGTH, RANGE, PATTERN, EMAIL, URL, DEFAULT, RENAME, DESCRIPTION];
+const ARG_KEYS: &[&str] = &[
+    LENGTH,
+    RANGE,
+    PATTERN,
+    EMAIL,
+    URL,
+    DEFAULT,
+    RENAME,
+    DESCRIPTION,
+];
 const LENGTH_KEYS: &[&str] = &["min", "max"];
 const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
 
@@ -77,12 +86,18 @@ pub(crate) fn parse_all(errors: &Errors, sig: &mut Signature) -> (bool, Vec<Para
         };
         match context_use(&pat_type.ty) {
             ContextUse::ByRef | ContextUse::Wrong if seen_context => {
-                errors.at(&pat_type.ty, "only one context parameter is allowed; remove this one");
+                errors.at(
+                    &pat_type.ty,
+                    "only one context parameter is allowed; remove this one",
+                );
                 continue;
             }
             ContextUse::Wrong => {
                 seen_context = true;
-                errors.at(&pat_type.ty, "take the context by shared reference: `ctx: &ToolContext`");
+                errors.at(
+                    &pat_type.ty,
+                    "take the context by shared reference: `ctx: &ToolContext`",
+                );
                 continue;
             }
             ContextUse::ByRef => {
@@ -96,7 +111,10 @@ pub(crate) fn parse_all(errors: &Errors, sig: &mut Signature) -> (bool, Vec<Para
                     );
                 }
                 if let Some(attr) = pat_type.attrs.iter().find(|a| a.path().is_ident("arg")) {
-                    errors.at(attr, "`#[arg]` does not apply to the context parameter; remove it");
+                    errors.at(
+                        attr,
+                        "`#[arg]` does not apply to the context parameter; remove it",
+                    );
                 }
                 continue;
             }
@@ -105,19 +123,24 @@ pub(crate) fn parse_all(errors: &Errors, sig: &mut Signature) -> (bool, Vec<Para
         let ident = match &*pat_type.pat {
             Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => pat.ident.clone(),
             pat => {
-                errors.at(pat, "parameter patterns are not supported; bind a name, e.g. `city: String`");
+                errors.at(
+                    pat,
+                    "parameter patterns are not supported; bind a name, e.g. `city: String`",
+                );
                 continue;
             }
         };
         check_type(errors, &pat_type.ty);
         let args = parse_arg_attrs(errors, &pat_type.attrs);
         let docs = doc::collect(&pat_type.attrs);
-        params.push(Param {
+        let param = Param {
             ident,
             ty: (*pat_type.ty).clone(),
             docs,
             args,
-        });
+        };
+        crate::check::param_doc(errors, &param);
+        params.push(param);
     }
     super::strip_param_attrs(sig);
     (takes_context, params)
@@ -147,7 +170,7 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
             match key.as_str() {
                 LENGTH => {
                     // #[arg(length(min = 2, max = 300))]
-                    let mut length = Length { key: meta.path.get_ident().cloned().unwrap_or_else(|| syn::Ident::new("length", meta.path.span())), min: None, max: None };
+                    let mut length = Length { min: None, max: None };
                     meta.parse_nested_meta(|inner| {
                         let which = inner.path.get_ident().map(ToString::to_string).unwrap_or_default();
                         let slot = match which.as_str() {
@@ -241,7 +264,11 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
 fn number(expr: &Expr) -> Option<Number> {
     match expr {
         Expr::Lit(ExprLit { lit, .. }) => lit_number(lit, false),
-        Expr::Unary(ExprUnary { op: UnOp::Neg(_), expr, .. }) => match &**expr {
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => match &**expr {
             Expr::Lit(ExprLit { lit, .. }) => lit_number(lit, true),
             _ => None,
         },
@@ -252,8 +279,14 @@ fn number(expr: &Expr) -> Option<Number> {
 
 fn lit_number(lit: &Lit, negative: bool) -> Option<Number> {
     match lit {
-        Lit::Int(int) => Some(Number { negative, lit: NumberLit::Int(int.clone()) }),
-        Lit::Float(float) => Some(Number { negative, lit: NumberLit::Float(float.clone()) }),
+        Lit::Int(int) => Some(Number {
+            negative,
+            lit: NumberLit::Int(int.clone()),
+        }),
+        Lit::Float(float) => Some(Number {
+            negative,
+            lit: NumberLit::Float(float.clone()),
+        }),
         _ => None,
     }
 }

@@ -1,0 +1,15 @@
+// The context taken by value is reported on its type.
+use toolsmith::{tool, ToolContext};
+
+/// Greets.
+#[tool]
+fn greet(
+    ctx: ToolContext,
+    /// Who to greet.
+    name: String,
+) -> String {
+    let _ = ctx;
+    name
+}
+
+fn main() {}

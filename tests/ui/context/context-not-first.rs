@@ -1,0 +1,15 @@
+// The context in any position but the first is reported on that parameter.
+use toolsmith::{tool, ToolContext};
+
+/// Greets.
+#[tool]
+fn greet(
+    /// Who to greet.
+    name: String,
+    ctx: &ToolContext,
+) -> String {
+    let _ = ctx;
+    name
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+// A second context parameter is reported on its type.
+use toolsmith::{tool, ToolContext};
+
+/// Greets.
+#[tool]
+fn greet(ctx: &ToolContext, other: &ToolContext) -> String {
+    let _ = (ctx, other);
+    String::new()
+}
+
+fn main() {}

@@ -1,0 +1,13 @@
+// A borrowed parameter is reported on its type, with the owned type to use.
+use toolsmith::tool;
+
+/// Greets.
+#[tool]
+fn greet(
+    /// Who to greet.
+    name: &str,
+) -> String {
+    name.to_owned()
+}
+
+fn main() {}

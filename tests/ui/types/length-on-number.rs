@@ -1,0 +1,14 @@
+// `length` on a number is reported on the `length` key.
+use toolsmith::tool;
+
+/// Counts.
+#[tool]
+fn count(
+    /// How many.
+    #[arg(length(max = 3))]
+    n: u32,
+) -> u32 {
+    n
+}
+
+fn main() {}

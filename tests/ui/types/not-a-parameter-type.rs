@@ -1,0 +1,17 @@
+// A parameter type without `Deserialize` and `JsonSchema` is reported on the type.
+use toolsmith::tool;
+
+struct Point {
+    x: f64,
+}
+
+/// Measures.
+#[tool]
+fn measure(
+    /// The point.
+    point: Point,
+) -> f64 {
+    point.x
+}
+
+fn main() {}
