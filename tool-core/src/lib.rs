@@ -10,6 +10,7 @@ mod context;
 mod error;
 mod outcome;
 mod schema;
+mod strict;
 mod tool;
 mod toolbox;
 mod validate;

@@ -57,6 +57,7 @@ pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
         .into_root_schema_for::<A>()
         .to_value();
     let full_validation = has_unenforced_constraints(&schema);
+    add_integer_bounds(&mut schema);
     let mut compiled = Compiled::default();
     if let Value::Object(root) = &mut schema {
         root.remove("title");
@@ -233,16 +234,107 @@ const SUBSCHEMA_MAPS: &[&str] = &[
     "dependentSchemas",
 ];
 
+/// Whether serde (through the strict adapter) reads an `anyOf`/`oneOf` exactly as the schema
+/// says: `Option<T>` (`[T, null]`), and externally tagged enums (each branch a variant name or
+/// an object with one key). Other unions (internally or adjacently tagged, untagged enums) are
+/// read by serde from a buffer, beyond the adapter's reach.
+fn union_is_exact(node: &Map<String, Value>) -> bool {
+    let branches = |key: &str| -> Vec<&Map<String, Value>> {
+        node.get(key)
+            .and_then(Value::as_array)
+            .map(|list| list.iter().filter_map(Value::as_object).collect())
+            .unwrap_or_default()
+    };
+    let is_null = |b: &Map<String, Value>| {
+        b.get("type").and_then(Value::as_str) == Some("null")
+            && b.keys().all(|k| k == "type" || k == "description")
+    };
+    let is_ref = |b: &Map<String, Value>| {
+        b.contains_key("$ref") && b.keys().all(|k| k == "$ref" || k == "description")
+    };
+    let is_name = |b: &Map<String, Value>| {
+        b.get("type").is_none_or(|t| t == "string")
+            && (b.get("const").is_some_and(Value::is_string)
+                || b.get("enum")
+                    .and_then(Value::as_array)
+                    .is_some_and(|v| v.iter().all(Value::is_string)))
+            && b.keys().all(|k| {
+                matches!(
+                    k.as_str(),
+                    "type" | "const" | "enum" | "description" | "title"
+                )
+            })
+    };
+    let is_tagged_object = |b: &Map<String, Value>| {
+        b.get("type").and_then(Value::as_str) == Some("object")
+            && b.get("additionalProperties") == Some(&Value::Bool(false))
+            && b.get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| r.len() == 1)
+            && b.get("properties")
+                .and_then(Value::as_object)
+                .is_some_and(|p| {
+                    p.len() == 1 && p.values().all(|content| content.get("const").is_none())
+                })
+    };
+    let any_of = branches("anyOf");
+    let one_of = branches("oneOf");
+    // `Option<T>`: `[T, null]` with `T` a reference.
+    let option = |list: &[&Map<String, Value>]| {
+        list.iter().all(|b| is_null(b) || is_ref(b))
+            && list.iter().filter(|b| is_ref(b)).count() <= 1
+    };
+    // An externally tagged enum: each variant a name or an object with one key.
+    let external =
+        |list: &[&Map<String, Value>]| list.iter().all(|b| is_name(b) || is_tagged_object(b));
+    option(&any_of) && (option(&one_of) || external(&one_of))
+}
+
+/// Writes the range of a Rust integer type where schemars leaves it out (`i32`, `i64`, `u64`,
+/// ...): serde rejects what does not fit, so the schema says so too.
+fn add_integer_bounds(schema: &mut Value) {
+    let Value::Object(node) = schema else { return };
+    if let Some((lo, hi)) = node
+        .get("format")
+        .and_then(Value::as_str)
+        .and_then(natural_bounds)
+    {
+        for (key, bound) in [("minimum", lo), ("maximum", hi)] {
+            if let (false, Ok(n)) = (node.contains_key(key), i64::try_from(bound)) {
+                node.insert(key.into(), n.into());
+            } else if let (false, Ok(n)) = (node.contains_key(key), u64::try_from(bound)) {
+                node.insert(key.into(), n.into());
+            }
+        }
+    }
+    for key in SUBSCHEMA_KEYS {
+        if let Some(sub) = node.get_mut(*key) {
+            add_integer_bounds(sub);
+        }
+    }
+    for key in SUBSCHEMA_LISTS {
+        if let Some(Value::Array(items)) = node.get_mut(*key) {
+            items.iter_mut().for_each(add_integer_bounds);
+        }
+    }
+    for key in SUBSCHEMA_MAPS {
+        if let Some(Value::Object(map)) = node.get_mut(*key) {
+            map.values_mut().for_each(add_integer_bounds);
+        }
+    }
+}
+
 /// The bounds schemars writes for Rust integer types; serde enforces them by itself.
 fn natural_bounds(format: &str) -> Option<(i128, i128)> {
     Some(match format {
         "uint8" => (0, i128::from(u8::MAX)),
         "uint16" => (0, i128::from(u16::MAX)),
         "uint32" => (0, i128::from(u32::MAX)),
-        "uint64" | "uint" | "uint128" => (0, i128::MAX),
+        "uint64" | "uint" => (0, i128::from(u64::MAX)),
         "int8" => (i128::from(i8::MIN), i128::from(i8::MAX)),
         "int16" => (i128::from(i16::MIN), i128::from(i16::MAX)),
-        "int32" | "int64" | "int" | "int128" => (i128::MIN, i128::MAX),
+        "int32" => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        "int64" | "int" => (i128::from(i64::MIN), i128::from(i64::MAX)),
         _ => return None,
     })
 }
@@ -283,6 +375,9 @@ pub(crate) fn has_unenforced_constraints(schema: &Value) -> bool {
     if (node.contains_key("minItems") || node.contains_key("maxItems"))
         && !node.contains_key("prefixItems")
     {
+        return true;
+    }
+    if node.contains_key("allOf") || !union_is_exact(node) {
         return true;
     }
     let singles = SUBSCHEMA_KEYS.iter().filter_map(|k| node.get(*k));

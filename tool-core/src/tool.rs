@@ -230,6 +230,14 @@ impl ToolDefinition {
         Arc::clone(&self.input_schema)
     }
 
+    /// Whether every call runs the full schema validator, because the schema has constraints
+    /// serde does not enforce by itself (see `docs/validation.md`).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn validates_fully(&self) -> bool {
+        self.full_validation
+    }
+
     /// Problems found while building the definition (e.g. a `pattern` that does not compile).
     /// A [`Toolbox`](crate::Toolbox) refuses to register a tool that has one.
     #[must_use]

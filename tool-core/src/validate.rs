@@ -49,7 +49,7 @@ fn parse_text<A: DeserializeOwned>(
     }
     let mut duplicate = None;
     if !def.full_validation {
-        match serde_json::from_str::<A>(text) {
+        match crate::strict::from_str::<A>(text) {
             Ok(args) if check(&args, def) => return Ok(args),
             Ok(_) => {}
             Err(err) => duplicate = duplicate_field(&err),
@@ -70,7 +70,7 @@ fn parse_value<A: DeserializeOwned>(
     check: Check<A>,
 ) -> Result<A, ToolError> {
     if !def.full_validation
-        && let Ok(args) = A::deserialize(value)
+        && let Ok(args) = crate::strict::from_value::<A>(value)
         && check(&args, def)
     {
         return Ok(args);
@@ -102,8 +102,8 @@ fn slow_path<A: DeserializeOwned>(
     }
     // The schema accepts the document. serde may still have refused a spelling the schema
     // allows: integers written with a fraction (`5.0`). Retry with such numbers normalized.
-    let args = A::deserialize(value)
-        .or_else(|_| A::deserialize(&normalize_integers(value)))
+    let args = crate::strict::from_value::<A>(value)
+        .or_else(|_| crate::strict::from_value::<A>(&normalize_integers(value)))
         .map_err(|err| {
             invalid(
                 def,

@@ -43,8 +43,16 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         let ty = &p.ty;
         quote_spanned!(ty.span()=> ::toolsmith::__private::assert_param::<#ty>();)
     });
-    let locals: Vec<_> = tool.params.iter().map(|p| &p.ident).collect();
-    let values = tool.params.iter().map(call_value);
+    // Locals get their own names: a parameter named like the function must not shadow it.
+    let locals: Vec<_> = (0..tool.params.len())
+        .map(|i| format_ident!("__p{}", i))
+        .collect();
+    let fields_idents = tool.params.iter().map(|p| &p.ident);
+    let values = tool
+        .params
+        .iter()
+        .zip(&locals)
+        .map(|(p, local)| call_value(p, local));
     let ctx = tool.takes_context.then(|| quote!(__ctx,));
 
     let name = tool.tool_name();
@@ -125,7 +133,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
                     ::std::boxed::Box::pin(async move {
                         let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
-                        let __Args { #(#locals),* } =
+                        let __Args { #(#fields_idents: #locals),* } =
                             match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __check) {
                                 ::core::result::Result::Ok(__args) => __args,
                                 ::core::result::Result::Err(__err) => {
@@ -214,8 +222,8 @@ fn default_expr(param: &Param) -> Option<TokenStream> {
 }
 
 /// The value passed to the function for one parameter.
-fn call_value(param: &Param) -> TokenStream {
-    let ident = &param.ident;
+fn call_value(param: &Param, local: &syn::Ident) -> TokenStream {
+    let ident = local;
     let ty = &param.ty;
     match default_expr(param) {
         Some(expr) => quote! {
