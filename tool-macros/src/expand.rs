@@ -200,7 +200,9 @@ fn field(param: &Param) -> TokenStream {
     let ty = &param.ty;
     let name = LitStr::new(&param.json_name(), ident.span());
     if param.args.default.is_some() {
-        quote!(#[serde(rename = #name, default)] #ident: ::core::option::Option<#ty>)
+        // No `#[serde(default)]`: serde reads a missing `Option` as `None` by itself, and
+        // schemars_derive 1.2 expands `default` with an unqualified `Some`.
+        quote!(#[serde(rename = #name)] #ident: ::core::option::Option<#ty>)
     } else {
         quote!(#[serde(rename = #name)] #ident: #ty)
     }
