@@ -20,3 +20,8 @@ pub mod __private {
     pub use serde;
     pub use toolsmith_core::__macro_support::*;
 }
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -64,8 +64,15 @@ async fn details_are_logged_not_returned() {
 
     let lines = capture.0.lock().unwrap().clone();
     let logged = |needle: &str, tool: &str| {
-        lines.iter().any(|l| l.contains(needle) && l.contains(&format!("tool={tool:?}")) && l.contains("trace_id=\"tr_log\""))
+        lines.iter().any(|l| {
+            l.contains(needle)
+                && l.contains(&format!("tool={tool:?}"))
+                && l.contains("trace_id=\"tr_log\"")
+        })
     };
     assert!(logged("disk /dev/sda1 is full", "fetch"), "{lines:#?}");
-    assert!(logged("index 7 out of range in cache.rs", "crash"), "{lines:#?}");
+    assert!(
+        logged("index 7 out of range in cache.rs", "crash"),
+        "{lines:#?}"
+    );
 }

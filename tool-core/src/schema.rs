@@ -60,8 +60,9 @@ pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
     add_integer_bounds(&mut schema);
     let mut compiled = Compiled::default();
     if let Value::Object(root) = &mut schema {
-        root.remove("title");
-        root.remove("description");
+        // `shift_remove` keeps the order of the other keys (property order is what models see).
+        root.shift_remove("title");
+        root.shift_remove("description");
         let props = root
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -80,6 +81,14 @@ pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
                 .text
                 .push(compile_text(param.constraints, &mut compiled.problem));
         }
+    }
+    // schemars appends `$schema` last; readers expect it first.
+    if let Value::Object(root) = &mut schema
+        && let Some(dialect) = root.shift_remove("$schema")
+    {
+        let rest = std::mem::take(root);
+        root.insert("$schema".into(), dialect);
+        root.extend(rest);
     }
     Built {
         schema,
