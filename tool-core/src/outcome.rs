@@ -43,12 +43,12 @@ impl ToolOutcome {
     /// assert_eq!(out.data().unwrap().get(), r#""hi""#);
     /// ```
     pub fn success<T: Serialize + ?Sized>(data: &T) -> Result<Self, ToolError> {
-        let text = serde_json::to_string(data).map_err(|err| {
-            ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
-        })?;
-        RawValue::from_string(text)
+        // `to_raw_value` trusts serde_json's own output: no second parse.
+        serde_json::value::to_raw_value(data)
             .map(Self::Success)
-            .map_err(|err| ToolError::internal(format_args!("invalid JSON from serde: {err}")))
+            .map_err(|err| {
+                ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
+            })
     }
 
     /// Whether the call succeeded.
