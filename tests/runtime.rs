@@ -337,3 +337,17 @@ async fn lookup_does_not_depend_on_the_number_of_tools() {
         call(&large, "add", r#"{"a":1,"b":1}"#).await
     );
 }
+
+#[tokio::test]
+async fn errors_stay_small_for_huge_input() {
+    let toolbox = Toolbox::new().with(Add);
+    let mut args = serde_json::Map::new();
+    for i in 0..5000 {
+        args.insert(format!("key_{i}_{}", "x".repeat(200)), json!(i));
+    }
+    let out = call(&toolbox, "add", &Value::Object(args).to_string()).await;
+    let fields = out["error"]["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 21);
+    assert_eq!(fields[20]["message"], "and 4982 more problems");
+    assert!(out.to_string().len() < 20_000, "{}", out.to_string().len());
+}

@@ -126,7 +126,16 @@ fn slow_path<A: DeserializeOwned>(
     }
 }
 
-fn invalid(def: &ToolDefinition, fields: Vec<FieldError>) -> ToolError {
+/// At most this many problems are listed; a document with thousands of unknown keys should
+/// not produce an error larger than itself.
+const MAX_FIELDS: usize = 20;
+
+fn invalid(def: &ToolDefinition, mut fields: Vec<FieldError>) -> ToolError {
+    if fields.len() > MAX_FIELDS {
+        let more = fields.len() - MAX_FIELDS;
+        fields.truncate(MAX_FIELDS);
+        fields.push(FieldError::new("", format!("and {more} more problems")));
+    }
     let mut message = format!("The arguments for `{}` are invalid: ", def.name());
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
@@ -196,16 +205,19 @@ fn unescape(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
 }
 
+/// `text` cut to `max` characters, marked with `…` when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let head: String = text.chars().take(max).collect();
+        format!("{head}…")
+    }
+}
+
 /// A short rendering of a value for messages: long values are cut.
 fn brief(value: &Value) -> String {
-    const MAX: usize = 60;
-    let text = value.to_string();
-    if text.chars().count() <= MAX {
-        text
-    } else {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}…")
-    }
+    cut(&value.to_string(), 60)
 }
 
 fn kind_of(value: &Value) -> &'static str {
@@ -333,6 +345,7 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
                 .map(|props| props.keys().map(|k| format!("`{k}`")).collect())
                 .unwrap_or_default();
             for name in unexpected {
+                let shown = cut(name, 60);
                 let hint = if known.is_empty() {
                     format!("this object takes no {noun}s; remove it")
                 } else {
@@ -340,7 +353,7 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
                 };
                 out.push(FieldError::new(
                     format!("{pointer}/{}", escape(name)),
-                    format!("unknown {noun} `{name}`; {hint}"),
+                    format!("unknown {noun} `{shown}`; {hint}"),
                 ));
             }
             return;
@@ -501,11 +514,7 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
             format!("{} is not {what}", brief(instance))
         }
         ValidationErrorKind::FalseSchema => format!("{noun} is not allowed here; remove it"),
-        _ => {
-            let text = err.to_string();
-            let cut: String = text.chars().take(200).collect();
-            cut
-        }
+        _ => cut(&err.to_string(), 200),
     };
     out.push(FieldError::new(pointer, message));
 }
