@@ -18,6 +18,37 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool a model can call. `#[tool]` implements it for the unit struct it generates; a
 /// [`Toolbox`](crate::Toolbox) holds tools as `dyn Tool`.
+///
+/// Implement it by hand for tools whose schema is only known at run time:
+///
+/// ```
+/// use serde_json::json;
+/// use toolsmith_core::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+///
+/// struct Echo(ToolDefinition);
+///
+/// impl Tool for Echo {
+///     fn definition(&self) -> &ToolDefinition {
+///         &self.0
+///     }
+///     fn call<'a>(&'a self, arguments: Arguments<'a>, _ctx: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+///         Box::pin(async move {
+///             match self.0.validate(arguments) {
+///                 Ok(args) => ToolOutcome::success(&args["text"]).unwrap_or_else(ToolOutcome::Error),
+///                 Err(err) => ToolOutcome::Error(err),
+///             }
+///         })
+///     }
+/// }
+///
+/// let schema = json!({"type": "object", "properties": {"text": {"type": "string"}},
+///                     "required": ["text"], "additionalProperties": false});
+/// let toolbox = Toolbox::new().with(Echo(ToolDefinition::new("echo", "Echoes the text.", schema)));
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let out = toolbox.call("echo", r#"{"text":"hi"}"#, &ToolContext::new()).await;
+/// assert_eq!(out.to_json(), r#"{"status":"success","data":"hi"}"#);
+/// # });
+/// ```
 pub trait Tool: Send + Sync + 'static {
     /// The tool's definition, built once and cached.
     fn definition(&self) -> &ToolDefinition;
@@ -204,6 +235,50 @@ impl ToolDefinition {
             full_validation: built.full_validation,
             validator: OnceLock::new(),
         }
+    }
+
+    /// A definition from a hand-written JSON Schema, for tools implemented without `#[tool]`
+    /// (proxies, tools loaded at run time). Every call of such a tool is checked by the full
+    /// validator; see [`validate`](Self::validate). A schema that does not compile is reported
+    /// by [`problem`](Self::problem), and a [`Toolbox`](crate::Toolbox) refuses it.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_core::ToolDefinition;
+    ///
+    /// let def = ToolDefinition::new(
+    ///     "get_time",
+    ///     "Get the current time in a time zone. Read-only.",
+    ///     json!({"type": "object", "properties": {"zone": {"type": "string"}},
+    ///            "required": ["zone"], "additionalProperties": false}),
+    /// );
+    /// assert!(def.problem().is_none());
+    /// assert_eq!(def.validate(r#"{"zone":"UTC"}"#.into()).unwrap()["zone"], "UTC");
+    /// assert_eq!(def.validate("{}".into()).unwrap_err().fields()[0].pointer, "/zone");
+    /// ```
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            input_schema: Arc::new(input_schema),
+            compiled: Compiled::default(),
+            full_validation: true,
+            validator: OnceLock::new(),
+        }
+    }
+
+    /// Validates a model's arguments against the input schema with the full validator and
+    /// returns them as a value, or an `invalid_arguments` error listing every violation.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_arguments`, or `internal_error` if the schema itself does not compile.
+    pub fn validate(&self, arguments: Arguments<'_>) -> Result<Value, crate::ToolError> {
+        crate::validate::parse_arguments::<Value>(self, arguments, |_, _| true)
     }
 
     /// The tool's name, e.g. `"search_web"`.

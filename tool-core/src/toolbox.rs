@@ -101,6 +101,10 @@ fn valid_name(name: &str) -> bool {
 
 impl Toolbox {
     /// An empty toolbox.
+    ///
+    /// ```
+    /// assert!(toolsmith::Toolbox::new().is_empty());
+    /// ```
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -173,28 +177,76 @@ impl Toolbox {
     }
 
     /// The tool named `name`.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Says hello.
+    /// #[tool]
+    /// fn hello() -> &'static str { "hello" }
+    ///
+    /// let toolbox = Toolbox::new().with(Hello);
+    /// assert_eq!(toolbox.get("hello").unwrap().definition().description(), "Says hello.");
+    /// assert!(toolbox.get("bye").is_none());
+    /// ```
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name)
     }
 
     /// The definitions of all tools, in registration order.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Says hello.
+    /// #[tool]
+    /// fn hello() -> &'static str { "hello" }
+    ///
+    /// let toolbox = Toolbox::new().with(Hello);
+    /// let json = serde_json::to_value(toolbox.definitions().collect::<Vec<_>>()).unwrap();
+    /// assert_eq!(json[0]["input_schema"]["type"], "object");
+    /// ```
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
         self.in_order.iter().map(|tool| tool.definition())
     }
 
     /// The names of all tools, in registration order.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Says hello.
+    /// #[tool]
+    /// fn hello() -> &'static str { "hello" }
+    ///
+    /// assert_eq!(Toolbox::new().with(Hello).names().collect::<Vec<_>>(), ["hello"]);
+    /// ```
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
         self.in_order.iter().map(|tool| tool.definition().name())
     }
 
     /// How many tools there are.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Says hello.
+    /// #[tool]
+    /// fn hello() -> &'static str { "hello" }
+    ///
+    /// assert_eq!(Toolbox::new().with(Hello).len(), 1);
+    /// ```
     #[must_use]
     pub fn len(&self) -> usize {
         self.in_order.len()
     }
 
     /// Whether there are none.
+    ///
+    /// ```
+    /// assert!(toolsmith::Toolbox::default().is_empty());
+    /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.in_order.is_empty()
@@ -207,6 +259,32 @@ impl Toolbox {
     /// arguments an `invalid_arguments` error with every violation; a panic in the tool an
     /// `internal_error` with the trace id. Errors get `ctx`'s trace id, and operator-only
     /// details are logged with `tracing` and removed.
+    ///
+    /// ```
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Doubles a number.
+    /// #[tool]
+    /// async fn double(
+    ///     /// The number.
+    ///     #[arg(range(min = 0, max = 1000))]
+    ///     n: u32,
+    /// ) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Double);
+    /// let ctx = ToolContext::new().with_trace_id("tr_1");
+    /// // OpenAI sends the arguments as a JSON string; objects and parsed values work too.
+    /// let out = toolbox.call("double", r#""{\"n\": 21}""#, &ctx).await;
+    /// assert_eq!(out.into_result::<u32>().unwrap(), 42);
+    /// let out = toolbox.call("double", serde_json::json!({"n": 5000}), &ctx).await;
+    /// let err = out.error().unwrap();
+    /// assert_eq!(err.fields()[0].to_string(), "/n: 5000 is greater than the maximum of 1000");
+    /// assert_eq!(err.trace_id(), Some("tr_1"));
+    /// # });
+    /// ```
     pub async fn call<'a>(
         &'a self,
         name: &str,
