@@ -4,6 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+for tool in rustfmt clippy-driver; do
+  if ! command -v "$tool" >/dev/null 2>&1 && ! rustup which "$tool" >/dev/null 2>&1; then
+    echo "missing $tool: install it with \`rustup component add ${tool%-driver}\`" >&2
+    exit 1
+  fi
+done
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
