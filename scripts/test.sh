@@ -17,8 +17,15 @@ cargo fmt --all --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+mkdir -p target
+log=target/test-output.log
+: > "$log"
+
 echo "== cargo test"
-cargo test --workspace --all-targets --locked
+cargo test --workspace --all-targets --locked 2>&1 | tee -a "$log"
 
 echo "== doc tests"
-cargo test --workspace --doc --locked
+cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
+
+# One closing line for the whole run, summed over every test binary and doc-test crate.
+awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"
