@@ -1,10 +1,10 @@
 //! The `#[tool]` attribute of [toolsmith](https://docs.rs/toolsmith). Depend on `toolsmith`, which
 //! re-exports it; the generated code names only `::toolsmith::__private`.
 //!
-//! The pipeline: [`entry`] parses the function into the model ([`model`], via [`parse`]),
-//! checks it ([`check`]), and expands it ([`expand`]); when anything is wrong it emits the
-//! function unchanged but for the helper attributes, every error, and a stand-in impl
-//! ([`fallback`]), so that one mistake does not cascade into errors elsewhere.
+//! The pipeline: `entry` parses the function into the model (`model`, via `parse`), checks it
+//! (`check`), and expands it (`expand`); when anything is wrong it emits the function unchanged
+//! but for the helper attributes, every error, and a stand-in impl (`fallback`), so that one
+//! mistake does not cascade into errors elsewhere.
 
 mod check;
 mod entry;
