@@ -176,23 +176,13 @@ pub(crate) fn unit_struct(tool: &ToolFn) -> TokenStream {
     }
 }
 
-/// `concat!(doc1, "\n", doc2, ...)`, so `include_str!` docs keep working.
+/// `concat!(doc1, "\n", doc2, "\n", ...)`, so `include_str!` docs keep working. The runtime
+/// trims the trailing newline with the rest of the doc-comment normalization.
 fn join_docs(docs: &[syn::Expr]) -> TokenStream {
     if docs.is_empty() {
         return quote!("");
     }
-    let newline = std::iter::repeat_n(quote!("\n"), docs.len().saturating_sub(1));
-    let mut parts = Vec::with_capacity(docs.len() * 2);
-    let mut sep = newline;
-    for (i, doc) in docs.iter().enumerate() {
-        if i > 0
-            && let Some(nl) = sep.next()
-        {
-            parts.push(nl);
-        }
-        parts.push(quote!(#doc));
-    }
-    quote!(::core::concat!(#(#parts),*))
+    quote!(::core::concat!(#(#docs, "\n"),*))
 }
 
 fn field(param: &Param) -> TokenStream {
