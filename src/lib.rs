@@ -3,8 +3,9 @@
 #![warn(missing_docs)]
 
 pub use toolsmith_core::{
-    Arguments, BoxFuture, CancellationToken, ErrorCode, FieldError, RegistrationError, Tool,
-    ToolContext, ToolDefinition, ToolError, ToolOutcome, Toolbox,
+    Annotations, Arguments, BoxFuture, CallParseError, CancellationToken, Dialect, ErrorCode,
+    ExportError, FieldError, RegistrationError, Tool, ToolCall, ToolContext, ToolDefinition,
+    ToolError, ToolOutcome, Toolbox, UnknownDialect, encode_result,
 };
 
 #[doc = include_str!("../docs/tool-attribute.md")]

@@ -9,6 +9,7 @@
 mod context;
 mod error;
 mod outcome;
+mod provider;
 mod schema;
 mod strict;
 mod tool;
@@ -22,7 +23,8 @@ pub mod __macro_support;
 pub use context::ToolContext;
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use outcome::ToolOutcome;
-pub use tool::{Arguments, BoxFuture, Tool, ToolDefinition};
+pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
+pub use tool::{Annotations, Arguments, BoxFuture, Tool, ToolDefinition};
 pub use toolbox::{RegistrationError, Toolbox};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.

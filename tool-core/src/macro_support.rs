@@ -15,7 +15,8 @@ use serde_json::Value;
 
 pub use crate::schema::normalize_doc;
 pub use crate::tool::{
-    Arguments, Bound, BoxFuture, Constraint, LengthKind, ParamSpec, Tool, ToolDefinition, ToolSpec,
+    Annotations, Arguments, Bound, BoxFuture, Constraint, LengthKind, ParamSpec, Tool,
+    ToolDefinition, ToolSpec,
 };
 pub use crate::validate::{Num, parse_arguments};
 pub use crate::{ToolContext, ToolError, ToolOutcome};
@@ -269,5 +270,77 @@ impl ValueTag {
     /// The value becomes success data.
     pub fn finish<T: Serialize>(self, value: T) -> ToolOutcome {
         ToolOutcome::success(&value).unwrap_or_else(ToolOutcome::Error)
+    }
+}
+
+/// A type-level probe for the schema of a tool's result data; see [`OutputOfResult`].
+pub struct OutputProbe<T: ?Sized>(std::marker::PhantomData<T>);
+
+impl<T: ?Sized> Default for OutputProbe<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: ?Sized> OutputProbe<T> {
+    /// The probe.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+fn output_schema_of<T: JsonSchema + ?Sized>() -> Option<Value> {
+    Some(
+        schemars::generate::SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value(),
+    )
+}
+
+/// `(&&&OutputProbe::<R>::new()).__toolsmith_output_schema()` finds, by autoref specialization,
+/// the first of: `Result<T: JsonSchema, E>` → schema of `T`; any other `Result` → none;
+/// `T: JsonSchema` → schema of `T`; anything else → none.
+pub trait OutputOfResult {
+    /// The schema.
+    fn __toolsmith_output_schema(&self) -> Option<Value>;
+}
+impl<T: JsonSchema, E> OutputOfResult for &&OutputProbe<Result<T, E>> {
+    fn __toolsmith_output_schema(&self) -> Option<Value> {
+        output_schema_of::<T>()
+    }
+}
+
+/// See [`OutputOfResult`].
+pub trait OutputOfResultOpaque {
+    /// No schema.
+    fn __toolsmith_output_schema(&self) -> Option<Value>;
+}
+impl<T, E> OutputOfResultOpaque for &&&OutputProbe<Result<T, E>> {
+    fn __toolsmith_output_schema(&self) -> Option<Value> {
+        None
+    }
+}
+
+/// See [`OutputOfResult`].
+pub trait OutputOfValue {
+    /// The schema.
+    fn __toolsmith_output_schema(&self) -> Option<Value>;
+}
+impl<T: JsonSchema + ?Sized> OutputOfValue for &OutputProbe<T> {
+    fn __toolsmith_output_schema(&self) -> Option<Value> {
+        output_schema_of::<T>()
+    }
+}
+
+/// See [`OutputOfResult`].
+pub trait OutputOpaque {
+    /// No schema.
+    fn __toolsmith_output_schema(&self) -> Option<Value>;
+}
+impl<T: ?Sized> OutputOpaque for OutputProbe<T> {
+    fn __toolsmith_output_schema(&self) -> Option<Value> {
+        None
     }
 }

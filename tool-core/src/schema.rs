@@ -223,7 +223,7 @@ const UNENFORCED: &[&str] = &[
 ];
 
 /// Keywords whose values are subschemas, or maps/arrays of subschemas.
-const SUBSCHEMA_KEYS: &[&str] = &[
+pub(crate) const SUBSCHEMA_KEYS: &[&str] = &[
     "additionalProperties",
     "items",
     "contains",
@@ -235,8 +235,8 @@ const SUBSCHEMA_KEYS: &[&str] = &[
     "unevaluatedItems",
     "unevaluatedProperties",
 ];
-const SUBSCHEMA_LISTS: &[&str] = &["prefixItems", "anyOf", "oneOf", "allOf"];
-const SUBSCHEMA_MAPS: &[&str] = &[
+pub(crate) const SUBSCHEMA_LISTS: &[&str] = &["prefixItems", "anyOf", "oneOf", "allOf"];
+pub(crate) const SUBSCHEMA_MAPS: &[&str] = &[
     "properties",
     "patternProperties",
     "$defs",
@@ -302,35 +302,58 @@ fn union_is_exact(node: &Map<String, Value>) -> bool {
 /// Writes the range of a Rust integer type where schemars leaves it out (`i32`, `i64`, `u64`,
 /// ...): serde rejects what does not fit, so the schema says so too.
 fn add_integer_bounds(schema: &mut Value) {
-    let Value::Object(node) = schema else { return };
-    if let Some((lo, hi)) = node
-        .get("format")
-        .and_then(Value::as_str)
-        .and_then(natural_bounds)
-    {
-        for (key, bound) in [("minimum", lo), ("maximum", hi)] {
-            if let (false, Ok(n)) = (node.contains_key(key), i64::try_from(bound)) {
-                node.insert(key.into(), n.into());
-            } else if let (false, Ok(n)) = (node.contains_key(key), u64::try_from(bound)) {
-                node.insert(key.into(), n.into());
+    let _ = visit_mut::<()>(schema, "", &mut |node, _| {
+        if let Some((lo, hi)) = node
+            .get("format")
+            .and_then(Value::as_str)
+            .and_then(natural_bounds)
+        {
+            for (key, bound) in [("minimum", lo), ("maximum", hi)] {
+                if node.contains_key(key) {
+                    continue;
+                }
+                if let Ok(n) = i64::try_from(bound) {
+                    node.insert(key.into(), n.into());
+                } else if let Ok(n) = u64::try_from(bound) {
+                    node.insert(key.into(), n.into());
+                }
             }
         }
-    }
+        Ok(())
+    });
+}
+
+/// The callback of [`visit_mut`]: a schema object and its JSON pointer.
+pub(crate) type Visitor<'f, E> = dyn FnMut(&mut Map<String, Value>, &str) -> Result<(), E> + 'f;
+
+/// Calls `f` on every schema object under `node`, parents before children, with the JSON
+/// pointer of each within the whole schema. Stops at the first error.
+pub(crate) fn visit_mut<E>(node: &mut Value, path: &str, f: &mut Visitor<'_, E>) -> Result<(), E> {
+    let Value::Object(map) = node else {
+        return Ok(());
+    };
+    f(map, path)?;
     for key in SUBSCHEMA_KEYS {
-        if let Some(sub) = node.get_mut(*key) {
-            add_integer_bounds(sub);
+        if let Some(sub) = map.get_mut(*key) {
+            visit_mut(sub, &format!("{path}/{key}"), f)?;
         }
     }
     for key in SUBSCHEMA_LISTS {
-        if let Some(Value::Array(items)) = node.get_mut(*key) {
-            items.iter_mut().for_each(add_integer_bounds);
+        if let Some(Value::Array(items)) = map.get_mut(*key) {
+            for (i, item) in items.iter_mut().enumerate() {
+                visit_mut(item, &format!("{path}/{key}/{i}"), f)?;
+            }
         }
     }
     for key in SUBSCHEMA_MAPS {
-        if let Some(Value::Object(map)) = node.get_mut(*key) {
-            map.values_mut().for_each(add_integer_bounds);
+        if let Some(Value::Object(children)) = map.get_mut(*key) {
+            for (name, child) in children.iter_mut() {
+                let name = name.replace('~', "~0").replace('/', "~1");
+                visit_mut(child, &format!("{path}/{key}/{name}"), f)?;
+            }
         }
     }
+    Ok(())
 }
 
 /// The bounds schemars writes for Rust integer types; serde enforces them by itself.

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::outcome::ToolOutcome;
+use crate::provider::{Dialect, ExportError};
 use crate::schema::{self, Compiled};
 
 /// A boxed future, as returned by [`Tool::call`].
@@ -126,6 +127,50 @@ pub struct ToolSpec {
     pub description_from_docs: bool,
     /// One entry per model-visible parameter, in order.
     pub params: &'static [ParamSpec],
+    /// `#[tool(title = "...")]`.
+    pub title: Option<&'static str>,
+    /// `#[tool(read_only, destructive, idempotent, open_world)]`.
+    pub annotations: Annotations,
+    /// The JSON Schema of the return value, when it implements `JsonSchema`.
+    pub output_schema: fn() -> Option<Value>,
+}
+
+/// Hints about a tool's behaviour, from `#[tool(read_only, destructive, idempotent, open_world)]`.
+///
+/// They become MCP's `ToolAnnotations` (`readOnlyHint`, ...); unset hints are left out, so
+/// clients apply the protocol's defaults.
+///
+/// ```
+/// use toolsmith_core::Annotations;
+/// let hints = Annotations { read_only: Some(true), ..Annotations::default() };
+/// assert_eq!(serde_json::Value::Object(hints.to_mcp())["readOnlyHint"], true);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data (meaningful when not read-only).
+    pub destructive: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches outside systems (the web, other services).
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// MCP's `ToolAnnotations` object, without the unset hints.
+    #[must_use]
+    pub fn to_mcp(&self) -> serde_json::Map<String, Value> {
+        [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), Value::Bool(v))))
+        .collect()
+    }
 }
 
 /// One model-visible parameter.
@@ -212,7 +257,11 @@ impl Bound {
 pub struct ToolDefinition {
     name: Cow<'static, str>,
     description: String,
+    title: Option<String>,
+    annotations: Annotations,
     input_schema: Arc<Value>,
+    output_schema: Option<Arc<Value>>,
+    exports: [OnceLock<Result<Value, ExportError>>; 8],
     pub(crate) compiled: Compiled,
     pub(crate) full_validation: bool,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
@@ -230,7 +279,11 @@ impl ToolDefinition {
             } else {
                 spec.description.to_owned()
             },
+            title: spec.title.map(str::to_owned),
+            annotations: spec.annotations,
             input_schema: Arc::new(built.schema),
+            output_schema: (spec.output_schema)().map(Arc::new),
+            exports: Default::default(),
             compiled: built.compiled,
             full_validation: built.full_validation,
             validator: OnceLock::new(),
@@ -264,11 +317,101 @@ impl ToolDefinition {
         Self {
             name: name.into(),
             description: description.into(),
+            title: None,
+            annotations: Annotations::default(),
             input_schema: Arc::new(input_schema),
+            output_schema: None,
+            exports: Default::default(),
             compiled: Compiled::default(),
             full_validation: true,
             validator: OnceLock::new(),
         }
+    }
+
+    /// Sets the human-readable title (MCP's `title`).
+    ///
+    /// ```
+    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_title("Time");
+    /// assert_eq!(def.title(), Some("Time"));
+    /// ```
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    ///
+    /// ```
+    /// use toolsmith_core::{Annotations, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_annotations(Annotations { read_only: Some(true), ..Annotations::default() });
+    /// assert_eq!(def.annotations().read_only, Some(true));
+    /// ```
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the JSON Schema of the tool's result data.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let def = toolsmith_core::ToolDefinition::new("t", "d", json!({"type": "object"}))
+    ///     .with_output_schema(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
+    /// assert!(def.output_schema().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// The human-readable title, if any.
+    #[must_use]
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The behaviour hints.
+    #[must_use]
+    pub fn annotations(&self) -> &Annotations {
+        &self.annotations
+    }
+
+    /// The JSON Schema of the result data, when the tool's return type implements
+    /// `JsonSchema` (of `T` for `Result<T, E>`).
+    #[must_use]
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_deref()
+    }
+
+    /// The tool as `dialect` takes it in a request, built on first use and cached.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError`] when the dialect cannot express the tool, naming where and why.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_core::{Dialect, ToolDefinition};
+    ///
+    /// let def = ToolDefinition::new("get_time", "Get the time.", json!({
+    ///     "type": "object",
+    ///     "properties": {"zone": {"type": ["string", "null"], "minLength": 1}},
+    ///     "additionalProperties": false
+    /// }));
+    /// let tool = def.export(Dialect::OpenAiChat { strict: true }).unwrap();
+    /// assert_eq!(tool["function"]["parameters"]["required"], json!(["zone"]));
+    /// assert_eq!(tool["function"]["parameters"]["properties"]["zone"]["description"], "(at least 1 characters)");
+    /// ```
+    pub fn export(&self, dialect: Dialect) -> Result<&Value, ExportError> {
+        self.exports[dialect.index()]
+            .get_or_init(|| crate::provider::export(self, dialect))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// Validates a model's arguments against the input schema with the full validator and

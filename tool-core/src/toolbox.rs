@@ -13,7 +13,9 @@ use crate::__macro_support::panic_error;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
 use crate::tool::{Arguments, Tool, ToolDefinition};
+use serde_json::Value;
 
 /// The tools an agent offers a model.
 ///
@@ -47,6 +49,8 @@ use crate::tool::{Arguments, Tool, ToolDefinition};
 pub struct Toolbox {
     by_name: HashMap<Arc<str>, Arc<dyn Tool>>,
     in_order: Vec<Arc<dyn Tool>>,
+    /// Per dialect (by `Dialect::index`): the name the provider sees → the registered name.
+    exported: [HashMap<String, Arc<str>>; 8],
 }
 
 /// Why a tool could not be registered.
@@ -62,6 +66,18 @@ pub enum RegistrationError {
     InvalidName {
         /// The name.
         name: String,
+    },
+    /// Two tools get the same name in a provider's spelling (`a.b` and `a_b` are both
+    /// `a_b` for OpenAI and Anthropic).
+    NameCollision {
+        /// The name being registered.
+        name: String,
+        /// The tool registered earlier.
+        other: String,
+        /// The provider's spelling they share.
+        exported: String,
+        /// The dialect.
+        dialect: &'static str,
     },
     /// The tool's definition is broken (e.g. a `pattern` that does not compile).
     InvalidDefinition {
@@ -82,6 +98,15 @@ impl fmt::Display for RegistrationError {
             Self::InvalidName { name } => write!(
                 f,
                 "`{name}` is not a valid tool name; use 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`"
+            ),
+            Self::NameCollision {
+                name,
+                other,
+                exported,
+                dialect,
+            } => write!(
+                f,
+                "`{name}` and `{other}` are both named `{exported}` for {dialect}; rename one with `#[tool(name = \"...\")]`"
             ),
             Self::InvalidDefinition { name, problem } => {
                 write!(f, "the tool `{name}` cannot be registered: {problem}")
@@ -171,7 +196,33 @@ impl Toolbox {
                 problem: problem.to_owned(),
             });
         }
-        self.by_name.insert(Arc::from(name), Arc::clone(&tool));
+        let mut spellings = Vec::with_capacity(Dialect::ALL.len());
+        for dialect in Dialect::ALL {
+            let exported = dialect.tool_name(name);
+            if exported.len() > dialect.max_name_len() {
+                return Err(RegistrationError::InvalidDefinition {
+                    name: name.to_owned(),
+                    problem: format!(
+                        "{dialect} allows tool names of at most {} characters",
+                        dialect.max_name_len()
+                    ),
+                });
+            }
+            if let Some(other) = self.exported[dialect.index()].get(&exported) {
+                return Err(RegistrationError::NameCollision {
+                    name: name.to_owned(),
+                    other: other.to_string(),
+                    exported,
+                    dialect: dialect.name(),
+                });
+            }
+            spellings.push(exported);
+        }
+        let key: Arc<str> = Arc::from(name);
+        for (dialect, exported) in Dialect::ALL.into_iter().zip(spellings) {
+            self.exported[dialect.index()].insert(exported, Arc::clone(&key));
+        }
+        self.by_name.insert(key, Arc::clone(&tool));
         self.in_order.push(tool);
         Ok(self)
     }
@@ -302,6 +353,106 @@ impl Toolbox {
             err.finish(name, ctx.trace_id());
         }
         outcome
+    }
+
+    /// Every tool as `dialect` takes them in a request: an array of tools for OpenAI and
+    /// Anthropic, `{"functionDeclarations": [...]}` for Gemini, `{"tools": [...]}` (a
+    /// `tools/list` result) for MCP. Per-request limits (Anthropic strict) are checked here.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError`] for the first tool the dialect cannot express, or a broken limit.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Dialect, Toolbox};
+    ///
+    /// /// Create an event. Writes data.
+    /// #[tool(name = "calendar.create_event")]
+    /// fn create_event(
+    ///     /// The title.
+    ///     #[arg(length(min = 1, max = 120))]
+    ///     title: String,
+    /// ) -> String {
+    ///     title
+    /// }
+    ///
+    /// let toolbox = Toolbox::new().with(CreateEvent);
+    /// let tools = toolbox.export(Dialect::OpenAiChat { strict: true }).unwrap();
+    /// assert_eq!(tools[0]["function"]["name"], "calendar_create_event");
+    /// assert_eq!(tools[0]["function"]["parameters"]["properties"]["title"]["description"], "The title. (1 to 120 characters)");
+    /// let gemini = toolbox.export(Dialect::Gemini).unwrap();
+    /// assert_eq!(gemini["functionDeclarations"][0]["name"], "calendar.create_event");
+    /// ```
+    pub fn export(&self, dialect: Dialect) -> Result<Value, ExportError> {
+        let defs: Vec<&ToolDefinition> = self.definitions().collect();
+        crate::provider::export_all(dialect, &defs)
+    }
+
+    /// The tool a provider's name refers to (`calendar_create_event` for OpenAI is the tool
+    /// registered as `calendar.create_event`).
+    ///
+    /// ```
+    /// use toolsmith::{tool, Dialect, Toolbox};
+    ///
+    /// /// Create an event.
+    /// #[tool(name = "calendar.create_event")]
+    /// fn create_event() {}
+    ///
+    /// let toolbox = Toolbox::new().with(CreateEvent);
+    /// let tool = toolbox.resolve(Dialect::Anthropic { strict: false }, "calendar_create_event").unwrap();
+    /// assert_eq!(tool.definition().name(), "calendar.create_event");
+    /// ```
+    #[must_use]
+    pub fn resolve(&self, dialect: Dialect, exported: &str) -> Option<&Arc<dyn Tool>> {
+        self.exported[dialect.index()]
+            .get(exported)
+            .and_then(|name| self.by_name.get(name))
+    }
+
+    /// Runs a call parsed from `dialect`'s response: maps the provider's name back, then
+    /// [`call`](Self::call)s the tool.
+    pub async fn run(&self, dialect: Dialect, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
+        let name = self.exported[dialect.index()]
+            .get(&call.name)
+            .map_or(call.name.as_str(), |name| name);
+        self.call(name, call.arguments(), ctx).await
+    }
+
+    /// Runs a parsed call and encodes its outcome as `dialect` takes tool results
+    /// (see [`encode_result`]).
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
+    ///
+    /// /// Adds two integers.
+    /// #[tool]
+    /// async fn add(
+    ///     /// The first addend.
+    ///     a: i64,
+    ///     /// The second addend.
+    ///     b: i64,
+    /// ) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Add);
+    /// let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+    ///     {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}
+    /// ]}}]});
+    /// let dialect = Dialect::OpenAiChat { strict: true };
+    /// let call = &ToolCall::parse(dialect, &response).unwrap()[0];
+    /// let message = toolbox.respond(dialect, call, &ToolContext::new()).await;
+    /// assert_eq!(message, json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"status\":\"success\",\"data\":5}"}));
+    /// # });
+    /// ```
+    pub async fn respond(&self, dialect: Dialect, call: &ToolCall, ctx: &ToolContext) -> Value {
+        let outcome = self.run(dialect, call, ctx).await;
+        let def = self
+            .resolve(dialect, &call.name)
+            .map(|tool| tool.definition());
+        encode_result(dialect, call, &outcome, def)
     }
 
     fn unknown(&self, name: &str) -> ToolError {

@@ -19,7 +19,7 @@
 //! ```
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::LitStr;
 use syn::spanned::Spanned;
 
@@ -60,6 +60,16 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         Some(lit) => (quote!(#lit), false),
         None => (join_docs(&tool.docs), true),
     };
+
+    let title = option(tool.args.title.as_ref().map(|lit| quote!(#lit)));
+    let [read_only, destructive, idempotent, open_world] = [
+        tool.args.read_only,
+        tool.args.destructive,
+        tool.args.idempotent,
+        tool.args.open_world,
+    ]
+    .map(|flag| option(flag.map(|b| quote!(#b))));
+    let output_schema = output_schema(&tool.sig.output);
 
     let ret_span = match &tool.sig.output {
         syn::ReturnType::Default => tool.sig.ident.span(),
@@ -112,6 +122,14 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 description: #description,
                 description_from_docs: #from_docs,
                 params: &__PARAMS,
+                title: #title,
+                annotations: ::toolsmith::__private::Annotations {
+                    read_only: #read_only,
+                    destructive: #destructive,
+                    idempotent: #idempotent,
+                    open_world: #open_world,
+                },
+                output_schema: #output_schema,
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {
@@ -145,6 +163,31 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+/// A function returning the JSON Schema of the tool's result data: of `T` for `Result<T, E>`,
+/// of the type itself otherwise, when it implements `JsonSchema` (chosen by autoref
+/// specialization in `__private`). An `impl Trait` return type cannot be named: no schema.
+fn output_schema(output: &syn::ReturnType) -> TokenStream {
+    let ty = match output {
+        syn::ReturnType::Default => quote!(()),
+        syn::ReturnType::Type(_, ty) => {
+            let names_impl = ty
+                .to_token_stream()
+                .into_iter()
+                .any(|t| matches!(t, proc_macro2::TokenTree::Ident(ref i) if i == "impl"));
+            if names_impl {
+                return quote!(|| ::core::option::Option::None);
+            }
+            quote!(#ty)
+        }
+    };
+    quote! {
+        || {
+            use ::toolsmith::__private::{OutputOfResult as _, OutputOfResultOpaque as _, OutputOfValue as _, OutputOpaque as _};
+            (&&&::toolsmith::__private::OutputProbe::<#ty>::new()).__toolsmith_output_schema()
+        }
     }
 }
 

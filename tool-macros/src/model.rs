@@ -26,6 +26,11 @@ pub(crate) struct ToolFn {
 pub(crate) struct ToolArgs {
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
 }
 
 /// A model-visible parameter.

@@ -9,8 +9,21 @@ use crate::model::ToolArgs;
 
 pub(crate) const NAME: &str = "name";
 pub(crate) const DESCRIPTION: &str = "description";
+pub(crate) const TITLE: &str = "title";
+pub(crate) const READ_ONLY: &str = "read_only";
+pub(crate) const DESTRUCTIVE: &str = "destructive";
+pub(crate) const IDEMPOTENT: &str = "idempotent";
+pub(crate) const OPEN_WORLD: &str = "open_world";
 /// Every key `#[tool]` accepts; drives the parser and the "expected one of" message.
-pub(crate) const TOOL_KEYS: &[&str] = &[NAME, DESCRIPTION];
+pub(crate) const TOOL_KEYS: &[&str] = &[
+    NAME,
+    DESCRIPTION,
+    TITLE,
+    READ_ONLY,
+    DESTRUCTIVE,
+    IDEMPOTENT,
+    OPEN_WORLD,
+];
 
 /// "`a`, `b` or `c`": the keys as a message lists them.
 pub(crate) fn one_of(keys: &[&str]) -> String {
@@ -63,6 +76,26 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
             // #[tool(description = "...")]
             let value: LitStr = meta.value()?.parse()?;
             set_once(errors, &meta, &mut out.description, value, "tool");
+        } else if meta.path.is_ident(TITLE) {
+            // #[tool(title = "Create event")]
+            let value: LitStr = meta.value()?.parse()?;
+            set_once(errors, &meta, &mut out.title, value, "tool");
+        } else if let Some(slot) = [
+            (READ_ONLY, &mut out.read_only),
+            (DESTRUCTIVE, &mut out.destructive),
+            (IDEMPOTENT, &mut out.idempotent),
+            (OPEN_WORLD, &mut out.open_world),
+        ]
+        .into_iter()
+        .find_map(|(key, slot)| meta.path.is_ident(key).then_some(slot))
+        {
+            // #[tool(read_only)], #[tool(open_world = false)]
+            let value = if meta.input.peek(syn::Token![=]) {
+                meta.value()?.parse::<syn::LitBool>()?.value
+            } else {
+                true
+            };
+            set_once(errors, &meta, slot, value, "tool");
         } else {
             let key = meta
                 .path

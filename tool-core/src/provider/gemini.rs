@@ -1,0 +1,213 @@
+//! Google Gemini function declarations with the OpenAPI-subset `parameters`.
+//!
+//! `$ref`s inlined (recursion refused: `ref`/`defs` are allowed only at the root), no
+//! `$schema`/`$defs`, single scalar `type` with `nullable: true` instead of type arrays and
+//! `null` branches, `const` as a one-value `enum`, `oneOf` as `anyOf` alone on its node, string
+//! enums only, only the keywords of the SDK's `Schema` model (others said in the description),
+//! and the name rules for tools and parameters.
+
+use serde_json::{Map, Value, json};
+
+use super::transform::{
+    Target, describe, downgrade, inline_refs, is_null, merge_all_of, one_of_to_any_of,
+    reject_unsupported,
+};
+use super::{Dialect, ExportError};
+use crate::schema::visit_mut;
+use crate::tool::ToolDefinition;
+
+/// The fields of the SDK's `Schema` model (`extra='forbid'`).
+const ALLOWED: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "properties",
+    "required",
+    "propertyOrdering",
+    "items",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minimum",
+    "maximum",
+    "minProperties",
+    "maxProperties",
+    "anyOf",
+    "default",
+    "example",
+];
+
+pub(super) fn declaration(def: &ToolDefinition, name: &str) -> Result<Value, ExportError> {
+    let target = Target {
+        tool: def.name(),
+        dialect: Dialect::Gemini,
+    };
+    let mut declaration = json!({"name": name, "description": def.description()});
+    let has_params = def
+        .input_schema()
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty());
+    // An OBJECT with no properties is refused; a tool without parameters has no `parameters`.
+    if has_params {
+        declaration["parameters"] = parameters(def.input_schema(), target)?;
+    }
+    Ok(declaration)
+}
+
+fn parameters(canonical: &Value, target: Target<'_>) -> Result<Value, ExportError> {
+    let mut schema = inline_refs(canonical, false, target)?;
+    visit_mut(&mut schema, "", &mut |node, path| {
+        node_rules(node, path, target)
+    })?;
+    Ok(schema)
+}
+
+fn valid_param_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn node_rules(
+    node: &mut Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    reject_unsupported(node, path, target)?;
+    merge_all_of(node, path, target)?;
+    one_of_to_any_of(node);
+    if let Some(props) = node.get("properties").and_then(Value::as_object)
+        && let Some(bad) = props.keys().find(|k| !valid_param_name(k))
+    {
+        return Err(target.error(
+            path,
+            format!(
+                "the name `{bad}` is not allowed: Gemini names start with a letter or `_` and use only letters, digits and `_` (at most 64); use `#[arg(rename = \"...\")]` or `#[serde(rename = \"...\")]`"
+            ),
+        ));
+    }
+    nullable_from_type_array(node, path, target)?;
+    nullable_from_any_of(node);
+    if let Some(value) = node.shift_remove("const") {
+        if !value.is_string() {
+            return Err(target.error(
+                path,
+                "a `const` that is not a string cannot be expressed; Gemini enums are strings",
+            ));
+        }
+        node.insert("enum".into(), Value::Array(vec![value]));
+    }
+    if let Some(Value::Array(values)) = node.get_mut("enum") {
+        if values.iter().any(Value::is_null) {
+            values.retain(|v| !v.is_null());
+            node.insert("nullable".into(), Value::Bool(true));
+        }
+        if node
+            .get("enum")
+            .and_then(Value::as_array)
+            .is_some_and(|v| v.iter().any(|x| !x.is_string()))
+        {
+            // Integer enums (`serde_repr`): keep the type, say the values.
+            downgrade(node, &["enum"]);
+        }
+    }
+    let format_ok = match (
+        node.get("type").and_then(Value::as_str),
+        node.get("format").and_then(Value::as_str),
+    ) {
+        (_, None) => true,
+        (Some("string"), Some(f)) => matches!(f, "date-time" | "enum"),
+        (Some("number"), Some(f)) => matches!(f, "float" | "double"),
+        (Some("integer"), Some(f)) => matches!(f, "int32" | "int64"),
+        _ => false,
+    };
+    if !format_ok {
+        downgrade(node, &["format"]);
+    }
+    if node.get("additionalProperties") == Some(&Value::Bool(false)) {
+        node.shift_remove("additionalProperties");
+    }
+    let extra: Vec<String> = node
+        .keys()
+        .filter(|k| !ALLOWED.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    let extra_refs: Vec<&str> = extra.iter().map(String::as_str).collect();
+    downgrade(node, &extra_refs);
+    // On Gemini 3 a node with `anyOf` may hold nothing else.
+    if node.contains_key("anyOf") {
+        let nullable = node.get("nullable") == Some(&Value::Bool(true));
+        node.retain(|k, _| k == "anyOf");
+        if nullable && let Some(Value::Array(variants)) = node.get_mut("anyOf") {
+            for variant in variants.iter_mut().filter_map(Value::as_object_mut) {
+                variant.insert("nullable".into(), Value::Bool(true));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `type: ["integer", "null"]` → `type: "integer", nullable: true`.
+fn nullable_from_type_array(
+    node: &mut Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    let Some(Value::Array(types)) = node.get("type") else {
+        return Ok(());
+    };
+    let nullable = types.iter().any(|t| t == "null");
+    let others: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+    match others.as_slice() {
+        [one] => {
+            node.insert("type".into(), one.clone());
+        }
+        _ => {
+            return Err(target.error(
+                path,
+                "a value of several JSON types cannot be expressed; Gemini takes one type per value",
+            ));
+        }
+    }
+    if nullable {
+        node.insert("nullable".into(), Value::Bool(true));
+    }
+    Ok(())
+}
+
+/// `anyOf: [X, {"type": "null"}]` → `X` with `nullable: true` (the node's description kept).
+fn nullable_from_any_of(node: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = node.get("anyOf") else {
+        return;
+    };
+    if !variants.iter().any(is_null) {
+        return;
+    }
+    let rest: Vec<Value> = variants.iter().filter(|v| !is_null(v)).cloned().collect();
+    node.insert("nullable".into(), Value::Bool(true));
+    if let [Value::Object(only)] = rest.as_slice() {
+        node.shift_remove("anyOf");
+        let description = node.shift_remove("description");
+        for (k, v) in only {
+            node.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        if let Some(Value::String(outer)) = description {
+            let inner = node
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            node.insert("description".into(), Value::String(outer));
+            if let Some(inner) = inner.filter(|i| !i.is_empty()) {
+                describe(node, &[inner]);
+            }
+        }
+    } else {
+        node.insert("anyOf".into(), Value::Array(rest));
+    }
+}

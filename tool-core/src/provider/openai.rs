@@ -1,0 +1,225 @@
+//! OpenAI function tools (Chat Completions and Responses).
+//!
+//! Non-strict: the canonical schema as it is, without `$schema`. Strict (Structured Outputs):
+//! every object closed and every property listed in `required` (optional ones already accept
+//! `null`), `oneOf` read as `anyOf`, `$ref`s inlined but for recursive types (kept bare in
+//! `$defs`), only the allowed `format`s, no `minLength`/`maxLength` (said in the description),
+//! and the documented size limits checked.
+
+use serde_json::{Map, Value};
+
+use super::transform::{
+    Target, downgrade, inline_refs, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
+};
+use super::{Dialect, ExportError};
+use crate::schema::visit_mut;
+use crate::tool::ToolDefinition;
+
+/// Formats strict mode accepts ("Supported schemas", Structured Outputs guide).
+const STRICT_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Limits of strict mode ("Supported schemas").
+const MAX_PROPERTIES: usize = 5000;
+const MAX_NESTING: usize = 10;
+const MAX_STRING_CHARS: usize = 120_000;
+const MAX_ENUM_VALUES: usize = 1000;
+const LARGE_ENUM: usize = 250;
+const LARGE_ENUM_CHARS: usize = 15_000;
+
+pub(super) fn parameters(
+    def: &ToolDefinition,
+    dialect: Dialect,
+    strict: bool,
+) -> Result<Value, ExportError> {
+    let mut schema = def.input_schema().clone();
+    if let Value::Object(root) = &mut schema {
+        root.shift_remove("$schema");
+    }
+    if !strict {
+        return Ok(schema);
+    }
+    let target = Target {
+        tool: def.name(),
+        dialect,
+    };
+    let mut schema = inline_refs(&schema, true, target)?;
+    visit_mut(&mut schema, "", &mut |node, path| {
+        strict_node(node, path, target)
+    })?;
+    check_limits(&schema, target)?;
+    Ok(schema)
+}
+
+fn strict_node(
+    node: &mut Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    reject_unsupported(node, path, target)?;
+    merge_all_of(node, path, target)?;
+    one_of_to_any_of(node);
+    if node.contains_key("$ref") {
+        return Ok(());
+    }
+    if is_object(node) {
+        match node.get("additionalProperties") {
+            None | Some(Value::Bool(false)) => {}
+            Some(_) => {
+                return Err(target.error(
+                    path,
+                    "an open map (`HashMap`, `BTreeMap`, a struct with `#[serde(flatten)]` of a map) cannot be strict: strict mode closes every object; use a list of key/value structs, or the non-strict dialect",
+                ));
+            }
+        }
+        node.insert("additionalProperties".into(), Value::Bool(false));
+        let keys: Vec<Value> = node
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|props| props.keys().cloned().map(Value::String).collect())
+            .unwrap_or_default();
+        node.entry("properties")
+            .or_insert_with(|| Value::Object(Map::new()));
+        node.insert("required".into(), Value::Array(keys));
+    }
+    if node.get("default") == Some(&Value::Null) {
+        node.shift_remove("default");
+    }
+    let format_ok = node
+        .get("format")
+        .and_then(Value::as_str)
+        .is_none_or(|f| STRICT_FORMATS.contains(&f));
+    if !format_ok {
+        downgrade(node, &["format"]);
+    }
+    downgrade(
+        node,
+        &[
+            "minLength",
+            "maxLength",
+            "uniqueItems",
+            "minProperties",
+            "maxProperties",
+            "propertyNames",
+        ],
+    );
+    Ok(())
+}
+
+#[derive(Default)]
+struct Size {
+    properties: usize,
+    string_chars: usize,
+    enum_values: usize,
+}
+
+fn check_limits(schema: &Value, target: Target<'_>) -> Result<(), ExportError> {
+    let mut size = Size::default();
+    if let Some(defs) = schema.get("$defs").and_then(Value::as_object) {
+        size.string_chars += defs.keys().map(|k| k.chars().count()).sum::<usize>();
+    }
+    measure(schema, "", 0, &mut size, target)?;
+    if size.properties > MAX_PROPERTIES {
+        return Err(target.error(
+            "",
+            format!(
+                "{} object properties in all; strict mode allows {MAX_PROPERTIES}",
+                size.properties
+            ),
+        ));
+    }
+    if size.string_chars > MAX_STRING_CHARS {
+        return Err(target.error(
+            "",
+            format!(
+                "property names, definition names, enum and const values add up to {} characters; strict mode allows {MAX_STRING_CHARS}",
+                size.string_chars
+            ),
+        ));
+    }
+    if size.enum_values > MAX_ENUM_VALUES {
+        return Err(target.error(
+            "",
+            format!(
+                "{} enum values in all; strict mode allows {MAX_ENUM_VALUES}",
+                size.enum_values
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn measure(
+    node: &Value,
+    path: &str,
+    depth: usize,
+    size: &mut Size,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    let Value::Object(map) = node else {
+        return Ok(());
+    };
+    let mut depth = depth;
+    if is_object(map) {
+        depth += 1;
+        if depth > MAX_NESTING {
+            return Err(target.error(
+                path,
+                format!("objects nest {depth} levels deep; strict mode allows {MAX_NESTING}"),
+            ));
+        }
+    }
+    if let Some(props) = map.get("properties").and_then(Value::as_object) {
+        size.properties += props.len();
+        size.string_chars += props.keys().map(|k| k.chars().count()).sum::<usize>();
+    }
+    if let Some(values) = map.get("enum").and_then(Value::as_array) {
+        size.enum_values += values.len();
+        let chars: usize = values
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| s.chars().count())
+            .sum();
+        size.string_chars += chars;
+        if values.len() > LARGE_ENUM && chars > LARGE_ENUM_CHARS {
+            return Err(target.error(
+                path,
+                format!(
+                    "an enum of {} string values with {chars} characters in all; strict mode allows {LARGE_ENUM_CHARS} characters for enums of more than {LARGE_ENUM} values",
+                    values.len()
+                ),
+            ));
+        }
+    }
+    if let Some(Value::String(s)) = map.get("const") {
+        size.string_chars += s.chars().count();
+    }
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("properties" | "$defs", Value::Object(children)) => {
+                for (name, child) in children {
+                    measure(child, &format!("{path}/{key}/{name}"), depth, size, target)?;
+                }
+            }
+            ("anyOf", Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    measure(item, &format!("{path}/{key}/{i}"), depth, size, target)?;
+                }
+            }
+            ("items" | "additionalProperties", child) => {
+                measure(child, &format!("{path}/{key}"), depth, size, target)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

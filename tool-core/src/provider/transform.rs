@@ -1,0 +1,368 @@
+//! Schema rewrites shared by the dialects: inlining `$ref`s, turning constraints into words,
+//! and reading a few facts off schema nodes.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+use super::{Dialect, ExportError};
+use crate::schema::{SUBSCHEMA_KEYS, SUBSCHEMA_LISTS, SUBSCHEMA_MAPS};
+
+/// Who is being exported for which dialect: the context of every error.
+#[derive(Clone, Copy)]
+pub(super) struct Target<'a> {
+    pub(super) tool: &'a str,
+    pub(super) dialect: Dialect,
+}
+
+impl Target<'_> {
+    pub(super) fn error(self, path: &str, reason: impl Into<String>) -> ExportError {
+        ExportError::new(self.tool, self.dialect.name(), path, reason)
+    }
+}
+
+/// Replaces every `$ref` to `#/$defs/...` by the definition it names, with the referring node's
+/// own keys (its description) laid over it. A type that contains itself cannot be inlined: with
+/// `keep_recursive` its definition stays in `$defs` and is referred to by a bare `$ref`;
+/// without, it is an error.
+pub(super) fn inline_refs(
+    root: &Value,
+    keep_recursive: bool,
+    target: Target<'_>,
+) -> Result<Value, ExportError> {
+    let defs = root
+        .get("$defs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut inliner = Inliner {
+        defs: &defs,
+        keep_recursive,
+        target,
+        stack: Vec::new(),
+        kept: BTreeSet::new(),
+    };
+    let mut out = inliner.node(root, "")?;
+    let Value::Object(map) = &mut out else {
+        return Ok(out);
+    };
+    map.shift_remove("$defs");
+    // Definitions kept for recursion are themselves inlined, but for their own recursion.
+    let mut done = BTreeSet::new();
+    let mut kept_defs = Map::new();
+    while let Some(name) = inliner.kept.difference(&done).next().cloned() {
+        done.insert(name.clone());
+        if let Some(def) = defs.get(&name) {
+            inliner.stack.push(name.clone());
+            let inlined = inliner.node(def, &format!("/$defs/{name}"))?;
+            inliner.stack.pop();
+            kept_defs.insert(name, inlined);
+        }
+    }
+    if !kept_defs.is_empty() {
+        map.insert("$defs".into(), Value::Object(kept_defs));
+    }
+    Ok(out)
+}
+
+struct Inliner<'d, 't> {
+    defs: &'d Map<String, Value>,
+    keep_recursive: bool,
+    target: Target<'t>,
+    stack: Vec<String>,
+    kept: BTreeSet<String>,
+}
+
+impl Inliner<'_, '_> {
+    fn node(&mut self, node: &Value, path: &str) -> Result<Value, ExportError> {
+        let Value::Object(map) = node else {
+            return Ok(node.clone());
+        };
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            let Some(name) = reference.strip_prefix("#/$defs/") else {
+                return Err(self.target.error(
+                    path,
+                    format!("the reference `{reference}` points outside the schema's `$defs`"),
+                ));
+            };
+            let name = name.replace("~1", "/").replace("~0", "~");
+            if self.stack.contains(&name) {
+                if !self.keep_recursive {
+                    return Err(self.target.error(
+                        path,
+                        format!(
+                            "the type `{name}` contains itself, and {} does not support recursive schemas; bound the depth with a non-recursive type, or use another dialect",
+                            self.target.dialect
+                        ),
+                    ));
+                }
+                self.kept.insert(name);
+                // A recursive reference stays bare: OpenAI strict forbids siblings beside `$ref`.
+                return Ok(Value::Object(Map::from_iter([(
+                    "$ref".to_owned(),
+                    Value::String(reference.to_owned()),
+                )])));
+            }
+            let Some(def) = self.defs.get(&name) else {
+                return Err(self.target.error(
+                    path,
+                    format!("the reference `{reference}` names no definition"),
+                ));
+            };
+            self.stack.push(name);
+            let inlined = self.node(def, path)?;
+            self.stack.pop();
+            let mut merged = match inlined {
+                Value::Object(m) => m,
+                other => return Ok(other),
+            };
+            for (key, value) in map {
+                if key != "$ref" {
+                    merged.insert(key.clone(), self.child(key, value, path)?);
+                }
+            }
+            return Ok(Value::Object(merged));
+        }
+        let mut out = Map::new();
+        for (key, value) in map {
+            if key == "$defs" && path.is_empty() {
+                continue;
+            }
+            out.insert(key.clone(), self.child(key, value, path)?);
+        }
+        Ok(Value::Object(out))
+    }
+
+    /// Recurses into the subschemas under `key`; other values are copied.
+    fn child(&mut self, key: &str, value: &Value, path: &str) -> Result<Value, ExportError> {
+        if SUBSCHEMA_KEYS.contains(&key) {
+            return self.node(value, &format!("{path}/{key}"));
+        }
+        if SUBSCHEMA_LISTS.contains(&key)
+            && let Value::Array(items) = value
+        {
+            return items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| self.node(item, &format!("{path}/{key}/{i}")))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Value::Array);
+        }
+        if SUBSCHEMA_MAPS.contains(&key)
+            && key != "$defs"
+            && let Value::Object(children) = value
+        {
+            let mut out = Map::new();
+            for (name, child) in children {
+                out.insert(
+                    name.clone(),
+                    self.node(child, &format!("{path}/{key}/{name}"))?,
+                );
+            }
+            return Ok(Value::Object(out));
+        }
+        Ok(value.clone())
+    }
+}
+
+/// Plain words for a constraint keyword, or `None` for one that needs no words.
+fn words(key: &str, value: &Value, node: &Map<String, Value>) -> Option<String> {
+    let n = || value.to_string();
+    Some(match key {
+        "minLength" | "maxLength" => {
+            let (lo, hi) = (node.get("minLength"), node.get("maxLength"));
+            if key == "maxLength" && lo.is_some() {
+                return None; // said together with minLength
+            }
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => format!("{lo} to {hi} characters"),
+                (Some(lo), None) => format!("at least {lo} characters"),
+                (None, Some(hi)) => format!("at most {hi} characters"),
+                (None, None) => return None,
+            }
+        }
+        "minItems" | "maxItems" => {
+            let (lo, hi) = (node.get("minItems"), node.get("maxItems"));
+            if key == "maxItems" && lo.is_some() {
+                return None;
+            }
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => format!("{lo} to {hi} items"),
+                (Some(lo), None) => format!("at least {lo} items"),
+                (None, Some(hi)) => format!("at most {hi} items"),
+                (None, None) => return None,
+            }
+        }
+        "minimum" | "maximum" => {
+            let (lo, hi) = (node.get("minimum"), node.get("maximum"));
+            if key == "maximum" && lo.is_some() {
+                return None;
+            }
+            match (lo, hi) {
+                (Some(lo), Some(hi)) => format!("{lo} to {hi}"),
+                (Some(lo), None) => format!("at least {lo}"),
+                (None, Some(hi)) => format!("at most {hi}"),
+                (None, None) => return None,
+            }
+        }
+        "exclusiveMinimum" => format!("greater than {}", n()),
+        "exclusiveMaximum" => format!("less than {}", n()),
+        "multipleOf" => format!("a multiple of {}", n()),
+        "uniqueItems" if value == &Value::Bool(true) => "no repeated items".to_owned(),
+        "minProperties" => format!("at least {} keys", n()),
+        "maxProperties" => format!("at most {} keys", n()),
+        "pattern" => format!("matching the pattern {}", n()),
+        "format" => match value.as_str()? {
+            "email" => "an email address".to_owned(),
+            "uri" => "an absolute URL".to_owned(),
+            "date-time" => "an RFC 3339 date-time".to_owned(),
+            "date" => "a date (YYYY-MM-DD)".to_owned(),
+            "time" => "a time (HH:MM:SS)".to_owned(),
+            "uuid" => "a UUID".to_owned(),
+            "ipv4" => "an IPv4 address".to_owned(),
+            "ipv6" => "an IPv6 address".to_owned(),
+            "hostname" => "a host name".to_owned(),
+            // Rust number formats (`uint8`, `double`): the bounds say what matters.
+            _ => return None,
+        },
+        "enum" => {
+            let values: Vec<String> = value.as_array()?.iter().map(Value::to_string).collect();
+            format!("one of: {}", values.join(", "))
+        }
+        "default" => format!("default: {}", n()),
+        "additionalProperties" => match value {
+            Value::Object(schema) => match schema.get("type").and_then(Value::as_str) {
+                Some(t) => format!("an object with any keys, each value of type {t}"),
+                None => "an object with any keys".to_owned(),
+            },
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
+/// Removes `keys` from `node` and appends what they said to its description, e.g.
+/// `"Search keywords. (2 to 300 characters)"`.
+pub(super) fn downgrade(node: &mut Map<String, Value>, keys: &[&str]) {
+    let present: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| node.contains_key(*k))
+        .collect();
+    if present.is_empty() {
+        return;
+    }
+    let said: Vec<String> = present
+        .iter()
+        .filter_map(|k| node.get(*k).and_then(|v| words(k, v, node)))
+        .collect();
+    for key in &present {
+        node.shift_remove(*key);
+    }
+    describe(node, &said);
+}
+
+/// Appends `said` to the node's description, in parentheses.
+pub(super) fn describe(node: &mut Map<String, Value>, said: &[String]) {
+    if said.is_empty() {
+        return;
+    }
+    let words = said.join("; ");
+    let description = match node.get("description").and_then(Value::as_str) {
+        Some(existing) if !existing.is_empty() => format!("{existing} ({words})"),
+        _ => format!("({words})"),
+    };
+    node.insert("description".into(), Value::String(description));
+}
+
+/// Whether a schema node describes an object.
+pub(super) fn is_object(node: &Map<String, Value>) -> bool {
+    match node.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => ts.iter().any(|t| t == "object"),
+        _ => node.contains_key("properties"),
+    }
+}
+
+/// Whether a schema node is `{"type": "null"}` (with at most a description).
+pub(super) fn is_null(node: &Value) -> bool {
+    node.get("type").and_then(Value::as_str) == Some("null")
+        && node
+            .as_object()
+            .is_some_and(|m| m.keys().all(|k| k == "type" || k == "description"))
+}
+
+/// Moves `oneOf` into `anyOf`: every dialect with a subset reads a union as `anyOf`, and the
+/// variants of the enums serde writes exclude each other anyway.
+pub(super) fn one_of_to_any_of(node: &mut Map<String, Value>) {
+    if let Some(Value::Array(variants)) = node.shift_remove("oneOf") {
+        match node.get_mut("anyOf") {
+            Some(Value::Array(existing)) => existing.extend(variants),
+            _ => {
+                node.insert("anyOf".into(), Value::Array(variants));
+            }
+        }
+    }
+}
+
+/// Merges a single-entry `allOf` into its node; more entries are an error.
+pub(super) fn merge_all_of(
+    node: &mut Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    match node.shift_remove("allOf") {
+        None => Ok(()),
+        Some(Value::Array(mut entries)) if entries.len() == 1 => {
+            if let Some(Value::Object(entry)) = entries.pop() {
+                for (k, v) in entry {
+                    node.entry(k).or_insert(v);
+                }
+            }
+            Ok(())
+        }
+        Some(_) => Err(target.error(
+            path,
+            format!(
+                "`allOf` with several schemas cannot be expressed in {}",
+                target.dialect
+            ),
+        )),
+    }
+}
+
+/// Keywords no subset dialect can express, with what to write instead.
+pub(super) fn reject_unsupported(
+    node: &Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+) -> Result<(), ExportError> {
+    const UNSUPPORTED: &[(&str, &str)] = &[
+        (
+            "prefixItems",
+            "a tuple cannot be expressed; use a struct with named fields",
+        ),
+        ("not", "`not` cannot be expressed"),
+        ("if", "`if`/`then`/`else` cannot be expressed"),
+        (
+            "dependentRequired",
+            "`dependentRequired` cannot be expressed",
+        ),
+        ("dependentSchemas", "`dependentSchemas` cannot be expressed"),
+        (
+            "patternProperties",
+            "`patternProperties` cannot be expressed; use named fields",
+        ),
+        (
+            "unevaluatedProperties",
+            "`unevaluatedProperties` cannot be expressed",
+        ),
+        ("contains", "`contains` cannot be expressed"),
+    ];
+    for (key, reason) in UNSUPPORTED {
+        if node.contains_key(*key) {
+            return Err(target.error(path, format!("{reason} in {}", target.dialect)));
+        }
+    }
+    Ok(())
+}
