@@ -64,7 +64,6 @@ fn strict_node(
     reject_unsupported(node, path, target)?;
     merge_all_of(node, path, target)?;
     one_of_to_any_of(node);
-    type_array_to_any_of(node);
     if is_object(node) {
         match node.get("additionalProperties") {
             None | Some(Value::Bool(false)) => {}
@@ -111,6 +110,8 @@ fn strict_node(
     if node.get("default") == Some(&Value::Null) {
         node.shift_remove("default");
     }
+    // Last, so that what was said above stays on the outer node with the description.
+    type_array_to_any_of(node);
     Ok(())
 }
 
