@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
-# Needs only the Rust toolchain (cargo, rustfmt, clippy); run from anywhere in the checkout.
+# Needs the Rust toolchain (cargo, rustfmt, clippy) and python3; installs the Python oracles
+# into target/oracles/ from PyPI on first run. Run from anywhere in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,19 @@ for tool in rustfmt clippy-driver; do
     exit 1
   fi
 done
+
+# Python oracles (provider SDKs) in a virtualenv under target/, made once and reused.
+venv=target/oracles/venv
+requirements=tests/oracles/requirements.txt
+if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
+  echo "== installing the Python oracles into $venv"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$venv/requirements.txt"
+fi
+TOOLSMITH_ORACLES="$(pwd)/$venv/bin/python"
+export TOOLSMITH_ORACLES
 
 echo "== cargo fmt --check"
 cargo fmt --all --check

@@ -1,0 +1,106 @@
+//! The providers' own SDKs and schemas, run offline, judge what toolsmith exports:
+//! - every exported JSON Schema passes the 2020-12 meta-schema (Python `jsonschema`);
+//! - OpenAI strict output is a fixed point of openai-agents' `ensure_strict_json_schema`;
+//! - the `openai`, `anthropic` and `google-genai` SDK types accept our tools and results;
+//! - MCP `tools/list` and `CallToolResult`s validate against the 2025-11-25 wire schema and the
+//!   `mcp` SDK's models, and structured results match their output schema.
+//!
+//! `scripts/test.sh` creates the Python environment under `target/oracles/` and sets
+//! `TOOLSMITH_ORACLES` to its interpreter; without it this test says so and passes.
+
+mod common;
+
+use std::process::Command;
+
+use serde_json::{Map, Value, json};
+use toolsmith::{Dialect, ToolCall, ToolContext};
+
+#[tokio::test]
+async fn provider_sdks_accept_our_json() {
+    let Some(python) = std::env::var_os("TOOLSMITH_ORACLES") else {
+        eprintln!(
+            "TOOLSMITH_ORACLES is not set: skipping the provider SDK oracles (scripts/test.sh runs them)"
+        );
+        return;
+    };
+    let toolbox = common::toolbox();
+    let mut tools = Map::new();
+    for dialect in Dialect::ALL {
+        let exported: Vec<Value> = toolbox
+            .definitions()
+            .filter_map(|d| d.export(dialect).ok().cloned())
+            .collect();
+        let value = match dialect {
+            Dialect::Gemini => json!({ "functionDeclarations": exported }),
+            Dialect::Mcp => toolbox.export(dialect).unwrap(),
+            _ => Value::Array(exported),
+        };
+        tools.insert(dialect.name().to_owned(), value);
+    }
+
+    let ctx = ToolContext::new().with_trace_id("tr_oracle");
+    let calls = [
+        ToolCall {
+            id: Some("call_1".into()),
+            name: "ping".into(),
+            arguments: json!({}),
+        },
+        ToolCall {
+            id: Some("call_2".into()),
+            name: "forecast".into(),
+            arguments: json!({"city": "Paris"}),
+        },
+        ToolCall {
+            id: Some("call_3".into()),
+            name: "search".into(),
+            arguments: json!({"query": "x", "num_results": 99}),
+        },
+        ToolCall {
+            id: Some("call_4".into()),
+            name: "nope".into(),
+            arguments: json!({}),
+        },
+    ];
+    let mut results = Map::new();
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::OpenAiResponses { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::Gemini,
+        Dialect::Mcp,
+    ] {
+        let mut encoded = Vec::new();
+        for call in &calls {
+            let result = toolbox.respond(dialect, call, &ctx).await;
+            encoded.push(if dialect == Dialect::Mcp {
+                json!({"tool": call.name, "result": result})
+            } else {
+                result
+            });
+        }
+        results.insert(dialect.name().to_owned(), Value::Array(encoded));
+    }
+
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp-schema-2025-11-25.json"
+    );
+    let bundle = json!({"tools": tools, "results": results, "mcp_schema": fixtures});
+    let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/check.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(&path)
+        .output()
+        .expect("the oracle interpreter runs");
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}");
+    assert!(
+        out.status.success(),
+        "the provider oracles refused our JSON:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}

@@ -1,0 +1,142 @@
+"""Checks toolsmith's provider JSON with the providers' own SDKs and schemas, offline.
+
+Input: the path of a bundle written by tests/oracles.rs (exported tools per dialect, encoded
+results, the MCP wire schema). Prints one line per failed check, then a tally; exits 1 on any
+failure. Run by the Rust test with the virtualenv scripts/test.sh creates under target/.
+"""
+
+import copy
+import json
+import sys
+
+import pydantic
+from jsonschema import Draft202012Validator
+
+failures = []
+passed = 0
+
+
+def check(label, fn):
+    global passed
+    try:
+        fn()
+        passed += 1
+    except Exception as exc:  # noqa: BLE001 - every oracle failure is reported the same way
+        failures.append(f"{label}: {type(exc).__name__}: {exc}"[:2000])
+
+
+def schema_of(dialect, tool):
+    if dialect in ("openai", "openai-strict"):
+        return tool["function"]["parameters"]
+    if dialect.startswith("openai-responses"):
+        return tool["parameters"]
+    if dialect.startswith("anthropic"):
+        return tool["input_schema"]
+    return tool["inputSchema"]
+
+
+def main(path):
+    bundle = json.load(open(path, encoding="utf-8"))
+    tools = bundle["tools"]
+    results = bundle["results"]
+
+    # Every JSON Schema we export is a valid 2020-12 schema.
+    for dialect in ("openai", "openai-strict", "openai-responses", "openai-responses-strict",
+                    "anthropic", "anthropic-strict"):
+        for tool in tools[dialect]:
+            check(f"{dialect} {tool.get('name') or tool['function']['name']}: meta-schema",
+                  lambda t=tool, d=dialect: Draft202012Validator.check_schema(schema_of(d, t)))
+    for tool in tools["mcp"]["tools"]:
+        check(f"mcp {tool['name']}: inputSchema meta-schema",
+              lambda t=tool: Draft202012Validator.check_schema(t["inputSchema"]))
+        if "outputSchema" in tool:
+            check(f"mcp {tool['name']}: outputSchema meta-schema",
+                  lambda t=tool: Draft202012Validator.check_schema(t["outputSchema"]))
+
+    # OpenAI strict output is a fixed point of openai-agents' strictifier.
+    from agents.strict_schema import ensure_strict_json_schema
+
+    def fixed_point(schema):
+        again = ensure_strict_json_schema(copy.deepcopy(schema))
+        if again != schema:
+            raise AssertionError(f"changed by ensure_strict_json_schema:\n{json.dumps(again)}\n!=\n{json.dumps(schema)}")
+
+    for tool in tools["openai-strict"]:
+        check(f"openai-strict {tool['function']['name']}: strict fixed point",
+              lambda t=tool: fixed_point(t["function"]["parameters"]))
+    for tool in tools["openai-responses-strict"]:
+        check(f"openai-responses-strict {tool['name']}: strict fixed point",
+              lambda t=tool: fixed_point(t["parameters"]))
+
+    # The openai SDK's types accept our tools and results.
+    from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionToolMessageParam
+    from openai.types.responses import FunctionToolParam
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
+
+    chat_tool = pydantic.TypeAdapter(ChatCompletionFunctionToolParam)
+    responses_tool = pydantic.TypeAdapter(FunctionToolParam)
+    for dialect in ("openai", "openai-strict"):
+        for tool in tools[dialect]:
+            check(f"{dialect} {tool['function']['name']}: ChatCompletionFunctionToolParam",
+                  lambda t=tool: chat_tool.validate_python(t, strict=True))
+    for dialect in ("openai-responses", "openai-responses-strict"):
+        for tool in tools[dialect]:
+            check(f"{dialect} {tool['name']}: FunctionToolParam",
+                  lambda t=tool: responses_tool.validate_python(t, strict=True))
+    tool_message = pydantic.TypeAdapter(ChatCompletionToolMessageParam)
+    for result in results["openai"]:
+        check("openai result: ChatCompletionToolMessageParam", lambda r=result: tool_message.validate_python(r, strict=True))
+    call_output = pydantic.TypeAdapter(FunctionCallOutput)
+    for result in results["openai-responses"]:
+        check("openai-responses result: FunctionCallOutput", lambda r=result: call_output.validate_python(r, strict=True))
+
+    # The anthropic SDK's types accept our tools and results.
+    from anthropic.types import ToolParam, ToolResultBlockParam
+
+    tool_param = pydantic.TypeAdapter(ToolParam)
+    for dialect in ("anthropic", "anthropic-strict"):
+        for tool in tools[dialect]:
+            check(f"{dialect} {tool['name']}: ToolParam", lambda t=tool: tool_param.validate_python(t, strict=True))
+    result_block = pydantic.TypeAdapter(ToolResultBlockParam)
+    for result in results["anthropic"]:
+        check("anthropic result: ToolResultBlockParam", lambda r=result: result_block.validate_python(r, strict=True))
+
+    # Gemini: the google-genai models forbid unknown fields.
+    from google.genai import types as genai
+
+    for decl in tools["gemini"]["functionDeclarations"]:
+        check(f"gemini {decl['name']}: FunctionDeclaration", lambda d=decl: genai.FunctionDeclaration.model_validate(d))
+    check("gemini: Tool", lambda: genai.Tool.model_validate(tools["gemini"]))
+    for part in results["gemini"]:
+        check("gemini result: Part", lambda p=part: genai.Part.model_validate(p))
+
+    # MCP: the wire schema and the SDK's models.
+    wire = json.load(open(bundle["mcp_schema"], encoding="utf-8"))
+
+    def wire_check(definition, value):
+        validator = Draft202012Validator({"$schema": wire["$schema"], "$defs": wire["$defs"], "$ref": f"#/$defs/{definition}"})
+        errors = [f"{e.message} at {list(e.absolute_path)}" for e in validator.iter_errors(value)]
+        if errors:
+            raise AssertionError("; ".join(errors[:5]))
+
+    import mcp.types as mcp_types
+
+    check("mcp tools/list: ListToolsResult (wire schema)", lambda: wire_check("ListToolsResult", tools["mcp"]))
+    check("mcp tools/list: ListToolsResult (SDK)", lambda: mcp_types.ListToolsResult.model_validate(tools["mcp"]))
+    outputs = {t["name"]: t.get("outputSchema") for t in tools["mcp"]["tools"]}
+    for result in results["mcp"]:
+        check("mcp result: CallToolResult (wire schema)", lambda r=result: wire_check("CallToolResult", r["result"]))
+        check("mcp result: CallToolResult (SDK)", lambda r=result: mcp_types.CallToolResult.model_validate(r["result"]))
+        schema = outputs.get(result["tool"])
+        if schema is not None and not result["result"].get("isError"):
+            check(f"mcp result of {result['tool']}: structuredContent matches outputSchema",
+                  lambda r=result, s=schema: Draft202012Validator(s).validate(r["result"]["structuredContent"]))
+
+    for line in failures:
+        print("FAIL", line)
+    print(f"{passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
