@@ -1,97 +1,14 @@
 //! Three tools, their canonical JSON, one valid call and three invalid ones.
 //!
-//! Run with `cargo run --example quickstart`.
+//! Run with `cargo run --example quickstart`; the tools are in `examples/tools/mod.rs`.
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-use toolsmith::{ToolContext, ToolError, Toolbox, tool};
+mod tools;
 
-/// A recent time window.
-#[derive(Debug, Deserialize, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum DateRestrict {
-    /// The last day.
-    D1,
-    /// The last week.
-    W1,
-    /// The last month.
-    M1,
-}
-
-/// One search hit.
-#[derive(Debug, Serialize)]
-struct Hit {
-    title: String,
-    url: String,
-}
-
-/// Search the web for real-time information. Read-only.
-///
-/// Use for news, documentation and fact checks. Not for private internal documents.
-#[tool]
-async fn search_web(
-    ctx: &ToolContext,
-    /// Search keywords in natural language; never a URL or SQL.
-    #[arg(length(min = 2, max = 300))]
-    query: String,
-    /// How many results to return.
-    #[arg(range(min = 1, max = 10), default = 5)]
-    num_results: u8,
-    /// Only results from this recent window; omit for no limit.
-    date_restrict: Option<DateRestrict>,
-) -> Result<Vec<Hit>, ToolError> {
-    if ctx.is_cancelled() {
-        return Err(ToolError::cancelled("The search was cancelled."));
-    }
-    let window = date_restrict.map_or_else(|| "any time".to_owned(), |d| format!("{d:?}"));
-    Ok((1..=num_results)
-        .map(|i| Hit {
-            title: format!("Result {i} for {query:?} ({window})"),
-            url: format!("https://example.com/{i}"),
-        })
-        .collect())
-}
-
-/// Add two integers. Pure; no side effects.
-#[tool]
-fn add(
-    /// The first addend.
-    a: i64,
-    /// The second addend.
-    b: i64,
-) -> i64 {
-    a.saturating_add(b)
-}
-
-/// Create a calendar event for the signed-in user. Writes data.
-#[tool(name = "calendar.create_event")]
-async fn create_event(
-    ctx: &ToolContext,
-    /// The event's title, shown in the calendar.
-    #[arg(length(min = 1, max = 120))]
-    title: String,
-    /// Who to invite: email addresses.
-    #[arg(length(max = 20))]
-    attendees: Vec<String>,
-    /// Where to send the confirmation.
-    #[arg(email)]
-    notify: Option<String>,
-) -> Result<String, ToolError> {
-    let who = ctx
-        .principal()
-        .ok_or_else(|| ToolError::permission_denied("Sign in before creating events."))?;
-    Ok(format!(
-        "created {title:?} for {who} with {} attendees{}",
-        attendees.len(),
-        notify
-            .map(|n| format!(", confirmation to {n}"))
-            .unwrap_or_default()
-    ))
-}
+use toolsmith::ToolContext;
 
 #[tokio::main]
 async fn main() {
-    let toolbox = Toolbox::new().with(SearchWeb).with(Add).with(CreateEvent);
+    let toolbox = tools::toolbox();
 
     println!("== Tool definitions (canonical JSON Schema 2020-12)\n");
     for def in toolbox.definitions() {

@@ -254,6 +254,9 @@ fn violations(dialect: Dialect, tool: &Value) -> Vec<String> {
                 if node.contains_key("anyOf") && node.len() > 1 {
                     bad("`anyOf` beside other fields");
                 }
+                if !path.is_empty() && !node.contains_key("type") && !node.contains_key("anyOf") {
+                    bad("a value without a type");
+                }
                 if let Some(props) = node.get("properties").and_then(Value::as_object) {
                     for key in props.keys() {
                         let ok = key.len() <= 64

@@ -7,7 +7,16 @@ mod common;
 use serde_json::{Map, Value};
 use toolsmith::Dialect;
 
-const TOOLS: &[&str] = &["search", "locate", "draw", "set_level", "walk", "ping", "forecast", "count_words"];
+const TOOLS: &[&str] = &[
+    "search",
+    "locate",
+    "draw",
+    "set_level",
+    "walk",
+    "ping",
+    "forecast",
+    "count_words",
+];
 
 #[test]
 fn every_dialect() {
@@ -15,7 +24,10 @@ fn every_dialect() {
     for dialect in Dialect::ALL {
         let mut exported = Map::new();
         for name in TOOLS {
-            let def = toolbox.resolve(Dialect::Mcp, name).expect("a shape").definition();
+            let def = toolbox
+                .resolve(Dialect::Mcp, name)
+                .expect("a shape")
+                .definition();
             let value = match def.export(dialect) {
                 Ok(tool) => tool.clone(),
                 Err(err) => Value::String(format!("error: {err}")),

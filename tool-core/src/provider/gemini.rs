@@ -79,9 +79,14 @@ fn node_rules(
     path: &str,
     target: Target<'_>,
 ) -> Result<(), ExportError> {
-    reject_unsupported(node, path, target)?;
-    merge_all_of(node, path, target)?;
     one_of_to_any_of(node);
+    merge_all_of(node, path, target)?;
+    nullable_from_any_of(node);
+    // What `nullable_from_any_of` merged in from the one non-null branch gets the same rules.
+    one_of_to_any_of(node);
+    merge_all_of(node, path, target)?;
+    reject_unsupported(node, path, target)?;
+    names_to_enum(node);
     if let Some(props) = node.get("properties").and_then(Value::as_object)
         && let Some(bad) = props.keys().find(|k| !valid_param_name(k))
     {
@@ -93,7 +98,6 @@ fn node_rules(
         ));
     }
     nullable_from_type_array(node, path, target)?;
-    nullable_from_any_of(node);
     if let Some(value) = node.shift_remove("const") {
         if !value.is_string() {
             return Err(target.error(
@@ -151,6 +155,43 @@ fn node_rules(
         }
     }
     Ok(())
+}
+
+/// A union of variant names (a unit enum whose variants have docs: `anyOf` of `const`s) →
+/// one string `enum`, with the variants' docs said in the description.
+fn names_to_enum(node: &mut Map<String, Value>) {
+    let Some(Value::Array(variants)) = node.get("anyOf") else {
+        return;
+    };
+    let mut values = Vec::new();
+    let mut docs = Vec::new();
+    for variant in variants {
+        let Some(v) = variant.as_object() else { return };
+        let is_name = v.get("type").is_none_or(|t| t == "string")
+            && v.keys().all(|k| {
+                matches!(
+                    k.as_str(),
+                    "type" | "const" | "enum" | "description" | "title"
+                )
+            });
+        if !is_name {
+            return;
+        }
+        let names: Vec<Value> = match (v.get("const"), v.get("enum")) {
+            (Some(c @ Value::String(_)), _) => vec![c.clone()],
+            (None, Some(Value::Array(e))) if e.iter().all(Value::is_string) => e.clone(),
+            _ => return,
+        };
+        if let Some(doc) = v.get("description").and_then(Value::as_str) {
+            let listed: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+            docs.push(format!("{}: {doc}", listed.join(", ")));
+        }
+        values.extend(names);
+    }
+    node.shift_remove("anyOf");
+    node.insert("type".into(), Value::String("string".into()));
+    node.insert("enum".into(), Value::Array(values));
+    describe(node, &docs);
 }
 
 /// `type: ["integer", "null"]` → `type: "integer", nullable: true`.
