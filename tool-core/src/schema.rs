@@ -190,6 +190,17 @@ fn compile_text(constraints: &[Constraint], problem: &mut Option<String>) -> Opt
     }
 }
 
+/// The output schema as advertised: without the Rust type's name as `title`, and none at all
+/// for a tool that returns `()` (its data is always `null`).
+pub(crate) fn output_schema(mut schema: Value) -> Option<Value> {
+    let root = schema.as_object_mut()?;
+    root.shift_remove("title");
+    if root.get("type").and_then(Value::as_str) == Some("null") {
+        return None;
+    }
+    Some(schema)
+}
+
 /// Compiles a validator for `schema` with the settings the runtime uses everywhere: JSON Schema
 /// 2020-12 with `format` asserted (a schema that says `email` gets an email address).
 pub(crate) fn compile(schema: &Value) -> Result<Validator, String> {

@@ -282,7 +282,9 @@ impl ToolDefinition {
             title: spec.title.map(str::to_owned),
             annotations: spec.annotations,
             input_schema: Arc::new(built.schema),
-            output_schema: (spec.output_schema)().map(Arc::new),
+            output_schema: (spec.output_schema)()
+                .and_then(schema::output_schema)
+                .map(Arc::new),
             exports: Default::default(),
             compiled: built.compiled,
             full_validation: built.full_validation,

@@ -57,6 +57,10 @@ pub(super) fn declaration(def: &ToolDefinition, name: &str) -> Result<Value, Exp
     if has_params {
         declaration["parameters"] = parameters(def.input_schema(), target)?;
     }
+    // The result's schema goes in `responseJsonSchema`, which takes full JSON Schema.
+    if let Some(output) = def.output_schema() {
+        declaration["responseJsonSchema"] = super::without_dialect(output);
+    }
     Ok(declaration)
 }
 

@@ -272,10 +272,15 @@ pub(crate) fn export(def: &ToolDefinition, dialect: Dialect) -> Result<Value, Ex
         }
         Dialect::OpenAiResponses { strict } => {
             let parameters = openai::parameters(def, dialect, strict)?;
-            Ok(json!({
+            let mut tool = json!({
                 "type": "function", "name": name, "description": description,
                 "parameters": parameters, "strict": strict,
-            }))
+            });
+            // "A JSON schema object describing the JSON value encoded in string outputs."
+            if let Some(output) = def.output_schema() {
+                tool["output_schema"] = without_dialect(output);
+            }
+            Ok(tool)
         }
         Dialect::Anthropic { strict } => {
             let input_schema = anthropic::input_schema(def, dialect, strict)?;
@@ -289,6 +294,15 @@ pub(crate) fn export(def: &ToolDefinition, dialect: Dialect) -> Result<Value, Ex
         Dialect::Gemini => gemini::declaration(def, &name),
         Dialect::Mcp => Ok(mcp::tool(def)),
     }
+}
+
+/// A schema without its `$schema` keyword.
+pub(crate) fn without_dialect(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.shift_remove("$schema");
+    }
+    schema
 }
 
 /// Wraps the tools' JSON the way each provider's request takes it, checking per-request limits.
