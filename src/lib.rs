@@ -3,9 +3,9 @@
 #![warn(missing_docs)]
 
 pub use toolsmith_core::{
-    Annotations, Arguments, BoxFuture, CallParseError, CancellationToken, Dialect, ErrorCode,
-    ExportError, FieldError, RegistrationError, Tool, ToolCall, ToolContext, ToolDefinition,
-    ToolError, ToolOutcome, Toolbox, UnknownDialect, encode_result,
+    Annotations, Arguments, BoxFuture, CallParseError, CancellationToken, Dialect, Effect,
+    ErrorCode, ExportError, FieldError, LintFinding, LintLevel, RegistrationError, Tool, ToolCall,
+    ToolContext, ToolDefinition, ToolError, ToolOutcome, Toolbox, UnknownDialect, encode_result,
 };
 
 #[doc = include_str!("../docs/tool-attribute.md")]

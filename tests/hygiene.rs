@@ -28,7 +28,10 @@ mod shadowed {
     }
 
     /// Echoes a word.
-    #[::toolsmith::tool]
+    #[::toolsmith::tool(
+        effect = "read",
+        allow(description_scope, tool_name, unbounded_string, open_map)
+    )]
     pub async fn echo(
         /// The word.
         #[arg(length(min = 1, max = 10), default = "hi")]

@@ -4,8 +4,8 @@
 
 use toolsmith::{ToolContext, ToolError, tool};
 
-/// Adds two integers.
-#[tool]
+/// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+#[tool(effect = "read")]
 #[must_use]
 pub fn add(
     /// The first addend.
@@ -16,12 +16,12 @@ pub fn add(
     a.saturating_add(b)
 }
 
-/// Greets someone.
+/// Greets someone. Read-only. Not for group messages.
 ///
 /// # Errors
 ///
 /// When the name is empty after trimming.
-#[tool]
+#[tool(effect = "read")]
 pub async fn greet(
     ctx: &ToolContext,
     /// Who to greet.

@@ -39,13 +39,19 @@ impl Subscriber for Capture {
 }
 
 /// Fails inside.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn fetch() -> Result<u8, ToolError> {
     Err(std::io::Error::other("disk /dev/sda1 is full"))?
 }
 
 /// Panics inside.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn crash() -> u8 {
     panic!("index 7 out of range in cache.rs")
 }

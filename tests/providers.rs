@@ -461,7 +461,11 @@ fn mcp_tools_carry_title_annotations_and_output_schema() {
         ping.get("outputSchema").is_none(),
         "a string result has no object schema"
     );
-    assert!(ping.get("annotations").is_none());
+    assert_eq!(
+        ping["annotations"],
+        json!({"readOnlyHint": true}),
+        "from `effect = \"read\"`"
+    );
 }
 
 #[tokio::test]
@@ -573,11 +577,19 @@ fn runtime_agrees_with_the_canonical_schema_on_every_dialects_documents() {
 #[test]
 fn dotted_names_map_per_provider_and_collisions_are_refused() {
     /// Create an event.
-    #[tool(name = "calendar.create_event")]
+    #[tool(
+        name = "calendar.create_event",
+        effect = "read",
+        allow(description_scope, tool_name, unbounded_string, open_map)
+    )]
     fn create_event() {}
 
     /// Another tool whose OpenAI name would be the same.
-    #[tool(name = "calendar_create_event")]
+    #[tool(
+        name = "calendar_create_event",
+        effect = "read",
+        allow(description_scope, tool_name, unbounded_string, open_map)
+    )]
     fn create_event_2() {}
 
     let toolbox = Toolbox::new().with(CreateEvent);
@@ -607,7 +619,11 @@ fn dotted_names_map_per_provider_and_collisions_are_refused() {
 #[tokio::test]
 async fn calls_parse_from_every_provider_and_map_back() {
     /// Create an event.
-    #[tool(name = "calendar.create_event")]
+    #[tool(
+        name = "calendar.create_event",
+        effect = "read",
+        allow(description_scope, tool_name, unbounded_string, open_map)
+    )]
     async fn create_event(
         /// The title.
         title: String,

@@ -14,7 +14,10 @@ struct Db {
 }
 
 /// Counts calls in the shared database handle. Writes data.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn bump(ctx: &ToolContext) -> Result<Value, ToolError> {
     let db = ctx
         .get::<Arc<Db>>()
@@ -26,7 +29,10 @@ async fn bump(ctx: &ToolContext) -> Result<Value, ToolError> {
 }
 
 /// Adds two integers.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 fn add(
     /// The first addend.
     a: i64,
@@ -37,14 +43,20 @@ fn add(
 }
 
 /// Reports on which thread it runs.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 fn where_am_i(ctx: &ToolContext) -> String {
     let _ = ctx.trace_id();
     format!("{:?}", std::thread::current().id())
 }
 
 /// Panics, to test isolation.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn explode(
     /// Anything.
     #[arg(default = 0)]
@@ -57,7 +69,10 @@ async fn explode(
 }
 
 /// Panics in a sync tool.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 fn explode_sync() -> u8 {
     panic!("secret file /etc/shadow")
 }
@@ -74,13 +89,19 @@ impl std::fmt::Display for DbError {
 impl std::error::Error for DbError {}
 
 /// Fails with an internal error.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn broken() -> Result<u8, ToolError> {
     Err(DbError)?
 }
 
 /// Fails with a retryable error.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn busy() -> Result<(), ToolError> {
     Err(
         ToolError::rate_limited("The API is rate limited; retry in 30 seconds.")
@@ -90,7 +111,10 @@ async fn busy() -> Result<(), ToolError> {
 }
 
 #[doc = include_str!("fixtures/lookup_description.md")]
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn lookup(#[doc = include_str!("fixtures/lookup_description.md")] id: u32) -> u32 {
     id
 }
@@ -98,7 +122,9 @@ async fn lookup(#[doc = include_str!("fixtures/lookup_description.md")] id: u32)
 /// This doc is replaced.
 #[tool(
     name = "calendar.create_event",
-    description = "Create an event. Writes data."
+    description = "Create an event. Writes data.",
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
 )]
 async fn create_event(
     /// Ignored in favour of the explicit description.
@@ -109,7 +135,10 @@ async fn create_event(
 }
 
 /// Returns nothing.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 fn unit() {}
 
 async fn call(toolbox: &Toolbox, name: &str, args: &str) -> Value {
@@ -289,7 +318,10 @@ fn registration_errors() {
 }
 
 /// Has a pattern the regex engine rejects.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 async fn bad_pattern(
     /// A code.
     #[arg(pattern = "(unclosed")]

@@ -25,7 +25,7 @@ struct SearchResults {
 /// Search the web for real-time information. Read-only.
 ///
 /// Use for news, documentation and fact checks. Not for private internal documents.
-#[tool]
+#[tool(effect = "read")]
 async fn search_web(
     ctx: &ToolContext,
     /// Search keywords in natural language; never a URL or SQL.

@@ -26,7 +26,7 @@ pub struct Hit {
 /// Search the web for real-time information. Read-only.
 ///
 /// Use for news, documentation and fact checks. Not for private internal documents.
-#[tool]
+#[tool(effect = "read", open_world)]
 pub async fn search_web(
     ctx: &ToolContext,
     /// Search keywords in natural language; never a URL or SQL.
@@ -50,8 +50,8 @@ pub async fn search_web(
         .collect())
 }
 
-/// Add two integers. Pure; no side effects.
-#[tool]
+/// Add two integers. Pure; no side effects. Not for floating-point numbers.
+#[tool(effect = "read")]
 pub fn add(
     /// The first addend.
     a: i64,
@@ -61,8 +61,17 @@ pub fn add(
     a.saturating_add(b)
 }
 
-/// Create a calendar event for the signed-in user. Writes data.
-#[tool(name = "calendar.create_event")]
+/// An email address.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(transparent)]
+pub struct EmailAddress(#[schemars(email)] pub String);
+
+/// Create a calendar event for the signed-in user. Writes data. Not for recurring events.
+#[tool(
+    name = "calendar.create_event",
+    title = "Create event",
+    effect = "write"
+)]
 pub async fn create_event(
     ctx: &ToolContext,
     /// The event's title, shown in the calendar.
@@ -70,7 +79,7 @@ pub async fn create_event(
     title: String,
     /// Who to invite: email addresses.
     #[arg(length(max = 20))]
-    attendees: Vec<String>,
+    attendees: Vec<EmailAddress>,
     /// Where to send the confirmation.
     #[arg(email)]
     notify: Option<String>,
@@ -79,8 +88,12 @@ pub async fn create_event(
         .principal()
         .ok_or_else(|| ToolError::permission_denied("Sign in before creating events."))?;
     Ok(format!(
-        "created {title:?} for {who} with {} attendees{}",
-        attendees.len(),
+        "created {title:?} for {who} with attendees [{}]{}",
+        attendees
+            .iter()
+            .map(|a| a.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         notify
             .map(|n| format!(", confirmation to {n}"))
             .unwrap_or_default()

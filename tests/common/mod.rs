@@ -12,7 +12,10 @@ use toolsmith::{Toolbox, tool};
 // Shapes
 
 /// Flat scalars.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn flat(
     /// A string.
     name: String,
@@ -37,7 +40,10 @@ pub enum Window {
 }
 
 /// The README's search tool.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn search(
     /// Keywords.
     #[arg(length(min = 2, max = 30))]
@@ -61,7 +67,10 @@ pub enum Priority {
 }
 
 /// Documented enum variants.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn prioritize(
     /// The priority.
     priority: Priority,
@@ -80,7 +89,10 @@ pub struct Location {
 }
 
 /// Nested strict struct.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn locate(
     /// Where.
     location: Location,
@@ -105,7 +117,10 @@ pub fn default_depth() -> u16 {
 }
 
 /// Nested lenient struct.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn configure(
     /// The options.
     options: Options,
@@ -126,7 +141,10 @@ pub struct Ticket {
 }
 
 /// Constraints inside a user type.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn file_ticket(
     /// The ticket.
     ticket: Ticket,
@@ -135,7 +153,10 @@ pub async fn file_ticket(
 }
 
 /// Lists with bounds.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn tag(
     /// Tags.
     #[arg(length(min = 1, max = 3))]
@@ -147,7 +168,10 @@ pub async fn tag(
 }
 
 /// A list of objects.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn route(
     /// Stops.
     #[arg(length(max = 4))]
@@ -157,7 +181,10 @@ pub async fn route(
 }
 
 /// A map.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn count_words(
     /// Word counts.
     counts: HashMap<String, i64>,
@@ -168,7 +195,10 @@ pub async fn count_words(
 }
 
 /// A tuple.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn pair(
     /// A pair.
     pair: (i32, String),
@@ -187,7 +217,10 @@ pub enum Shape {
 }
 
 /// Externally tagged enum.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn draw(
     /// The shape.
     shape: Shape,
@@ -206,7 +239,10 @@ pub enum Action {
 }
 
 /// Internally tagged.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn act(
     /// The action.
     action: Action,
@@ -224,7 +260,10 @@ pub enum IdOrName {
 }
 
 /// Untagged.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn lookup(
     /// Who.
     who: IdOrName,
@@ -241,7 +280,10 @@ pub enum Event {
 }
 
 /// Adjacently tagged.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn emit(
     /// The event.
     event: Event,
@@ -258,7 +300,10 @@ pub struct Tree {
 }
 
 /// Recursion.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn walk(
     /// The tree.
     tree: Tree,
@@ -267,13 +312,19 @@ pub async fn walk(
 }
 
 /// No arguments.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn ping() -> &'static str {
     "pong"
 }
 
 /// Every integer width.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub fn widths(
     /// u8
     a: u8,
@@ -294,7 +345,10 @@ pub fn widths(
 }
 
 /// Text formats.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn contact(
     /// A code.
     #[arg(pattern = r"^[a-z]{3}\d?$")]
@@ -310,7 +364,10 @@ pub async fn contact(
 }
 
 /// Optional values with constraints.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn optional(
     /// A nickname.
     #[arg(length(min = 2, max = 5))]
@@ -326,7 +383,10 @@ pub async fn optional(
 }
 
 /// Renamed parameters and defaults.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub fn rename(
     /// The query.
     #[arg(rename = "q", length(max = 8))]
@@ -346,7 +406,10 @@ pub fn rename(
 pub struct Meters(f64);
 
 /// Boxes, chars and newtypes.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn misc(
     /// A boxed location.
     boxed: Box<Location>,
@@ -361,7 +424,10 @@ pub async fn misc(
 }
 
 /// Nested options and unit.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn nested_options(
     /// Maybe a list of maybe numbers.
     values: Option<Vec<Option<i16>>>,
@@ -400,7 +466,10 @@ impl JsonSchema for Level {
 }
 
 /// An integer enum.
-#[tool]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn set_level(
     /// The level.
     level: Level,
@@ -420,7 +489,13 @@ pub struct Report {
 }
 
 /// Returns structured data.
-#[tool(title = "Weather forecast", read_only, open_world = false)]
+#[tool(
+    title = "Weather forecast",
+    read_only,
+    open_world = false,
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, open_map)
+)]
 pub async fn forecast(
     /// The city.
     #[arg(length(min = 1, max = 50))]

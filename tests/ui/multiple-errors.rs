@@ -1,7 +1,7 @@
 // Several mistakes in one function are all reported in one compile, each on its token.
 use toolsmith::{tool, ToolContext};
 
-#[tool(nmae = "x")]
+#[tool(nmae = "x", effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn search(
     /// What to look for.
     #[arg(lenght(min = 2))]

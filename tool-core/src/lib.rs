@@ -8,6 +8,7 @@
 
 mod context;
 mod error;
+mod lint;
 mod outcome;
 mod provider;
 mod schema;
@@ -22,9 +23,10 @@ pub mod __macro_support;
 
 pub use context::ToolContext;
 pub use error::{ErrorCode, FieldError, ToolError};
+pub use lint::{LintFinding, LintLevel};
 pub use outcome::ToolOutcome;
 pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
-pub use tool::{Annotations, Arguments, BoxFuture, Tool, ToolDefinition};
+pub use tool::{Annotations, Arguments, BoxFuture, Effect, Tool, ToolDefinition};
 pub use toolbox::{RegistrationError, Toolbox};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.

@@ -13,9 +13,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use crate::lint::LintLevel;
 pub use crate::schema::normalize_doc;
 pub use crate::tool::{
-    Annotations, Arguments, Bound, BoxFuture, Constraint, LengthKind, ParamSpec, Tool,
+    Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, LengthKind, ParamSpec, Tool,
     ToolDefinition, ToolSpec,
 };
 pub use crate::validate::{Num, parse_arguments};

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::lint::LintLevel;
 use crate::outcome::ToolOutcome;
 use crate::provider::{Dialect, ExportError};
 use crate::schema::{self, Compiled};
@@ -133,6 +134,42 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// The JSON Schema of the return value, when it implements `JsonSchema`.
     pub output_schema: fn() -> Option<Value>,
+    /// `#[tool(effect = "...")]`.
+    pub effect: Option<Effect>,
+    /// `#[tool(requires_approval)]`.
+    pub requires_approval: bool,
+    /// The level of every lint for this tool (crate config and `#[tool]` settings).
+    pub lint_levels: &'static [(&'static str, LintLevel)],
+}
+
+/// What a tool does to the world, from `#[tool(effect = "read" | "write" | "destructive")]`.
+///
+/// It sets the MCP hints (`readOnlyHint`, `destructiveHint`) unless they are given, and tells
+/// execution policies (approval, retries) what they are dealing with.
+///
+/// ```
+/// assert_eq!(toolsmith_core::Effect::Destructive.as_str(), "destructive");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Only reads.
+    Read,
+    /// Creates or changes data.
+    Write,
+    /// Deletes or overwrites data, or acts in bulk.
+    Destructive,
+}
+
+impl Effect {
+    /// `read`, `write` or `destructive`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Destructive => "destructive",
+        }
+    }
 }
 
 /// Hints about a tool's behaviour, from `#[tool(read_only, destructive, idempotent, open_world)]`.
@@ -158,6 +195,20 @@ pub struct Annotations {
 }
 
 impl Annotations {
+    /// Fills the hints an effect implies, where they are not set.
+    #[must_use]
+    pub fn with_effect(mut self, effect: Option<Effect>) -> Self {
+        let (read_only, destructive) = match effect {
+            None => return self,
+            Some(Effect::Read) => (true, None),
+            Some(Effect::Write) => (false, Some(false)),
+            Some(Effect::Destructive) => (false, Some(true)),
+        };
+        self.read_only = self.read_only.or(Some(read_only));
+        self.destructive = self.destructive.or(destructive);
+        self
+    }
+
     /// MCP's `ToolAnnotations` object, without the unset hints.
     #[must_use]
     pub fn to_mcp(&self) -> serde_json::Map<String, Value> {
@@ -187,6 +238,8 @@ pub struct ParamSpec {
     pub constraints: &'static [Constraint],
     /// The `default = ...` value, as JSON.
     pub default: Option<fn() -> Value>,
+    /// `#[arg(allow(..))]` and friends.
+    pub lint_levels: &'static [(&'static str, LintLevel)],
 }
 
 /// One `#[arg(...)]` constraint.
@@ -259,6 +312,10 @@ pub struct ToolDefinition {
     description: String,
     title: Option<String>,
     annotations: Annotations,
+    effect: Option<Effect>,
+    requires_approval: bool,
+    lint_levels: &'static [(&'static str, LintLevel)],
+    param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
     input_schema: Arc<Value>,
     output_schema: Option<Arc<Value>>,
     exports: [OnceLock<Result<Value, ExportError>>; 8],
@@ -280,7 +337,16 @@ impl ToolDefinition {
                 spec.description.to_owned()
             },
             title: spec.title.map(str::to_owned),
-            annotations: spec.annotations,
+            annotations: spec.annotations.with_effect(spec.effect),
+            effect: spec.effect,
+            requires_approval: spec.requires_approval,
+            lint_levels: spec.lint_levels,
+            param_lint_levels: spec
+                .params
+                .iter()
+                .filter(|p| !p.lint_levels.is_empty())
+                .map(|p| (p.name, p.lint_levels))
+                .collect(),
             input_schema: Arc::new(built.schema),
             output_schema: (spec.output_schema)()
                 .and_then(schema::output_schema)
@@ -321,6 +387,10 @@ impl ToolDefinition {
             description: description.into(),
             title: None,
             annotations: Annotations::default(),
+            effect: None,
+            requires_approval: false,
+            lint_levels: &[],
+            param_lint_levels: Vec::new(),
             input_schema: Arc::new(input_schema),
             output_schema: None,
             exports: Default::default(),
@@ -369,6 +439,58 @@ impl ToolDefinition {
     pub fn with_output_schema(mut self, schema: Value) -> Self {
         self.output_schema = Some(Arc::new(schema));
         self
+    }
+
+    /// Declares what the tool does to the world (and sets the MCP hints that follow from it).
+    ///
+    /// ```
+    /// use toolsmith_core::{Effect, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"})).with_effect(Effect::Read);
+    /// assert_eq!(def.annotations().read_only, Some(true));
+    /// ```
+    #[must_use]
+    pub fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = Some(effect);
+        self.annotations = self.annotations.with_effect(Some(effect));
+        self
+    }
+
+    /// Declares that a person must approve each call.
+    ///
+    /// ```
+    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_requires_approval(true);
+    /// assert!(def.requires_approval());
+    /// ```
+    #[must_use]
+    pub fn with_requires_approval(mut self, required: bool) -> Self {
+        self.requires_approval = required;
+        self
+    }
+
+    /// The declared effect, if any.
+    #[must_use]
+    pub fn effect(&self) -> Option<Effect> {
+        self.effect
+    }
+
+    /// Whether each call needs a person's approval.
+    #[must_use]
+    pub fn requires_approval(&self) -> bool {
+        self.requires_approval
+    }
+
+    /// The level of `lint` for this tool, or for its parameter `param`.
+    #[must_use]
+    pub fn lint_level(&self, lint: &str, param: Option<&str>) -> LintLevel {
+        let from =
+            |levels: &[(&str, LintLevel)]| levels.iter().find(|(l, _)| *l == lint).map(|(_, v)| *v);
+        param
+            .and_then(|p| self.param_lint_levels.iter().find(|(name, _)| *name == p))
+            .and_then(|(_, levels)| from(levels))
+            .or_else(|| from(self.lint_levels))
+            .or_else(|| crate::lint::rules::find(lint).map(|l| l.default))
+            .unwrap_or(LintLevel::Warn)
     }
 
     /// The human-readable title, if any.

@@ -159,13 +159,13 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Toolbox, RegistrationError};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str { "hello" }
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
     ///
     /// let mut toolbox = Toolbox::new();
-    /// toolbox.register(Hello).unwrap();
-    /// let err = toolbox.register(Hello).unwrap_err();
+    /// toolbox.register(SayHello).unwrap();
+    /// let err = toolbox.register(SayHello).unwrap_err();
     /// assert!(matches!(err, RegistrationError::Duplicate { .. }));
     /// ```
     pub fn register(&mut self, tool: impl Tool) -> Result<&mut Self, RegistrationError> {
@@ -232,12 +232,12 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Toolbox};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str { "hello" }
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
     ///
-    /// let toolbox = Toolbox::new().with(Hello);
-    /// assert_eq!(toolbox.get("hello").unwrap().definition().description(), "Says hello.");
+    /// let toolbox = Toolbox::new().with(SayHello);
+    /// assert_eq!(toolbox.get("say_hello").unwrap().definition().description(), "Says hello. Read-only. Not for real conversations.");
     /// assert!(toolbox.get("bye").is_none());
     /// ```
     #[must_use]
@@ -250,11 +250,11 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Toolbox};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str { "hello" }
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
     ///
-    /// let toolbox = Toolbox::new().with(Hello);
+    /// let toolbox = Toolbox::new().with(SayHello);
     /// let json = serde_json::to_value(toolbox.definitions().collect::<Vec<_>>()).unwrap();
     /// assert_eq!(json[0]["input_schema"]["type"], "object");
     /// ```
@@ -267,11 +267,11 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Toolbox};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str { "hello" }
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
     ///
-    /// assert_eq!(Toolbox::new().with(Hello).names().collect::<Vec<_>>(), ["hello"]);
+    /// assert_eq!(Toolbox::new().with(SayHello).names().collect::<Vec<_>>(), ["say_hello"]);
     /// ```
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
         self.in_order.iter().map(|tool| tool.definition().name())
@@ -282,11 +282,11 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Toolbox};
     ///
-    /// /// Says hello.
-    /// #[tool]
-    /// fn hello() -> &'static str { "hello" }
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
     ///
-    /// assert_eq!(Toolbox::new().with(Hello).len(), 1);
+    /// assert_eq!(Toolbox::new().with(SayHello).len(), 1);
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -314,9 +314,9 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, ToolContext, Toolbox};
     ///
-    /// /// Doubles a number.
-    /// #[tool]
-    /// async fn double(
+    /// /// Multiplies a number by two. Pure, no side effects. Not for floats.
+    /// #[tool(effect = "read")]
+    /// async fn multiply_by_two(
     ///     /// The number.
     ///     #[arg(range(min = 0, max = 1000))]
     ///     n: u32,
@@ -325,12 +325,12 @@ impl Toolbox {
     /// }
     ///
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let toolbox = Toolbox::new().with(Double);
+    /// let toolbox = Toolbox::new().with(MultiplyByTwo);
     /// let ctx = ToolContext::new().with_trace_id("tr_1");
     /// // OpenAI sends the arguments as a JSON string; objects and parsed values work too.
-    /// let out = toolbox.call("double", r#""{\"n\": 21}""#, &ctx).await;
+    /// let out = toolbox.call("multiply_by_two", r#""{\"n\": 21}""#, &ctx).await;
     /// assert_eq!(out.into_result::<u32>().unwrap(), 42);
-    /// let out = toolbox.call("double", serde_json::json!({"n": 5000}), &ctx).await;
+    /// let out = toolbox.call("multiply_by_two", serde_json::json!({"n": 5000}), &ctx).await;
     /// let err = out.error().unwrap();
     /// assert_eq!(err.fields()[0].to_string(), "/n: 5000 is greater than the maximum of 1000");
     /// assert_eq!(err.trace_id(), Some("tr_1"));
@@ -453,6 +453,68 @@ impl Toolbox {
             .resolve(dialect, &call.name)
             .map(|tool| tool.definition());
         encode_result(dialect, call, &outcome, def)
+    }
+
+    /// Lints every tool's resolved definition: what `#[tool]` cannot see in tokens (the shape
+    /// of parameter types, `include_str!` docs, what providers cannot express), with the same
+    /// lint names, messages and levels (`allow` findings are left out).
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Filter {
+    ///     /// Free text: nothing bounds it.
+    ///     text: String,
+    /// }
+    ///
+    /// /// Searches notes. Read-only. Not for shared drives.
+    /// #[tool(effect = "read")]
+    /// fn search_notes(
+    ///     /// The filter.
+    ///     filter: Filter,
+    /// ) -> usize {
+    ///     filter.text.len()
+    /// }
+    ///
+    /// let findings = Toolbox::new().with(SearchNotes).lint();
+    /// assert_eq!(findings[0].lint, "unbounded_string");
+    /// assert_eq!(findings[0].path, "/$defs/Filter/properties/text");
+    /// ```
+    #[must_use]
+    pub fn lint(&self) -> Vec<crate::LintFinding> {
+        self.definitions().flat_map(crate::lint::tool).collect()
+    }
+
+    /// Panics with every finding of [`lint`](Self::lint) at `warn` or `deny`: one line in a
+    /// test keeps a toolbox lint-clean.
+    ///
+    /// # Panics
+    ///
+    /// When there is a finding; the message lists them all.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+    /// #[tool(effect = "read")]
+    /// fn add(
+    ///     /// The first addend.
+    ///     a: i64,
+    ///     /// The second addend.
+    ///     b: i64,
+    /// ) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// Toolbox::new().with(Add).assert_lint_clean();
+    /// ```
+    pub fn assert_lint_clean(&self) {
+        let findings = self.lint();
+        if !findings.is_empty() {
+            let listed: Vec<String> = findings.iter().map(ToString::to_string).collect();
+            panic!("{} lint findings:\n{}", findings.len(), listed.join("\n"));
+        }
     }
 
     fn unknown(&self, name: &str) -> ToolError {

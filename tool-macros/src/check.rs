@@ -7,24 +7,15 @@ use quote::ToTokens;
 use crate::errors::Errors;
 use syn::Signature;
 
-use crate::model::{Number, NumberLit, Param, ToolArgs, ToolFn};
+use crate::model::{Number, NumberLit, ToolFn};
 
 /// Rules on the function itself, reported before the parameters' so errors come in source order.
-pub(crate) fn signature(errors: &Errors, sig: &Signature, docs: &[syn::Expr], args: &ToolArgs) {
+pub(crate) fn signature(errors: &Errors, sig: &Signature) {
     if let Some(unsafety) = &sig.unsafety {
         errors.at(unsafety, "a tool cannot be an `unsafe fn`; make the function safe and keep the `unsafe` block inside it");
     }
     if let Some(abi) = &sig.abi {
         errors.at(abi, "a tool cannot have an `extern` ABI; remove it");
-    }
-    if docs.is_empty() && args.description.is_none() {
-        errors.at(
-            &sig.ident,
-            format!(
-                "missing doc comment on tool `{}`; the model reads it to decide when to call the tool: write `/// What it does. When to use it.` above the function, or `#[tool(description = \"...\")]`",
-                sig.ident
-            ),
-        );
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         errors.at(
@@ -34,19 +25,6 @@ pub(crate) fn signature(errors: &Errors, sig: &Signature, docs: &[syn::Expr], ar
     }
     if let Some(variadic) = &sig.variadic {
         errors.at(variadic, "a tool cannot be variadic");
-    }
-}
-
-/// Missing parameter docs, reported as each parameter is parsed.
-pub(crate) fn param_doc(errors: &Errors, param: &Param) {
-    if param.docs.is_empty() && param.args.description.is_none() {
-        errors.at(
-            &param.ident,
-            format!(
-                "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, or `#[arg(description = \"...\")]`",
-                param.ident
-            ),
-        );
     }
 }
 

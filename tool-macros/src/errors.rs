@@ -30,9 +30,13 @@ impl Errors {
         }
     }
 
-    /// All errors combined, in the order they were reported.
+    /// All errors combined, in source order (then in the order they were reported).
     pub(crate) fn finish(self) -> Result<(), syn::Error> {
-        let list = self.0.borrow_mut().take().unwrap_or_default();
+        let mut list = self.0.borrow_mut().take().unwrap_or_default();
+        list.sort_by_key(|err| {
+            let start = err.span().start();
+            (start.line, start.column)
+        });
         let mut iter = list.into_iter();
         match iter.next() {
             None => Ok(()),

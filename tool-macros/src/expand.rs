@@ -70,6 +70,19 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     ]
     .map(|flag| option(flag.map(|b| quote!(#b))));
     let output_schema = output_schema(&tool.sig.output);
+    let effect = option(tool.args.effect.as_ref().map(|lit| {
+        let variant = match lit.value().as_str() {
+            "read" => format_ident!("Read"),
+            "destructive" => format_ident!("Destructive"),
+            _ => format_ident!("Write"),
+        };
+        quote!(::toolsmith::__private::Effect::#variant)
+    }));
+    let requires_approval = tool.args.requires_approval.is_some();
+    let lint_levels = tool
+        .lint_levels
+        .iter()
+        .map(|(lint, level)| level_tokens(lint, *level));
 
     let ret_span = match &tool.sig.output {
         syn::ReturnType::Default => tool.sig.ident.span(),
@@ -130,6 +143,9 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     open_world: #open_world,
                 },
                 output_schema: #output_schema,
+                effect: #effect,
+                requires_approval: #requires_approval,
+                lint_levels: &[#(#lint_levels),*],
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {
@@ -271,6 +287,15 @@ fn call_value(param: &Param, local: &syn::Ident) -> TokenStream {
     }
 }
 
+fn level_tokens(lint: &str, level: crate::lints::rules::Level) -> TokenStream {
+    let variant = match level {
+        crate::lints::rules::Level::Allow => format_ident!("Allow"),
+        crate::lints::rules::Level::Warn => format_ident!("Warn"),
+        crate::lints::rules::Level::Deny => format_ident!("Deny"),
+    };
+    quote!((#lint, ::toolsmith::__private::LintLevel::#variant))
+}
+
 fn param_spec(param: &Param) -> TokenStream {
     let name = param.json_name();
     let ty = &param.ty;
@@ -279,6 +304,11 @@ fn param_spec(param: &Param) -> TokenStream {
         None => (join_docs(&param.docs), true),
     };
     let constraints = constraints(param);
+    let levels = param
+        .args
+        .levels
+        .iter()
+        .map(|s| level_tokens(s.lint, s.level));
     let default = match default_expr(param) {
         Some(expr) => quote! {
             ::core::option::Option::Some(|| ::toolsmith::__private::default_value::<#ty>(#expr))
@@ -292,6 +322,7 @@ fn param_spec(param: &Param) -> TokenStream {
             description_from_docs: #from_docs,
             constraints: &[#(#constraints),*],
             default: #default,
+            lint_levels: &[#(#levels),*],
         }
     }
 }

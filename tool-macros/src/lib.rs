@@ -11,6 +11,7 @@ mod entry;
 mod errors;
 mod expand;
 mod fallback;
+mod lints;
 mod model;
 mod parse;
 

@@ -1,6 +1,8 @@
 //! The macro's own view of a tool function, produced by `parse` and consumed by `expand`.
 
 use proc_macro2::{Span, TokenStream};
+
+use crate::lints::rules::Level;
 use syn::{Attribute, Expr, Ident, LitFloat, LitInt, LitStr, Signature, Type, Visibility};
 
 /// A `#[tool]` function.
@@ -15,10 +17,14 @@ pub(crate) struct ToolFn {
     pub(crate) args: ToolArgs,
     /// `#[doc = ...]` values of the function, in order.
     pub(crate) docs: Vec<Expr>,
+    /// The span of the first doc attribute.
+    pub(crate) doc_span: Option<Span>,
     /// Whether the first parameter is the context.
     pub(crate) takes_context: bool,
     /// The model-visible parameters, in order.
     pub(crate) params: Vec<Param>,
+    /// The level of every lint for this tool (crate config and `#[tool]` settings).
+    pub(crate) lint_levels: Vec<(&'static str, Level)>,
 }
 
 /// `#[tool(...)]` keys.
@@ -31,6 +37,18 @@ pub(crate) struct ToolArgs {
     pub(crate) destructive: Option<bool>,
     pub(crate) idempotent: Option<bool>,
     pub(crate) open_world: Option<bool>,
+    /// `effect = "read" | "write" | "destructive"`.
+    pub(crate) effect: Option<LitStr>,
+    /// `requires_approval`.
+    pub(crate) requires_approval: Option<Span>,
+    /// `allow(...)`, `warn(...)`, `deny(...)`.
+    pub(crate) levels: Vec<LevelSetting>,
+}
+
+/// One lint named in `allow(...)`, `warn(...)` or `deny(...)`.
+pub(crate) struct LevelSetting {
+    pub(crate) lint: &'static str,
+    pub(crate) level: Level,
 }
 
 /// A model-visible parameter.
@@ -38,6 +56,8 @@ pub(crate) struct Param {
     pub(crate) ident: Ident,
     pub(crate) ty: Type,
     pub(crate) docs: Vec<Expr>,
+    /// The span of the first doc attribute, where doc-text findings point.
+    pub(crate) doc_span: Option<Span>,
     pub(crate) args: ParamArgs,
 }
 
@@ -52,6 +72,8 @@ pub(crate) struct ParamArgs {
     pub(crate) default: Option<Expr>,
     pub(crate) rename: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
+    /// `allow(...)`, `warn(...)`, `deny(...)` for this parameter's lints.
+    pub(crate) levels: Vec<LevelSetting>,
 }
 
 /// `length(min = .., max = ..)`.

@@ -2,7 +2,7 @@
 use toolsmith::tool;
 
 /// Counts.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn count(
     /// How many.
     #[arg(range(min = 1), range(max = 10))]

@@ -2,7 +2,7 @@
 use toolsmith::tool;
 
 /// Searches.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn search(
     /// What to look for.
     #[arg(length(minimum = 2))]

@@ -2,7 +2,7 @@
 use toolsmith::{tool, ToolContext};
 
 /// Greets.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn greet(ctx: &ToolContext, other: &ToolContext) -> String {
     let _ = (ctx, other);
     String::new()

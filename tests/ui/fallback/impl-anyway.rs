@@ -3,7 +3,7 @@
 use toolsmith::{tool, Toolbox};
 
 /// Searches.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn search(query: String) -> String {
     query
 }

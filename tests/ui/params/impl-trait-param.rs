@@ -2,7 +2,7 @@
 use toolsmith::tool;
 
 /// Greets.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn greet(
     /// Who to greet.
     name: impl Into<String>,

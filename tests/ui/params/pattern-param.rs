@@ -2,7 +2,7 @@
 use toolsmith::tool;
 
 /// Adds.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn add(
     /// The two addends.
     (a, b): (i64, i64),

@@ -5,7 +5,7 @@ struct Engine;
 
 impl Engine {
     /// Searches.
-    #[tool]
+    #[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
     fn search(
         &self,
         /// What to look for.

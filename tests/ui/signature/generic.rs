@@ -2,7 +2,7 @@
 use toolsmith::tool;
 
 /// Echoes.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn echo<T: serde::Serialize>(
     /// The value.
     value: String,

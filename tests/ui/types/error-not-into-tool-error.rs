@@ -4,7 +4,7 @@ use toolsmith::tool;
 struct Opaque;
 
 /// Fails.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn fail(
     /// Anything.
     n: u32,

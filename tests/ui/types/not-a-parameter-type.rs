@@ -6,7 +6,7 @@ struct Point {
 }
 
 /// Measures.
-#[tool]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn measure(
     /// The point.
     point: Point,

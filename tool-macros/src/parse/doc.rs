@@ -12,3 +12,12 @@ pub(crate) fn collect(attrs: &[Attribute]) -> Vec<Expr> {
         })
         .collect()
 }
+
+/// The span of the first `#[doc]` attribute.
+pub(crate) fn first_span(attrs: &[Attribute]) -> Option<proc_macro2::Span> {
+    use syn::spanned::Spanned;
+    attrs
+        .iter()
+        .find(|attr| attr.path().is_ident("doc"))
+        .map(Spanned::span)
+}

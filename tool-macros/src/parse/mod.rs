@@ -1,6 +1,6 @@
 //! syn → model. Every parser reports into `Errors` and goes on with a best-effort value.
 
-mod args;
+pub(crate) mod args;
 mod doc;
 mod param;
 
@@ -40,7 +40,8 @@ impl ToolFn {
     pub(crate) fn parse(errors: &Errors, args: TokenStream, item: ItemFn) -> ToolFn {
         let tool_args = args::parse(errors, args);
         let docs = doc::collect(&item.attrs);
-        crate::check::signature(errors, &item.sig, &docs, &tool_args);
+        let doc_span = doc::first_span(&item.attrs);
+        crate::check::signature(errors, &item.sig);
         let mut sig = item.sig;
         let (takes_context, params) = param::parse_all(errors, &mut sig);
         ToolFn {
@@ -50,8 +51,10 @@ impl ToolFn {
             body: item.body,
             args: tool_args,
             docs,
+            doc_span,
             takes_context,
             params,
+            lint_levels: Vec::new(),
         }
     }
 }

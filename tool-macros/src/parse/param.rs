@@ -16,6 +16,9 @@ const URL: &str = "url";
 const DEFAULT: &str = "default";
 const RENAME: &str = "rename";
 const DESCRIPTION: &str = "description";
+const ALLOW: &str = "allow";
+const WARN: &str = "warn";
+const DENY: &str = "deny";
 /// Every key `#[arg]` accepts; drives the parser and the "expected one of" message.
 const ARG_KEYS: &[&str] = &[
     LENGTH,
@@ -26,6 +29,9 @@ const ARG_KEYS: &[&str] = &[
     DEFAULT,
     RENAME,
     DESCRIPTION,
+    ALLOW,
+    WARN,
+    DENY,
 ];
 const LENGTH_KEYS: &[&str] = &["min", "max"];
 const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
@@ -133,14 +139,13 @@ pub(crate) fn parse_all(errors: &Errors, sig: &mut Signature) -> (bool, Vec<Para
         check_type(errors, &pat_type.ty);
         let args = parse_arg_attrs(errors, &pat_type.attrs);
         let docs = doc::collect(&pat_type.attrs);
-        let param = Param {
+        params.push(Param {
             ident,
             ty: (*pat_type.ty).clone(),
             docs,
+            doc_span: doc::first_span(&pat_type.attrs),
             args,
-        };
-        crate::check::param_doc(errors, &param);
-        params.push(param);
+        });
     }
     super::strip_param_attrs(sig);
     (takes_context, params)
@@ -245,6 +250,10 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                     // #[arg(description = "...")]
                     let value: LitStr = meta.value()?.parse()?;
                     set_once(errors, &meta, &mut out.description, value, "arg");
+                }
+                ALLOW | WARN | DENY => {
+                    // #[arg(allow(unbounded_string))]
+                    super::args::parse_levels(errors, &meta, &key, &mut out.levels)?;
                 }
                 _ => {
                     errors.at(&meta.path, format!("unknown `arg` key `{key}`; expected one of {}", one_of(ARG_KEYS)));

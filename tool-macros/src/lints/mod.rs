@@ -1,0 +1,101 @@
+//! Schema lints on the tokens of a tool: each finding has a lint name, a level and a span.
+//!
+//! Levels come from, most specific first: `#[arg(allow(..))]` on a parameter, `#[tool(allow(..))]`
+//! on the tool, `[package.metadata.toolsmith.lints]` in the crate's Cargo.toml, the lint's default.
+//! `deny` findings are compile errors; `warn` findings become real compiler warnings through a
+//! deprecated item used at the offending token (the one stable way for a proc macro to warn).
+
+mod checks;
+pub(crate) mod config;
+pub(crate) mod rules;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+use self::config::Config;
+use self::rules::Level;
+use crate::errors::Errors;
+use crate::model::{LevelSetting, Param, ToolFn};
+
+/// One lint finding.
+pub(crate) struct Finding {
+    pub(crate) lint: &'static str,
+    pub(crate) span: Span,
+    pub(crate) message: String,
+    /// The parameter it concerns, for parameter-level `allow`.
+    pub(crate) param: Option<usize>,
+}
+
+fn setting(levels: &[LevelSetting], lint: &str) -> Option<Level> {
+    levels.iter().find(|s| s.lint == lint).map(|s| s.level)
+}
+
+/// The level of `lint` for the tool (and parameter), most specific setting first.
+pub(crate) fn level(
+    config: &Config,
+    tool: &ToolFn,
+    param: Option<&Param>,
+    lint: &'static str,
+) -> Level {
+    param
+        .and_then(|p| setting(&p.args.levels, lint))
+        .or_else(|| setting(&tool.args.levels, lint))
+        .or_else(|| config.level(lint))
+        .or_else(|| rules::find(lint).map(|l| l.default))
+        .unwrap_or(Level::Warn)
+}
+
+/// The tool's level of every lint (crate config and `#[tool]` settings), for the runtime's
+/// `Toolbox::lint`.
+pub(crate) fn tool_levels(config: &Config, tool: &ToolFn) -> Vec<(&'static str, Level)> {
+    rules::LINTS
+        .iter()
+        .map(|lint| (lint.name, level(config, tool, None, lint.name)))
+        .collect()
+}
+
+/// Runs every lint: `deny` findings go to `errors`; the returned tokens carry the warnings
+/// (and make rustc track the manifest the levels came from).
+pub(crate) fn run(errors: &Errors, config: &Config, tool: &ToolFn) -> TokenStream {
+    for problem in &config.problems {
+        errors.at_span(Span::call_site(), problem);
+    }
+    let mut warnings = Vec::new();
+    for finding in checks::all(tool) {
+        let param = finding.param.map(|i| &tool.params[i]);
+        let message = format!("{}{}", finding.message, rules::note(finding.lint));
+        match level(config, tool, param, finding.lint) {
+            Level::Allow => {}
+            Level::Deny => errors.at_span(finding.span, message),
+            Level::Warn => warnings.push(warning(finding.lint, finding.span, &message)),
+        }
+    }
+    let track = config
+        .manifest
+        .as_ref()
+        .and_then(|p| p.to_str())
+        .map(|path| {
+            quote! { const _: &[u8] = ::core::include_bytes!(#path); }
+        });
+    quote! { #(#warnings)* #track }
+}
+
+/// A compiler warning at `span`: the use of a deprecated constant named after the lint, in a
+/// module named `toolsmith`, reads `use of deprecated constant `toolsmith::unbounded_string`:
+/// <message>`.
+fn warning(lint: &str, span: Span, message: &str) -> TokenStream {
+    let name = format_ident!("{}", lint);
+    // Every token of the use carries the finding's span: rustc reports the deprecation there.
+    let used_name = format_ident!("{}", lint, span = span);
+    let used = quote_spanned!(span=> toolsmith::#used_name);
+    quote! {
+        const _: () = {
+            #[allow(dead_code, non_upper_case_globals)]
+            mod toolsmith {
+                #[deprecated(note = #message)]
+                pub const #name: () = ();
+            }
+            let _ = #used;
+        };
+    }
+}
