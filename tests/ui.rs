@@ -19,4 +19,5 @@ fn ui() {
     }
     let cases = trybuild::TestCases::new();
     cases.compile_fail("tests/ui/**/*.rs");
+    cases.pass("tests/ui-pass/*.rs");
 }

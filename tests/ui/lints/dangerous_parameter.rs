@@ -1,0 +1,14 @@
+// Fails: `dangerous_parameter` on a parameter that carries a query to execute.
+use toolsmith::tool;
+
+/// Queries the reports. Read-only. Not for writes.
+#[tool(effect = "read")]
+fn query_reports(
+    /// The SQL to run.
+    #[arg(length(max = 2000))]
+    sql: String,
+) -> usize {
+    sql.len()
+}
+
+fn main() {}

@@ -1,0 +1,14 @@
+// Fails: `description_length` on a description that is empty after trimming.
+use toolsmith::tool;
+
+/// Searches notes.
+#[tool(effect = "read", description = "  ", allow(description_scope))]
+fn search_notes(
+    /// Keywords.
+    #[arg(length(max = 100))]
+    query: String,
+) -> usize {
+    query.len()
+}
+
+fn main() {}
