@@ -28,10 +28,7 @@ mod shadowed {
     }
 
     /// Echoes a word.
-    #[::toolsmith::tool(
-        effect = "read",
-        allow(description_scope, tool_name, unbounded_string, open_map)
-    )]
+    #[::toolsmith::tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
     pub async fn echo(
         /// The word.
         #[arg(length(min = 1, max = 10), default = "hi")]

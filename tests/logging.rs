@@ -39,19 +39,13 @@ impl Subscriber for Capture {
 }
 
 /// Fails inside.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn fetch() -> Result<u8, ToolError> {
     Err(std::io::Error::other("disk /dev/sda1 is full"))?
 }
 
 /// Panics inside.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn crash() -> u8 {
     panic!("index 7 out of range in cache.rs")
 }

@@ -580,7 +580,7 @@ fn dotted_names_map_per_provider_and_collisions_are_refused() {
     #[tool(
         name = "calendar.create_event",
         effect = "read",
-        allow(description_scope, tool_name, unbounded_string, open_map)
+        allow(description_scope, tool_name, unbounded_string)
     )]
     fn create_event() {}
 
@@ -588,7 +588,7 @@ fn dotted_names_map_per_provider_and_collisions_are_refused() {
     #[tool(
         name = "calendar_create_event",
         effect = "read",
-        allow(description_scope, tool_name, unbounded_string, open_map)
+        allow(description_scope, tool_name, unbounded_string)
     )]
     fn create_event_2() {}
 
@@ -622,7 +622,7 @@ async fn calls_parse_from_every_provider_and_map_back() {
     #[tool(
         name = "calendar.create_event",
         effect = "read",
-        allow(description_scope, tool_name, unbounded_string, open_map)
+        allow(description_scope, tool_name, unbounded_string)
     )]
     async fn create_event(
         /// The title.

@@ -14,10 +14,7 @@ struct Db {
 }
 
 /// Counts calls in the shared database handle. Writes data.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn bump(ctx: &ToolContext) -> Result<Value, ToolError> {
     let db = ctx
         .get::<Arc<Db>>()
@@ -29,10 +26,7 @@ async fn bump(ctx: &ToolContext) -> Result<Value, ToolError> {
 }
 
 /// Adds two integers.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn add(
     /// The first addend.
     a: i64,
@@ -43,20 +37,14 @@ fn add(
 }
 
 /// Reports on which thread it runs.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn where_am_i(ctx: &ToolContext) -> String {
     let _ = ctx.trace_id();
     format!("{:?}", std::thread::current().id())
 }
 
 /// Panics, to test isolation.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn explode(
     /// Anything.
     #[arg(default = 0)]
@@ -69,10 +57,7 @@ async fn explode(
 }
 
 /// Panics in a sync tool.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn explode_sync() -> u8 {
     panic!("secret file /etc/shadow")
 }
@@ -89,19 +74,13 @@ impl std::fmt::Display for DbError {
 impl std::error::Error for DbError {}
 
 /// Fails with an internal error.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn broken() -> Result<u8, ToolError> {
     Err(DbError)?
 }
 
 /// Fails with a retryable error.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn busy() -> Result<(), ToolError> {
     Err(
         ToolError::rate_limited("The API is rate limited; retry in 30 seconds.")
@@ -111,10 +90,7 @@ async fn busy() -> Result<(), ToolError> {
 }
 
 #[doc = include_str!("fixtures/lookup_description.md")]
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn lookup(#[doc = include_str!("fixtures/lookup_description.md")] id: u32) -> u32 {
     id
 }
@@ -124,7 +100,7 @@ async fn lookup(#[doc = include_str!("fixtures/lookup_description.md")] id: u32)
     name = "calendar.create_event",
     description = "Create an event. Writes data.",
     effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
+    allow(description_scope, tool_name, unbounded_string)
 )]
 async fn create_event(
     /// Ignored in favour of the explicit description.
@@ -135,10 +111,7 @@ async fn create_event(
 }
 
 /// Returns nothing.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 fn unit() {}
 
 async fn call(toolbox: &Toolbox, name: &str, args: &str) -> Value {
@@ -318,10 +291,7 @@ fn registration_errors() {
 }
 
 /// Has a pattern the regex engine rejects.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 async fn bad_pattern(
     /// A code.
     #[arg(pattern = "(unclosed")]

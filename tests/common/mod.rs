@@ -12,10 +12,7 @@ use toolsmith::{Toolbox, tool};
 // Shapes
 
 /// Flat scalars.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn flat(
     /// A string.
     name: String,
@@ -40,10 +37,7 @@ pub enum Window {
 }
 
 /// The README's search tool.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn search(
     /// Keywords.
     #[arg(length(min = 2, max = 30))]
@@ -67,10 +61,7 @@ pub enum Priority {
 }
 
 /// Documented enum variants.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn prioritize(
     /// The priority.
     priority: Priority,
@@ -89,10 +80,7 @@ pub struct Location {
 }
 
 /// Nested strict struct.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn locate(
     /// Where.
     location: Location,
@@ -117,10 +105,7 @@ pub fn default_depth() -> u16 {
 }
 
 /// Nested lenient struct.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn configure(
     /// The options.
     options: Options,
@@ -141,10 +126,7 @@ pub struct Ticket {
 }
 
 /// Constraints inside a user type.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn file_ticket(
     /// The ticket.
     ticket: Ticket,
@@ -153,10 +135,7 @@ pub async fn file_ticket(
 }
 
 /// Lists with bounds.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn tag(
     /// Tags.
     #[arg(length(min = 1, max = 3))]
@@ -168,10 +147,7 @@ pub async fn tag(
 }
 
 /// A list of objects.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn route(
     /// Stops.
     #[arg(length(max = 4))]
@@ -181,10 +157,7 @@ pub async fn route(
 }
 
 /// A map.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn count_words(
     /// Word counts.
     counts: HashMap<String, i64>,
@@ -195,10 +168,7 @@ pub async fn count_words(
 }
 
 /// A tuple.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn pair(
     /// A pair.
     pair: (i32, String),
@@ -217,10 +187,7 @@ pub enum Shape {
 }
 
 /// Externally tagged enum.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn draw(
     /// The shape.
     shape: Shape,
@@ -239,10 +206,7 @@ pub enum Action {
 }
 
 /// Internally tagged.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn act(
     /// The action.
     action: Action,
@@ -260,10 +224,7 @@ pub enum IdOrName {
 }
 
 /// Untagged.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn lookup(
     /// Who.
     who: IdOrName,
@@ -280,10 +241,7 @@ pub enum Event {
 }
 
 /// Adjacently tagged.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn emit(
     /// The event.
     event: Event,
@@ -300,10 +258,7 @@ pub struct Tree {
 }
 
 /// Recursion.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn walk(
     /// The tree.
     tree: Tree,
@@ -312,19 +267,13 @@ pub async fn walk(
 }
 
 /// No arguments.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn ping() -> &'static str {
     "pong"
 }
 
 /// Every integer width.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub fn widths(
     /// u8
     a: u8,
@@ -345,10 +294,7 @@ pub fn widths(
 }
 
 /// Text formats.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn contact(
     /// A code.
     #[arg(pattern = r"^[a-z]{3}\d?$")]
@@ -364,10 +310,7 @@ pub async fn contact(
 }
 
 /// Optional values with constraints.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn optional(
     /// A nickname.
     #[arg(length(min = 2, max = 5))]
@@ -383,10 +326,7 @@ pub async fn optional(
 }
 
 /// Renamed parameters and defaults.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub fn rename(
     /// The query.
     #[arg(rename = "q", length(max = 8))]
@@ -406,10 +346,7 @@ pub fn rename(
 pub struct Meters(f64);
 
 /// Boxes, chars and newtypes.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn misc(
     /// A boxed location.
     boxed: Box<Location>,
@@ -424,10 +361,7 @@ pub async fn misc(
 }
 
 /// Nested options and unit.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn nested_options(
     /// Maybe a list of maybe numbers.
     values: Option<Vec<Option<i16>>>,
@@ -466,10 +400,7 @@ impl JsonSchema for Level {
 }
 
 /// An integer enum.
-#[tool(
-    effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
-)]
+#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
 pub async fn set_level(
     /// The level.
     level: Level,
@@ -494,7 +425,7 @@ pub struct Report {
     read_only,
     open_world = false,
     effect = "read",
-    allow(description_scope, tool_name, unbounded_string, open_map)
+    allow(description_scope, tool_name, unbounded_string)
 )]
 pub async fn forecast(
     /// The city.
