@@ -22,6 +22,11 @@ pub mod __private {
     pub use toolsmith_core::__macro_support::*;
 }
 
+/// The lint guide's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/lints.md")]
+pub struct LintsDoctests;
+
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

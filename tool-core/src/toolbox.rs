@@ -26,8 +26,8 @@ use serde_json::Value;
 /// ```
 /// use toolsmith::{tool, Toolbox, ToolContext};
 ///
-/// /// Adds two integers.
-/// #[tool]
+/// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+/// #[tool(effect = "read")]
 /// fn add(
 ///     /// The first addend.
 ///     a: i64,
@@ -366,8 +366,8 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Dialect, Toolbox};
     ///
-    /// /// Create an event. Writes data.
-    /// #[tool(name = "calendar.create_event")]
+    /// /// Create an event. Writes data. Not for recurring events.
+    /// #[tool(name = "calendar.create_event", effect = "write")]
     /// fn create_event(
     ///     /// The title.
     ///     #[arg(length(min = 1, max = 120))]
@@ -394,8 +394,8 @@ impl Toolbox {
     /// ```
     /// use toolsmith::{tool, Dialect, Toolbox};
     ///
-    /// /// Create an event.
-    /// #[tool(name = "calendar.create_event")]
+    /// /// Create an event. Writes data. Not for recurring events.
+    /// #[tool(name = "calendar.create_event", effect = "write")]
     /// fn create_event() {}
     ///
     /// let toolbox = Toolbox::new().with(CreateEvent);
@@ -425,8 +425,8 @@ impl Toolbox {
     /// use serde_json::json;
     /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
     ///
-    /// /// Adds two integers.
-    /// #[tool]
+    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+    /// #[tool(effect = "read")]
     /// async fn add(
     ///     /// The first addend.
     ///     a: i64,
