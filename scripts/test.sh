@@ -29,20 +29,20 @@ echo "== cargo fmt --check"
 cargo fmt --all --check
 
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "== cargo doc"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 mkdir -p target
 log=target/test-output.log
 : > "$log"
 
 echo "== cargo test"
-cargo test --workspace --all-targets --locked 2>&1 | tee -a "$log"
+cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
 
 echo "== doc tests"
-cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
+cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 
 # One closing line for the whole run, summed over every test binary and doc-test crate.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"

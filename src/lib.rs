@@ -3,10 +3,17 @@
 #![warn(missing_docs)]
 
 pub use toolsmith_core::{
-    Annotations, Arguments, BoxFuture, CallParseError, CancellationToken, Dialect, Effect,
-    ErrorCode, ExportError, FieldError, LintFinding, LintLevel, RegistrationError, Tool, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolOutcome, Toolbox, UnknownDialect, encode_result,
+    Annotations, ApprovalDecision, ApprovalRequest, Approvals, Approver, Arguments, AuditRecord,
+    AuditSink, Authorizer, BoxFuture, CallParseError, CancellationToken, CircuitPolicy,
+    Degradation, Dialect, Effect, Enablement, ErrorCode, ExportError, FieldError, JsonLinesSink,
+    LintFinding, LintLevel, MemorySink, RegistrationError, RetryPolicy, RunBudget, Tool, ToolCall,
+    ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolPolicy, Toolbox, UnknownDialect,
+    arguments_hash, encode_result,
 };
+
+/// The fault-injection kit (feature `testing`).
+#[cfg(feature = "testing")]
+pub use toolsmith_core::testing;
 
 #[doc = include_str!("../docs/tool-attribute.md")]
 pub use toolsmith_macros::tool;

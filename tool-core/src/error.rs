@@ -45,6 +45,14 @@ pub enum ErrorCode {
     PartialSuccess,
     /// The tool failed for a reason the model cannot fix.
     InternalError,
+    /// The run used up its budget of calls, retries or time.
+    BudgetExhausted,
+    /// The tool failed repeatedly and is paused; retry after the given delay.
+    CircuitOpen,
+    /// The approval for this call has expired; a person must approve it again.
+    ApprovalExpired,
+    /// A person declined this call.
+    ApprovalDenied,
 }
 
 impl ErrorCode {
@@ -69,6 +77,10 @@ impl ErrorCode {
             Self::NotFound => "not_found",
             Self::PartialSuccess => "partial_success",
             Self::InternalError => "internal_error",
+            Self::BudgetExhausted => "budget_exhausted",
+            Self::CircuitOpen => "circuit_open",
+            Self::ApprovalExpired => "approval_expired",
+            Self::ApprovalDenied => "approval_denied",
         }
     }
 
@@ -94,7 +106,7 @@ impl ErrorCode {
     /// ```
     #[must_use]
     pub const fn default_human_review(self) -> bool {
-        matches!(self, Self::ApprovalRequired)
+        matches!(self, Self::ApprovalRequired | Self::ApprovalExpired)
     }
 }
 

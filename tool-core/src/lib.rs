@@ -8,14 +8,19 @@
 
 mod context;
 mod error;
+mod join;
 mod lint;
 mod outcome;
+mod policy;
 mod provider;
 mod schema;
 mod strict;
 mod tool;
 mod toolbox;
 mod validate;
+
+#[cfg(feature = "testing")]
+pub mod testing;
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -24,7 +29,12 @@ pub mod __macro_support;
 pub use context::ToolContext;
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use lint::{LintFinding, LintLevel};
-pub use outcome::ToolOutcome;
+pub use outcome::{Degradation, ToolOutcome};
+pub use policy::{
+    ApprovalDecision, ApprovalRequest, Approvals, Approver, AuditRecord, AuditSink, Authorizer,
+    CircuitPolicy, Enablement, JsonLinesSink, MemorySink, RetryPolicy, RunBudget, ToolPolicy,
+    arguments_hash,
+};
 pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
 pub use tool::{Annotations, Arguments, BoxFuture, Effect, Tool, ToolDefinition};
 pub use toolbox::{RegistrationError, Toolbox};

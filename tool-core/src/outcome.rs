@@ -30,8 +30,28 @@ use crate::error::ToolError;
 pub enum ToolOutcome {
     /// The tool returned a value; this is its JSON encoding.
     Success(Box<RawValue>),
+    /// The tool failed and its fallback answered instead: success, marked degraded.
+    Degraded(Box<RawValue>, Degradation),
     /// The call failed.
     Error(ToolError),
+}
+
+/// How a degraded result came about: which fallback answered, why, and when.
+///
+/// ```
+/// use toolsmith_core::{Degradation, ToolOutcome};
+/// let data = serde_json::value::to_raw_value(&[1, 2]).unwrap();
+/// let out = ToolOutcome::Degraded(data, Degradation { fallback: "search_cache".into(), reason: "timeout".into(), at_unix_ms: 1 });
+/// assert_eq!(out.to_json(), r#"{"status":"success","data":[1,2],"degraded":{"fallback":"search_cache","reason":"timeout","at_unix_ms":1}}"#);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Degradation {
+    /// The tool that answered instead.
+    pub fallback: String,
+    /// The primary tool's error code.
+    pub reason: String,
+    /// When the fallback answered, in milliseconds since the Unix epoch.
+    pub at_unix_ms: u64,
 }
 
 impl ToolOutcome {
@@ -54,14 +74,23 @@ impl ToolOutcome {
     /// Whether the call succeeded.
     #[must_use]
     pub fn is_success(&self) -> bool {
-        matches!(self, Self::Success(_))
+        !matches!(self, Self::Error(_))
+    }
+
+    /// How the result was degraded, if a fallback answered.
+    #[must_use]
+    pub fn degradation(&self) -> Option<&Degradation> {
+        match self {
+            Self::Degraded(_, degradation) => Some(degradation),
+            _ => None,
+        }
     }
 
     /// The encoded data of a successful call.
     #[must_use]
     pub fn data(&self) -> Option<&RawValue> {
         match self {
-            Self::Success(data) => Some(data),
+            Self::Success(data) | Self::Degraded(data, _) => Some(data),
             Self::Error(_) => None,
         }
     }
@@ -70,7 +99,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn error(&self) -> Option<&ToolError> {
         match self {
-            Self::Success(_) => None,
+            Self::Success(_) | Self::Degraded(..) => None,
             Self::Error(err) => Some(err),
         }
     }
@@ -83,9 +112,12 @@ impl ToolOutcome {
     /// ```
     pub fn into_result<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
         match self {
-            Self::Success(data) => serde_json::from_str(data.get()).map_err(|err| {
-                ToolError::internal(format_args!("the data does not decode as requested: {err}"))
-            }),
+            Self::Success(data) | Self::Degraded(data, _) => serde_json::from_str(data.get())
+                .map_err(|err| {
+                    ToolError::internal(format_args!(
+                        "the data does not decode as requested: {err}"
+                    ))
+                }),
             Self::Error(err) => Err(err),
         }
     }
@@ -102,8 +134,8 @@ impl ToolOutcome {
                 out.push('}');
                 out
             }
-            // A ToolError holds only strings, numbers and booleans: it always encodes.
-            Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
+            // Only strings, numbers and booleans besides the data: it always encodes.
+            Self::Degraded(..) | Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
         }
     }
 }
@@ -122,11 +154,16 @@ impl fmt::Display for ToolOutcome {
 
 impl Serialize for ToolOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("ToolOutcome", 2)?;
+        let mut s = serializer.serialize_struct("ToolOutcome", 3)?;
         match self {
             Self::Success(data) => {
                 s.serialize_field("status", "success")?;
                 s.serialize_field("data", data)?;
+            }
+            Self::Degraded(data, degradation) => {
+                s.serialize_field("status", "success")?;
+                s.serialize_field("data", data)?;
+                s.serialize_field("degraded", degradation)?;
             }
             Self::Error(err) => {
                 s.serialize_field("status", "error")?;
@@ -153,13 +190,17 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             #[serde(default, deserialize_with = "present")]
             data: Option<Box<RawValue>>,
             error: Option<ToolError>,
+            degraded: Option<Degradation>,
         }
         fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
             Box::<RawValue>::deserialize(d).map(Some)
         }
         let envelope = Envelope::deserialize(deserializer)?;
         match (envelope.status, envelope.data, envelope.error) {
-            (Status::Success, Some(data), None) => Ok(Self::Success(data)),
+            (Status::Success, Some(data), None) => Ok(match envelope.degraded {
+                Some(degradation) => Self::Degraded(data, degradation),
+                None => Self::Success(data),
+            }),
             (Status::Error, None, Some(error)) => Ok(Self::Error(error)),
             (Status::Success, _, _) => Err(D::Error::custom(
                 "a success envelope has `data` and no `error`",

@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::lint::LintLevel;
 use crate::outcome::ToolOutcome;
+use crate::policy::ToolPolicy;
 use crate::provider::{Dialect, ExportError};
 use crate::schema::{self, Compiled};
 
@@ -140,6 +141,22 @@ pub struct ToolSpec {
     pub requires_approval: bool,
     /// The level of every lint for this tool (crate config and `#[tool]` settings).
     pub lint_levels: &'static [(&'static str, LintLevel)],
+    /// `#[tool(timeout = "5s")]`, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// `#[tool(attempts = 3)]`.
+    pub max_attempts: Option<u32>,
+    /// `#[tool(concurrency = 2)]`.
+    pub concurrency: Option<usize>,
+    /// `#[tool(sequential)]`.
+    pub sequential: bool,
+    /// `#[tool(fallback = "other_tool")]`.
+    pub fallback: Option<&'static str>,
+    /// `#[tool(scopes("tickets:write"))]`.
+    pub scopes: &'static [&'static str],
+    /// `#[tool(data_classification = "internal")]`.
+    pub data_classification: Option<&'static str>,
+    /// `#[tool(version = "1.2.0")]`.
+    pub version: Option<&'static str>,
 }
 
 /// What a tool does to the world, from `#[tool(effect = "read" | "write" | "destructive")]`.
@@ -240,6 +257,8 @@ pub struct ParamSpec {
     pub default: Option<fn() -> Value>,
     /// `#[arg(allow(..))]` and friends.
     pub lint_levels: &'static [(&'static str, LintLevel)],
+    /// `#[arg(sensitive)]`: redacted in audit records.
+    pub sensitive: bool,
 }
 
 /// One `#[arg(...)]` constraint.
@@ -316,6 +335,11 @@ pub struct ToolDefinition {
     requires_approval: bool,
     lint_levels: &'static [(&'static str, LintLevel)],
     param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
+    policy: ToolPolicy,
+    scopes: Vec<String>,
+    data_classification: Option<String>,
+    version: Option<String>,
+    sensitive: Vec<&'static str>,
     input_schema: Arc<Value>,
     output_schema: Option<Arc<Value>>,
     exports: [OnceLock<Result<Value, ExportError>>; 8],
@@ -346,6 +370,22 @@ impl ToolDefinition {
                 .iter()
                 .filter(|p| !p.lint_levels.is_empty())
                 .map(|p| (p.name, p.lint_levels))
+                .collect(),
+            policy: ToolPolicy {
+                timeout: spec.timeout_ms.map(std::time::Duration::from_millis),
+                max_attempts: spec.max_attempts,
+                concurrency: spec.concurrency,
+                sequential: spec.sequential,
+                fallback: spec.fallback.map(str::to_owned),
+            },
+            scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
+            data_classification: spec.data_classification.map(str::to_owned),
+            version: spec.version.map(str::to_owned),
+            sensitive: spec
+                .params
+                .iter()
+                .filter(|p| p.sensitive)
+                .map(|p| p.name)
                 .collect(),
             input_schema: Arc::new(built.schema),
             output_schema: (spec.output_schema)()
@@ -391,6 +431,11 @@ impl ToolDefinition {
             requires_approval: false,
             lint_levels: &[],
             param_lint_levels: Vec::new(),
+            policy: ToolPolicy::default(),
+            scopes: Vec::new(),
+            data_classification: None,
+            version: None,
+            sensitive: Vec::new(),
             input_schema: Arc::new(input_schema),
             output_schema: None,
             exports: Default::default(),
@@ -466,6 +511,63 @@ impl ToolDefinition {
     pub fn with_requires_approval(mut self, required: bool) -> Self {
         self.requires_approval = required;
         self
+    }
+
+    /// Sets the scopes a caller needs (read by an [`Authorizer`](crate::Authorizer)).
+    ///
+    /// ```
+    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_scopes(["tickets:write"]);
+    /// assert_eq!(def.scopes(), ["tickets:write"]);
+    /// ```
+    #[must_use]
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the execution settings (timeout, attempts, concurrency, sequential, fallback).
+    ///
+    /// ```
+    /// use toolsmith_core::{ToolDefinition, ToolPolicy};
+    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_policy(ToolPolicy { sequential: true, ..ToolPolicy::default() });
+    /// assert!(def.policy().sequential);
+    /// ```
+    #[must_use]
+    pub fn with_policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The execution settings declared with the tool.
+    #[must_use]
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// The scopes a caller needs, from `#[tool(scopes(..))]`.
+    #[must_use]
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The class of data the tool handles, from `#[tool(data_classification = "...")]`.
+    #[must_use]
+    pub fn data_classification(&self) -> Option<&str> {
+        self.data_classification.as_deref()
+    }
+
+    /// The tool's version, from `#[tool(version = "...")]`.
+    #[must_use]
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    /// The parameters marked `#[arg(sensitive)]`, redacted in audit records.
+    #[must_use]
+    pub fn sensitive_params(&self) -> &[&'static str] {
+        &self.sensitive
     }
 
     /// The declared effect, if any.
@@ -545,7 +647,7 @@ impl ToolDefinition {
     ///
     /// `invalid_arguments`, or `internal_error` if the schema itself does not compile.
     pub fn validate(&self, arguments: Arguments<'_>) -> Result<Value, crate::ToolError> {
-        crate::validate::parse_arguments::<Value>(self, arguments, |_, _| true)
+        crate::validate::validate_full(self, arguments)
     }
 
     /// The tool's name, e.g. `"search_web"`.

@@ -9,10 +9,13 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::__macro_support::panic_error;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::policy::{
+    Approver, AuditSink, Authorizer, CircuitPolicy, Enablement, RetryPolicy, RunBudget, Settings,
+    State, ToolPolicy,
+};
 use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
 use crate::tool::{Arguments, Tool, ToolDefinition};
 use serde_json::Value;
@@ -45,12 +48,29 @@ use serde_json::Value;
 /// assert_eq!(out.error().unwrap().code().as_str(), "unknown_tool");
 /// # });
 /// ```
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Toolbox {
     by_name: HashMap<Arc<str>, Arc<dyn Tool>>,
     in_order: Vec<Arc<dyn Tool>>,
     /// Per dialect (by `Dialect::index`): the name the provider sees → the registered name.
     exported: [HashMap<String, Arc<str>>; 8],
+    pub(crate) settings: Settings,
+    pub(crate) state: Arc<State>,
+}
+
+/// Calls running at once through one toolbox, by default.
+const DEFAULT_CONCURRENCY: usize = 64;
+
+impl Default for Toolbox {
+    fn default() -> Self {
+        Self {
+            by_name: HashMap::new(),
+            in_order: Vec::new(),
+            exported: Default::default(),
+            settings: Settings::default(),
+            state: Arc::new(State::new(DEFAULT_CONCURRENCY)),
+        }
+    }
 }
 
 /// Why a tool could not be registered.
@@ -342,17 +362,160 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
-        let mut outcome = match self.by_name.get(name) {
-            Some(tool) => match (CatchUnwind(tool.call(arguments.into(), ctx))).await {
-                Ok(outcome) => outcome,
-                Err(payload) => ToolOutcome::Error(panic_error(payload.as_ref())),
-            },
-            None => ToolOutcome::Error(self.unknown(name)),
-        };
-        if let ToolOutcome::Error(err) = &mut outcome {
-            err.finish(name, ctx.trace_id());
+        self.run_policy(name, arguments.into(), ctx).await
+    }
+
+    /// Runs independent calls concurrently and returns their outcomes in input order. The
+    /// toolbox's concurrency limit, each tool's own limit and sequential tools are honoured;
+    /// each call's context gets the call's id.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith::{tool, ToolCall, ToolContext, Toolbox};
+    ///
+    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+    /// #[tool(effect = "read")]
+    /// async fn add(
+    ///     /// The first addend.
+    ///     a: i64,
+    ///     /// The second addend.
+    ///     b: i64,
+    /// ) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Add);
+    /// let calls = [
+    ///     ToolCall { id: Some("1".into()), name: "add".into(), arguments: json!({"a": 1, "b": 2}) },
+    ///     ToolCall { id: Some("2".into()), name: "add".into(), arguments: json!({"a": 3, "b": 4}) },
+    /// ];
+    /// let outcomes = toolbox.call_all(&calls, &ToolContext::new()).await;
+    /// assert_eq!(outcomes[1].to_json(), r#"{"status":"success","data":7}"#);
+    /// # });
+    /// ```
+    pub async fn call_all(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolOutcome> {
+        let contexts: Vec<ToolContext> = calls
+            .iter()
+            .map(|call| match &call.id {
+                Some(id) => ctx.clone().with_call_id(id.as_str()),
+                None => ctx.clone(),
+            })
+            .collect();
+        let futures = calls
+            .iter()
+            .zip(&contexts)
+            .map(|(call, ctx)| self.call(&call.name, call.arguments(), ctx))
+            .collect();
+        crate::join::JoinAll::new(futures).await
+    }
+
+    /// The definitions offered in `ctx`: tools disabled there (see
+    /// [`enable_when`](Self::enable_when)) are left out.
+    pub async fn definitions_for(&self, ctx: &ToolContext) -> Vec<&ToolDefinition> {
+        let mut out = Vec::with_capacity(self.in_order.len());
+        for tool in &self.in_order {
+            let def = tool.definition();
+            if self.is_enabled(def.name(), ctx).await {
+                out.push(def);
+            }
         }
-        outcome
+        out
+    }
+
+    /// [`export`](Self::export) of the tools offered in `ctx`.
+    ///
+    /// # Errors
+    ///
+    /// As `export`.
+    pub async fn export_for(
+        &self,
+        dialect: Dialect,
+        ctx: &ToolContext,
+    ) -> Result<Value, ExportError> {
+        let defs = self.definitions_for(ctx).await;
+        crate::provider::export_all(dialect, &defs)
+    }
+
+    pub(crate) async fn is_enabled(&self, name: &str, ctx: &ToolContext) -> bool {
+        match self.settings.enablement.get(name) {
+            Some(enabled) => enabled.enabled(ctx).await,
+            None => true,
+        }
+    }
+
+    /// Sets the time each attempt may take, for tools that set none (default 30 s).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.settings.timeout = timeout;
+        self
+    }
+
+    /// Sets how errors are retried (default: 3 attempts, 200 ms doubling to 5 s, jitter).
+    #[must_use]
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.settings.retry = retry;
+        self
+    }
+
+    /// Sets the budget of each run (default: 12 calls, 2 retries per tool, 60 s).
+    #[must_use]
+    pub fn with_budget(mut self, budget: RunBudget) -> Self {
+        self.settings.budget = budget;
+        self
+    }
+
+    /// Sets when a tool's circuit opens (default: 5 failures in a row, 30 s cooldown).
+    #[must_use]
+    pub fn with_circuit(mut self, circuit: CircuitPolicy) -> Self {
+        self.settings.circuit = circuit;
+        self
+    }
+
+    /// Sets how many calls run at once through this toolbox (default 64).
+    #[must_use]
+    pub fn with_concurrency(mut self, calls: usize) -> Self {
+        self.state = Arc::new(State::new(calls));
+        self
+    }
+
+    /// Sets who may call what (see [`Authorizer`]).
+    #[must_use]
+    pub fn with_authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.settings.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// Sets who approves the calls that need approval (see [`Approver`]).
+    #[must_use]
+    pub fn with_approver(mut self, approver: impl Approver) -> Self {
+        self.settings.approver = Some(Arc::new(approver));
+        self
+    }
+
+    /// Adds a sink that receives one audit record per call.
+    #[must_use]
+    pub fn with_audit(mut self, sink: impl AuditSink) -> Self {
+        self.settings.sinks.push(Arc::new(sink));
+        self
+    }
+
+    /// Offers the tool `name` only where `enabled` says so; elsewhere it is left out of
+    /// [`definitions_for`](Self::definitions_for) and refused like an unknown tool.
+    #[must_use]
+    pub fn enable_when(mut self, name: &str, enabled: impl Enablement) -> Self {
+        self.settings
+            .enablement
+            .insert(name.to_owned(), Arc::new(enabled));
+        self
+    }
+
+    /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,
+    /// sequential, fallback); unset fields keep the tool's own.
+    #[must_use]
+    pub fn configure(mut self, name: &str, policy: ToolPolicy) -> Self {
+        self.settings.overrides.insert(name.to_owned(), policy);
+        self
     }
 
     /// Every tool as `dialect` takes them in a request: an array of tools for OpenAI and
@@ -517,8 +680,8 @@ impl Toolbox {
         }
     }
 
-    fn unknown(&self, name: &str) -> ToolError {
-        let mut names: Vec<&str> = self.names().collect();
+    pub(crate) fn unknown(&self, name: &str, available: &[&str]) -> ToolError {
+        let mut names = available.to_vec();
         names.sort_unstable();
         let listed = if names.is_empty() {
             "no tools are available".to_owned()
@@ -542,7 +705,7 @@ impl fmt::Debug for Toolbox {
 ///
 /// `AssertUnwindSafe` is sound here: after a panic the inner future is dropped without being
 /// polled again, so no state it left half-updated is observed.
-struct CatchUnwind<F>(F);
+pub(crate) struct CatchUnwind<F>(pub(crate) F);
 
 impl<F: Future + Unpin> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;

@@ -38,6 +38,34 @@ pub fn parse_arguments<A: DeserializeOwned>(
     }
 }
 
+/// Validates `arguments` with the full validator, whatever the tool's fast path, and returns
+/// them as a value.
+pub(crate) fn validate_full(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+) -> Result<Value, ToolError> {
+    let value = match arguments {
+        Arguments::Text(text) => text_value(def, &text)?,
+        Arguments::Value(value) => match &*value {
+            Value::String(text) => text_value(def, text)?,
+            value => value.clone(),
+        },
+    };
+    slow_path::<Value>(def, &value, |_, _| true, None)
+}
+
+fn text_value(def: &ToolDefinition, text: &str) -> Result<Value, ToolError> {
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
+    match value {
+        Value::String(inner) if inner.trim().is_empty() => Ok(Value::Object(Map::new())),
+        Value::String(inner) => serde_json::from_str(&inner).map_err(|err| invalid_json(def, &err)),
+        other => Ok(other),
+    }
+}
+
 fn parse_text<A: DeserializeOwned>(
     def: &ToolDefinition,
     text: &str,

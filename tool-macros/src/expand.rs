@@ -79,6 +79,19 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         quote!(::toolsmith::__private::Effect::#variant)
     }));
     let requires_approval = tool.args.requires_approval.is_some();
+    let timeout_ms = option(tool.args.timeout_ms.map(|ms| quote!(#ms)));
+    let attempts = option(tool.args.attempts.map(|n| quote!(#n)));
+    let concurrency = option(tool.args.concurrency.map(|n| quote!(#n)));
+    let sequential = tool.args.sequential.is_some();
+    let fallback = option(tool.args.fallback.as_ref().map(|lit| quote!(#lit)));
+    let scopes = tool.args.scopes.iter().flatten();
+    let data_classification = option(
+        tool.args
+            .data_classification
+            .as_ref()
+            .map(|lit| quote!(#lit)),
+    );
+    let version = option(tool.args.version.as_ref().map(|lit| quote!(#lit)));
     let lint_levels = tool
         .lint_levels
         .iter()
@@ -146,6 +159,14 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 effect: #effect,
                 requires_approval: #requires_approval,
                 lint_levels: &[#(#lint_levels),*],
+                timeout_ms: #timeout_ms,
+                max_attempts: #attempts,
+                concurrency: #concurrency,
+                sequential: #sequential,
+                fallback: #fallback,
+                scopes: &[#(#scopes),*],
+                data_classification: #data_classification,
+                version: #version,
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {
@@ -297,6 +318,7 @@ fn level_tokens(lint: &str, level: crate::lints::rules::Level) -> TokenStream {
 }
 
 fn param_spec(param: &Param) -> TokenStream {
+    let sensitive = param.args.sensitive.is_some();
     let name = param.json_name();
     let ty = &param.ty;
     let (description, from_docs) = match &param.args.description {
@@ -323,6 +345,7 @@ fn param_spec(param: &Param) -> TokenStream {
             constraints: &[#(#constraints),*],
             default: #default,
             lint_levels: &[#(#levels),*],
+            sensitive: #sensitive,
         }
     }
 }

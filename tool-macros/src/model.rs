@@ -43,6 +43,22 @@ pub(crate) struct ToolArgs {
     pub(crate) requires_approval: Option<Span>,
     /// `allow(...)`, `warn(...)`, `deny(...)`.
     pub(crate) levels: Vec<LevelSetting>,
+    /// `timeout = "5s"`, in milliseconds.
+    pub(crate) timeout_ms: Option<u64>,
+    /// `attempts = 3`.
+    pub(crate) attempts: Option<u32>,
+    /// `concurrency = 2`.
+    pub(crate) concurrency: Option<usize>,
+    /// `sequential`.
+    pub(crate) sequential: Option<Span>,
+    /// `fallback = "other_tool"`.
+    pub(crate) fallback: Option<LitStr>,
+    /// `scopes("a", "b")`.
+    pub(crate) scopes: Option<Vec<LitStr>>,
+    /// `data_classification = "internal"`.
+    pub(crate) data_classification: Option<LitStr>,
+    /// `version = "1.2.0"`.
+    pub(crate) version: Option<LitStr>,
 }
 
 /// One lint named in `allow(...)`, `warn(...)` or `deny(...)`.
@@ -74,6 +90,8 @@ pub(crate) struct ParamArgs {
     pub(crate) description: Option<LitStr>,
     /// `allow(...)`, `warn(...)`, `deny(...)` for this parameter's lints.
     pub(crate) levels: Vec<LevelSetting>,
+    /// `sensitive`: redacted in audit records.
+    pub(crate) sensitive: Option<Span>,
 }
 
 /// `length(min = .., max = ..)`.

@@ -358,11 +358,11 @@ pub fn encode_result(
             "is_error": !outcome.is_success(),
         }),
         Dialect::Gemini => {
-            let response = match outcome {
-                ToolOutcome::Success(data) => {
+            let response = match (outcome.data(), outcome.error()) {
+                (Some(data), _) => {
                     json!({"output": serde_json::from_str::<Value>(data.get()).unwrap_or(Value::Null)})
                 }
-                ToolOutcome::Error(err) => json!({"error": err}),
+                (None, err) => json!({ "error": err }),
             };
             let mut part = json!({"name": call.name, "response": response});
             if let Some(id) = &call.id {
@@ -379,7 +379,7 @@ pub fn encode_result(
                 .and_then(ToolDefinition::output_schema)
                 .is_some_and(super::mcp::is_object_root);
             if structured
-                && let ToolOutcome::Success(data) = outcome
+                && let Some(data) = outcome.data()
                 && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(data.get())
             {
                 // Structured content is the data itself; the text block carries the same JSON.

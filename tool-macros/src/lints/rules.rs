@@ -163,6 +163,7 @@ const VERBS: &[&str] = &[
     "assign",
     "attach",
     "authorize",
+    "block",
     "book",
     "browse",
     "build",
@@ -380,6 +381,7 @@ const VERBS: &[&str] = &[
     "view",
     "vote",
     "walk",
+    "wait",
     "watch",
     "write",
 ];

@@ -22,6 +22,14 @@ pub(crate) const REQUIRES_APPROVAL: &str = "requires_approval";
 pub(crate) const ALLOW: &str = "allow";
 pub(crate) const WARN: &str = "warn";
 pub(crate) const DENY: &str = "deny";
+pub(crate) const TIMEOUT: &str = "timeout";
+pub(crate) const ATTEMPTS: &str = "attempts";
+pub(crate) const CONCURRENCY: &str = "concurrency";
+pub(crate) const SEQUENTIAL: &str = "sequential";
+pub(crate) const FALLBACK: &str = "fallback";
+pub(crate) const SCOPES: &str = "scopes";
+pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
+pub(crate) const VERSION: &str = "version";
 /// Every key `#[tool]` accepts; drives the parser and the "expected one of" message.
 pub(crate) const TOOL_KEYS: &[&str] = &[
     NAME,
@@ -29,6 +37,14 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     TITLE,
     EFFECT,
     REQUIRES_APPROVAL,
+    TIMEOUT,
+    ATTEMPTS,
+    CONCURRENCY,
+    SEQUENTIAL,
+    FALLBACK,
+    SCOPES,
+    DATA_CLASSIFICATION,
+    VERSION,
     READ_ONLY,
     DESTRUCTIVE,
     IDEMPOTENT,
@@ -38,6 +54,22 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     DENY,
 ];
 const EFFECTS: &[&str] = &["read", "write", "destructive"];
+
+/// `"5s"`, `"250ms"`, `"2m"`, `"1h"` in milliseconds.
+fn duration_ms(text: &str) -> Option<u64> {
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map(|i| text.split_at(i))?;
+    let n: u64 = number.parse().ok()?;
+    let factor = match unit.trim() {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return None,
+    };
+    n.checked_mul(factor).filter(|ms| *ms > 0)
+}
 
 /// `allow(a, b)`, `warn(..)`, `deny(..)`: lint names checked against the list of lints.
 pub(crate) fn parse_levels(
@@ -143,6 +175,58 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 );
             }
             set_once(errors, &meta, &mut out.effect, value, "tool");
+        } else if meta.path.is_ident(TIMEOUT) {
+            // #[tool(timeout = "5s")]
+            let value: LitStr = meta.value()?.parse()?;
+            match duration_ms(&value.value()) {
+                Some(ms) => set_once(errors, &meta, &mut out.timeout_ms, ms, "tool"),
+                None => errors.at(
+                    &value,
+                    "expected a duration like \"500ms\", \"5s\", \"2m\" or \"1h\"",
+                ),
+            }
+        } else if meta.path.is_ident(ATTEMPTS) || meta.path.is_ident(CONCURRENCY) {
+            // #[tool(attempts = 3)], #[tool(concurrency = 2)]
+            let value: syn::LitInt = meta.value()?.parse()?;
+            match value.base10_parse::<u32>() {
+                Ok(n) if n > 0 => {
+                    if meta.path.is_ident(ATTEMPTS) {
+                        set_once(errors, &meta, &mut out.attempts, n, "tool");
+                    } else {
+                        set_once(errors, &meta, &mut out.concurrency, n as usize, "tool");
+                    }
+                }
+                _ => errors.at(&value, "expected a whole number of at least 1"),
+            }
+        } else if meta.path.is_ident(SEQUENTIAL) {
+            // #[tool(sequential)]
+            set_once(errors, &meta, &mut out.sequential, meta.path.span(), "tool");
+        } else if meta.path.is_ident(FALLBACK)
+            || meta.path.is_ident(DATA_CLASSIFICATION)
+            || meta.path.is_ident(VERSION)
+        {
+            // #[tool(fallback = "search_cache")], data_classification = "internal", version = "1.2.0"
+            let value: LitStr = meta.value()?.parse()?;
+            let slot = if meta.path.is_ident(FALLBACK) {
+                &mut out.fallback
+            } else if meta.path.is_ident(VERSION) {
+                &mut out.version
+            } else {
+                &mut out.data_classification
+            };
+            set_once(errors, &meta, slot, value, "tool");
+        } else if meta.path.is_ident(SCOPES) {
+            // #[tool(scopes("tickets:read", "tickets:write"))]
+            let content;
+            syn::parenthesized!(content in meta.input);
+            let list = content.parse_terminated(|input| input.parse::<LitStr>(), syn::Token![,])?;
+            set_once(
+                errors,
+                &meta,
+                &mut out.scopes,
+                list.into_iter().collect(),
+                "tool",
+            );
         } else if meta.path.is_ident(REQUIRES_APPROVAL) {
             // #[tool(requires_approval)]
             set_once(

@@ -19,6 +19,7 @@ const DESCRIPTION: &str = "description";
 const ALLOW: &str = "allow";
 const WARN: &str = "warn";
 const DENY: &str = "deny";
+const SENSITIVE: &str = "sensitive";
 /// Every key `#[arg]` accepts; drives the parser and the "expected one of" message.
 const ARG_KEYS: &[&str] = &[
     LENGTH,
@@ -32,6 +33,7 @@ const ARG_KEYS: &[&str] = &[
     ALLOW,
     WARN,
     DENY,
+    SENSITIVE,
 ];
 const LENGTH_KEYS: &[&str] = &["min", "max"];
 const RANGE_KEYS: &[&str] = &["min", "max", "exclusive_min", "exclusive_max"];
@@ -250,6 +252,10 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                     // #[arg(description = "...")]
                     let value: LitStr = meta.value()?.parse()?;
                     set_once(errors, &meta, &mut out.description, value, "arg");
+                }
+                SENSITIVE => {
+                    // #[arg(sensitive)]
+                    set_once(errors, &meta, &mut out.sensitive, meta.path.span(), "arg");
                 }
                 ALLOW | WARN | DENY => {
                     // #[arg(allow(unbounded_string))]

@@ -1,0 +1,355 @@
+//! One call through the policy, step by step.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use super::audit::{AuditRecord, redact};
+use super::{
+    ApprovalDecision, ApprovalRequest, Backoff, ToolPolicy, arguments_hash, is_failure, may_retry,
+};
+use crate::context::ToolContext;
+use crate::error::{ErrorCode, ToolError};
+use crate::outcome::{Degradation, ToolOutcome};
+use crate::tool::{Arguments, Effect, Tool, ToolDefinition};
+use crate::toolbox::{CatchUnwind, Toolbox};
+
+impl Toolbox {
+    /// The whole policy around one call, with its audit record and tracing span.
+    pub(crate) async fn run_policy(
+        &self,
+        name: &str,
+        arguments: Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> ToolOutcome {
+        let started = Instant::now();
+        let time = SystemTime::now();
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = name,
+            run_id = ctx.run_id(),
+            call_id = ctx.call_id(),
+            trace_id = ctx.trace_id(),
+            principal = ctx.principal(),
+            status = tracing::field::Empty,
+            error_code = tracing::field::Empty,
+            attempts = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        let (mut outcome, attempts) = self
+            .execute(name, arguments.clone(), ctx)
+            .instrument(span.clone())
+            .await;
+        if let ToolOutcome::Error(err) = &mut outcome {
+            let _entered = span.enter();
+            err.finish(name, ctx.trace_id());
+        }
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let status = match &outcome {
+            ToolOutcome::Success(_) => "success",
+            ToolOutcome::Degraded(..) => "degraded",
+            ToolOutcome::Error(_) => "error",
+        };
+        let error_code = outcome.error().map(|e| e.code().as_str());
+        span.record("status", status);
+        span.record("error_code", error_code);
+        span.record("attempts", attempts);
+        span.record("duration_ms", duration_ms);
+        if !self.settings.sinks.is_empty() {
+            let sensitive = self
+                .get(name)
+                .map(|t| t.definition().sensitive_params().to_vec())
+                .unwrap_or_default();
+            let mut arguments = arguments_value(&arguments).unwrap_or(Value::Null);
+            redact(&mut arguments, &sensitive);
+            let record = AuditRecord {
+                time_unix_ms: unix_ms(time),
+                run_id: ctx.run_id().map(str::to_owned),
+                call_id: ctx.call_id().map(str::to_owned),
+                trace_id: ctx.trace_id().to_owned(),
+                principal: ctx.principal().map(str::to_owned),
+                tool: name.to_owned(),
+                arguments,
+                status,
+                error_code,
+                attempts,
+                duration_ms,
+            };
+            for sink in &self.settings.sinks {
+                sink.record(&record);
+            }
+        }
+        outcome
+    }
+
+    async fn execute(
+        &self,
+        name: &str,
+        arguments: Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> (ToolOutcome, u32) {
+        // Enablement: a disabled tool is refused exactly as an unknown one, and the tools
+        // listed to the model are those enabled for it.
+        let tool = match self.get(name) {
+            Some(tool) if self.is_enabled(name, ctx).await => tool,
+            _ => {
+                let names: Vec<&str> = self
+                    .definitions_for(ctx)
+                    .await
+                    .iter()
+                    .map(|d| d.name())
+                    .collect();
+                return (ToolOutcome::Error(self.unknown(name, &names)), 0);
+            }
+        };
+        let def = tool.definition();
+        // Authorization, before the arguments are read; says nothing about what exists.
+        if let Some(authorizer) = &self.settings.authorizer
+            && !authorizer.authorize(ctx, def).await
+        {
+            return (
+                ToolOutcome::Error(ToolError::permission_denied(format!(
+                    "You are not allowed to use `{name}`. Do not retry; tell the user it needs other permissions."
+                ))),
+                0,
+            );
+        }
+        // Validation and approval, for calls a person must approve.
+        if needs_approval(def)
+            && let Err(err) = self.approve(def, &arguments, ctx).await
+        {
+            return (ToolOutcome::Error(err), 0);
+        }
+        if let Err(err) = self.state.start_call(ctx, &self.settings.budget) {
+            return (ToolOutcome::Error(err), 0);
+        }
+        if let Err(err) = self.state.enter_circuit(name) {
+            return (ToolOutcome::Error(err), 0);
+        }
+        let policy = self.settings.policy(def);
+        let (outcome, attempts) = {
+            let _order = if policy.sequential {
+                Lock::Alone(self.state.sequential.write().await)
+            } else {
+                Lock::Shared(self.state.sequential.read().await)
+            };
+            let _global = Arc::clone(&self.state.global).acquire_owned().await;
+            let limiter = policy
+                .concurrency
+                .and_then(|n| self.state.tool_limiter(name, n));
+            let _own = match limiter {
+                Some(limiter) => Some(limiter.acquire_owned().await),
+                None => None,
+            };
+            self.attempts(tool, def, &policy, arguments.clone(), ctx)
+                .await
+        };
+        self.state.leave_circuit(
+            name,
+            outcome.error().is_some_and(is_failure),
+            &self.settings.circuit,
+        );
+        if let ToolOutcome::Error(err) = &outcome
+            && (may_retry(err) || is_failure(err))
+            && let Some(fallback) = policy.fallback.as_deref().filter(|f| *f != name)
+            && let Some(fallback_tool) = self.get(fallback)
+        {
+            let timeout = policy.timeout.unwrap_or(self.settings.timeout);
+            if let ToolOutcome::Success(data) =
+                run_once(fallback_tool.as_ref(), fallback, arguments, ctx, timeout).await
+            {
+                let degradation = Degradation {
+                    fallback: fallback.to_owned(),
+                    reason: err.code().as_str().to_owned(),
+                    at_unix_ms: unix_ms(SystemTime::now()),
+                };
+                return (ToolOutcome::Degraded(data, degradation), attempts);
+            }
+        }
+        (outcome, attempts)
+    }
+
+    /// Attempts with timeouts, retried by the policy.
+    async fn attempts(
+        &self,
+        tool: &Arc<dyn Tool>,
+        def: &ToolDefinition,
+        policy: &ToolPolicy,
+        arguments: Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> (ToolOutcome, u32) {
+        let name = def.name();
+        let timeout = policy.timeout.unwrap_or(self.settings.timeout);
+        let max = policy
+            .max_attempts
+            .unwrap_or(self.settings.retry.max_attempts)
+            .max(1);
+        // A write is retried only when repeating it cannot do it twice.
+        let retry_safe = match def.effect() {
+            Some(Effect::Write | Effect::Destructive) => def.annotations().idempotent == Some(true),
+            _ => true,
+        };
+        let mut backoff = Backoff::new(&self.settings.retry);
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let outcome = run_once(tool.as_ref(), name, arguments.clone(), ctx, timeout).await;
+            let Some(err) = outcome.error() else {
+                return (outcome, attempt);
+            };
+            if attempt >= max || !retry_safe || !may_retry(err) {
+                return (outcome, attempt);
+            }
+            if let Err(exhausted) = self.state.take_retry(ctx, name, &self.settings.budget) {
+                return (ToolOutcome::Error(exhausted), attempt);
+            }
+            if let Some(delay) = timer(backoff.next(err)) {
+                delay.await;
+            }
+        }
+    }
+
+    /// Validates the arguments, then asks the approver about this exact call.
+    async fn approve(
+        &self,
+        def: &ToolDefinition,
+        arguments: &Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        let value = def.validate(arguments.clone())?;
+        let hash = arguments_hash(&value);
+        let request = ApprovalRequest {
+            tool: def.name(),
+            arguments: &value,
+            arguments_hash: &hash,
+            ctx,
+        };
+        let decision = match &self.settings.approver {
+            Some(approver) => approver.decide(&request).await,
+            None => ApprovalDecision::Pending,
+        };
+        let name = def.name();
+        match decision {
+            ApprovalDecision::Approved => Ok(()),
+            ApprovalDecision::Pending => Err(ToolError::approval_required(format!(
+                "`{name}` needs a person's approval for these exact arguments ({hash}). Ask the user to approve it, then call again with the same arguments."
+            ))),
+            ApprovalDecision::Expired => Err(ToolError::new(
+                ErrorCode::ApprovalExpired,
+                format!(
+                    "The approval of this `{name}` call has expired. Ask the user to approve it again."
+                ),
+            )),
+            ApprovalDecision::Denied(reason) => Err(ToolError::new(
+                ErrorCode::ApprovalDenied,
+                format!(
+                    "A person declined this `{name}` call: {reason}. Do not retry it; tell the user."
+                ),
+            )),
+        }
+    }
+}
+
+/// Held for its `Drop`: the sequential lock is released when the call ends.
+#[allow(dead_code)]
+enum Lock<'a> {
+    Alone(tokio::sync::RwLockWriteGuard<'a, ()>),
+    Shared(tokio::sync::RwLockReadGuard<'a, ()>),
+}
+
+/// Tools that need a person's approval: declared, or destructive by default.
+fn needs_approval(def: &ToolDefinition) -> bool {
+    def.requires_approval() || def.effect() == Some(Effect::Destructive)
+}
+
+/// One attempt: the tool's own cancellation signal fires when it runs out of time. A sync tool
+/// on the blocking pool cannot be stopped; it sees `ctx.is_cancelled()` and its result is dropped.
+async fn run_once(
+    tool: &dyn Tool,
+    name: &str,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> ToolOutcome {
+    let token = ctx.cancellation().child_token();
+    let attempt_ctx = ctx.clone().with_cancellation(token.clone());
+    let call = CatchUnwind(tool.call(arguments, &attempt_ctx));
+    let result = match timer(timeout) {
+        Some(deadline) => Race { call, deadline }.await,
+        None => Ok(call.await),
+    };
+    match result {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(payload)) => {
+            ToolOutcome::Error(crate::__macro_support::panic_error(payload.as_ref()))
+        }
+        Err(_) => {
+            token.cancel();
+            ToolOutcome::Error(ToolError::timeout(format!(
+                "`{name}` did not answer within {} ms. Try again later, or with a smaller request.",
+                timeout.as_millis()
+            )))
+        }
+    }
+}
+
+/// A timer for `after`, or `None` on a runtime built without timers (`enable_time`): the
+/// call then runs without a time limit (and says so once in the log) instead of panicking.
+pub(crate) fn timer(after: Duration) -> Option<std::pin::Pin<Box<tokio::time::Sleep>>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    let made = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(after)));
+    if made.is_err() && !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "the tokio runtime has no timers (`enable_time`): tool timeouts and retry delays are off"
+        );
+    }
+    made.ok()
+}
+
+/// The call, unless the deadline passes first (`Err(())`).
+struct Race<F> {
+    call: F,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<F: std::future::Future + Unpin> std::future::Future for Race<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        use std::task::Poll;
+        if let Poll::Ready(out) = std::pin::Pin::new(&mut self.call).poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        match self.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The arguments as a value, for the audit record.
+fn arguments_value(arguments: &Arguments<'_>) -> Option<Value> {
+    let value = match arguments {
+        Arguments::Text(text) if text.trim().is_empty() => {
+            return Some(Value::Object(serde_json::Map::new()));
+        }
+        Arguments::Text(text) => serde_json::from_str(text).ok()?,
+        Arguments::Value(value) => value.clone().into_owned(),
+    };
+    match value {
+        Value::String(inner) => serde_json::from_str(&inner).ok(),
+        other => Some(other),
+    }
+}
+
+fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
