@@ -377,6 +377,8 @@ impl ToolDefinition {
                 concurrency: spec.concurrency,
                 sequential: spec.sequential,
                 fallback: spec.fallback.map(str::to_owned),
+                retry: None,
+                circuit: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),

@@ -132,7 +132,7 @@ impl Default for CircuitPolicy {
 /// let policy = toolsmith_core::ToolPolicy { timeout: Some(Duration::from_secs(5)), concurrency: Some(2), ..Default::default() };
 /// assert!(!policy.sequential);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ToolPolicy {
     /// Time per attempt.
     pub timeout: Option<Duration>,
@@ -144,6 +144,10 @@ pub struct ToolPolicy {
     pub sequential: bool,
     /// A tool to call when this one fails after its retries; its result is marked degraded.
     pub fallback: Option<String>,
+    /// The retry timing of this tool (its attempts: `max_attempts`).
+    pub retry: Option<RetryPolicy>,
+    /// When this tool's circuit opens.
+    pub circuit: Option<CircuitPolicy>,
 }
 
 /// Decides, per context, whether a tool is offered at all.
@@ -202,6 +206,8 @@ impl Settings {
             policy.concurrency = o.concurrency.or(policy.concurrency);
             policy.sequential |= o.sequential;
             policy.fallback = o.fallback.clone().or(policy.fallback);
+            policy.retry = o.retry.clone().or(policy.retry);
+            policy.circuit = o.circuit.clone().or(policy.circuit);
         }
         policy
     }

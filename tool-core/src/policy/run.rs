@@ -183,16 +183,14 @@ impl Toolbox {
     ) -> (ToolOutcome, u32) {
         let name = def.name();
         let timeout = policy.timeout.unwrap_or(self.settings.timeout);
-        let max = policy
-            .max_attempts
-            .unwrap_or(self.settings.retry.max_attempts)
-            .max(1);
+        let retry = policy.retry.as_ref().unwrap_or(&self.settings.retry);
+        let max = policy.max_attempts.unwrap_or(retry.max_attempts).max(1);
         // A write is retried only when repeating it cannot do it twice.
         let retry_safe = match def.effect() {
             Some(Effect::Write | Effect::Destructive) => def.annotations().idempotent == Some(true),
             _ => true,
         };
-        let mut backoff = Backoff::new(&self.settings.retry);
+        let mut backoff = Backoff::new(retry);
         let mut attempt = 0;
         loop {
             attempt += 1;
