@@ -9,10 +9,9 @@
 use serde_json::{Map, Value, json};
 
 use super::transform::{
-    Target, downgrade, inline_refs, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
+    Target, derive, downgrade, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
 };
 use super::{Dialect, ExportError};
-use crate::schema::visit_mut;
 use crate::tool::ToolDefinition;
 
 /// Formats strict tool use accepts (Structured outputs, "JSON Schema limitations").
@@ -38,22 +37,7 @@ pub(super) fn input_schema(
     dialect: Dialect,
     strict: bool,
 ) -> Result<Value, ExportError> {
-    let mut schema = def.input_schema().clone();
-    if let Value::Object(root) = &mut schema {
-        root.shift_remove("$schema");
-    }
-    if !strict {
-        return Ok(schema);
-    }
-    let target = Target {
-        tool: def.name(),
-        dialect,
-    };
-    let mut schema = inline_refs(&schema, false, target)?;
-    visit_mut(&mut schema, "", &mut |node, path| {
-        strict_node(node, path, target)
-    })?;
-    Ok(schema)
+    derive(def, dialect, strict, false, strict_node)
 }
 
 fn strict_node(

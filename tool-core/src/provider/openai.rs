@@ -9,10 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::transform::{
-    Target, downgrade, inline_refs, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
+    Target, derive, downgrade, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
 };
 use super::{Dialect, ExportError};
-use crate::schema::visit_mut;
 use crate::tool::ToolDefinition;
 
 /// Formats strict mode accepts ("Supported schemas", Structured Outputs guide).
@@ -41,22 +40,16 @@ pub(super) fn parameters(
     dialect: Dialect,
     strict: bool,
 ) -> Result<Value, ExportError> {
-    let mut schema = def.input_schema().clone();
-    if let Value::Object(root) = &mut schema {
-        root.shift_remove("$schema");
+    let schema = derive(def, dialect, strict, true, strict_node)?;
+    if strict {
+        check_limits(
+            &schema,
+            Target {
+                tool: def.name(),
+                dialect,
+            },
+        )?;
     }
-    if !strict {
-        return Ok(schema);
-    }
-    let target = Target {
-        tool: def.name(),
-        dialect,
-    };
-    let mut schema = inline_refs(&schema, true, target)?;
-    visit_mut(&mut schema, "", &mut |node, path| {
-        strict_node(node, path, target)
-    })?;
-    check_limits(&schema, target)?;
     Ok(schema)
 }
 

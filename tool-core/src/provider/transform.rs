@@ -21,6 +21,31 @@ impl Target<'_> {
     }
 }
 
+/// The rules a dialect applies to each schema node.
+pub(super) type NodeRule = fn(&mut Map<String, Value>, &str, Target<'_>) -> Result<(), ExportError>;
+
+/// The canonical schema without `$schema`, and, for a strict dialect, with its `$ref`s inlined
+/// (recursive ones kept when `keep_recursive`) and `rule` applied to every node.
+pub(super) fn derive(
+    def: &crate::tool::ToolDefinition,
+    dialect: Dialect,
+    strict: bool,
+    keep_recursive: bool,
+    rule: NodeRule,
+) -> Result<Value, ExportError> {
+    let schema = super::without_dialect(def.input_schema());
+    if !strict {
+        return Ok(schema);
+    }
+    let target = Target {
+        tool: def.name(),
+        dialect,
+    };
+    let mut schema = inline_refs(&schema, keep_recursive, target)?;
+    crate::schema::visit_mut(&mut schema, "", &mut |node, path| rule(node, path, target))?;
+    Ok(schema)
+}
+
 /// Replaces every `$ref` to `#/$defs/...` by the definition it names, with the referring node's
 /// own keys (its description) laid over it. A type that contains itself cannot be inlined: with
 /// `keep_recursive` its definition stays in `$defs` and is referred to by a bare `$ref`;
