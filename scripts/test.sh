@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
 # Needs the Rust toolchain (cargo, rustfmt, clippy) and python3; installs the Python oracles
-# into target/oracles/ from PyPI on first run. Run from anywhere in the checkout.
+# into target/oracles/ from PyPI and redis-server from Debian on first run. Run from anywhere
+# in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,13 @@ if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
 fi
 TOOLSMITH_ORACLES="$(pwd)/$venv/bin/python"
 export TOOLSMITH_ORACLES
+
+# A real Redis for the idempotency tests (they start their own servers on free ports).
+if ! command -v redis-server >/dev/null 2>&1; then
+  echo "== installing redis-server"
+  if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi
+fi
+export TOOLSMITH_REQUIRE_REDIS=1
 
 echo "== cargo fmt --check"
 cargo fmt --all --check

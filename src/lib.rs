@@ -5,11 +5,16 @@
 pub use toolsmith_core::{
     Annotations, ApprovalDecision, ApprovalRequest, Approvals, Approver, Arguments, AuditRecord,
     AuditSink, Authorizer, BoxFuture, CallParseError, CancellationToken, CircuitPolicy,
-    Degradation, Dialect, Effect, Enablement, ErrorCode, ExportError, FieldError, JsonLinesSink,
-    LintFinding, LintLevel, MemorySink, RegistrationError, RetryPolicy, RunBudget, Tool, ToolCall,
-    ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolPolicy, Toolbox, UnknownDialect,
-    arguments_hash, encode_result,
+    Degradation, Dialect, Effect, Enablement, ErrorCode, ExportError, FieldError,
+    IdempotencyPolicy, IdempotencyStore, JsonLinesSink, KEY_PARAMETER, LintFinding, LintLevel,
+    MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation, RetryPolicy, RunBudget,
+    StoreError, Tool, ToolCall, ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolPolicy,
+    Toolbox, UnknownDialect, arguments_hash, derive_idempotency_key, encode_result,
 };
+
+/// The Redis idempotency store (feature `redis`).
+#[cfg(feature = "redis")]
+pub use toolsmith_core::RedisStore;
 
 /// The fault-injection kit (feature `testing`).
 #[cfg(feature = "testing")]

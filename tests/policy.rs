@@ -38,17 +38,26 @@ async fn get_cached_customer(
     json!({"id": id, "name": "Ada", "cached_at": "2026-11-01T00:00:00Z"})
 }
 
-static EMAILS_SENT: AtomicUsize = AtomicUsize::new(0);
+/// The mail provider: it deduplicates by the idempotency key it is given, as real ones do.
+static OUTBOX: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
 
 /// Sends an email. Writes data. Not for newsletters.
 #[tool(effect = "write")]
 async fn send_email(
+    ctx: &ToolContext,
     /// The subject.
     #[arg(length(max = 100))]
     subject: String,
 ) -> usize {
-    let _ = subject;
-    EMAILS_SENT.fetch_add(1, Ordering::SeqCst) + 1
+    let key = ctx.idempotency_key().unwrap_or_default().to_owned();
+    let mut outbox = OUTBOX.lock().unwrap();
+    match outbox.iter().position(|(k, _)| *k == key) {
+        Some(index) => index + 1,
+        None => {
+            outbox.push((key, subject));
+            outbox.len()
+        }
+    }
 }
 
 /// Updates a ticket's status. Writes data, safe to repeat. Not for closing tickets.
@@ -235,24 +244,29 @@ async fn retries_honour_retry_after_and_stop_at_the_maximum() {
 
 #[tokio::test(start_paused = true)]
 async fn email_send_network_after_commit() {
-    // seed 002 §12: the email was sent, then the connection broke. A write that is not
-    // idempotent is not retried, so it is not sent twice. (Returning the first result for the
-    // repeated call is the job of idempotency keys.)
+    // seed 002 §12: the email was sent, then the connection broke. The retry carries the same
+    // idempotency key, the provider recognises it, and the retry returns the first result:
+    // one email. A later duplicate call is replayed from the store without running the tool.
     let mailer = Arc::new(Faulty::new(SendEmail).then(Fault::AfterEffect));
     let toolbox = Toolbox::new().with(mailer.clone());
-    let before = EMAILS_SENT.load(Ordering::SeqCst);
-    let out = toolbox
-        .call("send_email", r#"{"subject": "Hi"}"#, &ctx())
-        .await;
-    assert_eq!(out.error().unwrap().code(), ErrorCode::UpstreamError);
-    assert_eq!(
-        EMAILS_SENT.load(Ordering::SeqCst) - before,
-        1,
-        "sent once, not duplicated"
-    );
-    assert_eq!(mailer.log(), ["after_effect: error: upstream_error"]);
+    let args = r#"{"subject": "Your invoice"}"#;
+    let first = toolbox.call("send_email", args, &ctx()).await;
+    let number: usize = first.into_result().unwrap();
+    assert_eq!(mailer.log(), ["after_effect: error: upstream_error", "ok"]);
+    let sent: Vec<String> = OUTBOX
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| s == "Your invoice")
+        .map(|(k, _)| k.clone())
+        .collect();
+    assert_eq!(sent.len(), 1, "sent once");
+    let again = toolbox.call("send_email", args, &ctx()).await;
+    assert!(again.is_replay());
+    assert_eq!(again.into_result::<usize>().unwrap(), number);
+    assert_eq!(mailer.log().len(), 2, "the duplicate did not run the tool");
 
-    // An idempotent write is retried.
+    // An idempotent write is retried too.
     let tickets = Arc::new(Faulty::new(UpdateTicket).then(Fault::Upstream(502)));
     let toolbox = Toolbox::new().with(tickets.clone());
     assert!(

@@ -80,7 +80,11 @@ async fn broken() -> Result<u8, ToolError> {
 }
 
 /// Fails with a retryable error.
-#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string),
+    attempts = 1
+)]
 async fn busy() -> Result<(), ToolError> {
     Err(
         ToolError::rate_limited("The API is rate limited; retry in 30 seconds.")

@@ -45,6 +45,7 @@ struct Inner {
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
     cancellation: CancellationToken,
     deadline: Option<Instant>,
+    idempotency_key: Option<Arc<str>>,
 }
 
 impl Default for ToolContext {
@@ -71,6 +72,7 @@ impl ToolContext {
                 extensions: HashMap::new(),
                 cancellation: CancellationToken::new(),
                 deadline: None,
+                idempotency_key: None,
             }),
         }
     }
@@ -192,6 +194,22 @@ impl ToolContext {
     pub fn with_timeout(self, timeout: Duration) -> Self {
         let deadline = Instant::now().checked_add(timeout);
         self.edit(|inner| inner.deadline = deadline)
+    }
+
+    /// The idempotency key of this call, set by the toolbox for `write` and `destructive`
+    /// tools: pass it to the systems the tool changes, so that they can deduplicate too.
+    ///
+    /// ```
+    /// assert_eq!(toolsmith_core::ToolContext::new().idempotency_key(), None);
+    /// ```
+    #[must_use]
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.inner.idempotency_key.as_deref()
+    }
+
+    pub(crate) fn with_idempotency_key(self, key: &str) -> Self {
+        let key: Arc<str> = Arc::from(key);
+        self.edit(|inner| inner.idempotency_key = Some(key))
     }
 
     /// The run id, if set.

@@ -53,6 +53,8 @@ pub enum ErrorCode {
     ApprovalExpired,
     /// A person declined this call.
     ApprovalDenied,
+    /// The same call is still running; retry after the given delay to get its result.
+    InProgress,
 }
 
 impl ErrorCode {
@@ -81,6 +83,7 @@ impl ErrorCode {
             Self::CircuitOpen => "circuit_open",
             Self::ApprovalExpired => "approval_expired",
             Self::ApprovalDenied => "approval_denied",
+            Self::InProgress => "in_progress",
         }
     }
 

@@ -8,6 +8,7 @@
 
 mod context;
 mod error;
+mod idempotency;
 mod join;
 mod lint;
 mod outcome;
@@ -28,6 +29,12 @@ pub mod __macro_support;
 
 pub use context::ToolContext;
 pub use error::{ErrorCode, FieldError, ToolError};
+#[cfg(feature = "redis")]
+pub use idempotency::RedisStore;
+pub use idempotency::{
+    IdempotencyPolicy, IdempotencyStore, KEY_PARAMETER, MIN_KEY_LEN, MemoryStore, Reservation,
+    StoreError, derive_idempotency_key,
+};
 pub use lint::{LintFinding, LintLevel};
 pub use outcome::{Degradation, ToolOutcome};
 pub use policy::{

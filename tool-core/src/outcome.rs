@@ -32,6 +32,9 @@ pub enum ToolOutcome {
     Success(Box<RawValue>),
     /// The tool failed and its fallback answered instead: success, marked degraded.
     Degraded(Box<RawValue>, Degradation),
+    /// The stored result of an earlier call with the same idempotency key; the tool did not
+    /// run again. The envelope says `"replayed": true`.
+    Replayed(Box<RawValue>),
     /// The call failed.
     Error(ToolError),
 }
@@ -77,6 +80,12 @@ impl ToolOutcome {
         !matches!(self, Self::Error(_))
     }
 
+    /// Whether this is the stored result of an earlier call with the same idempotency key.
+    #[must_use]
+    pub fn is_replay(&self) -> bool {
+        matches!(self, Self::Replayed(_))
+    }
+
     /// How the result was degraded, if a fallback answered.
     #[must_use]
     pub fn degradation(&self) -> Option<&Degradation> {
@@ -90,7 +99,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn data(&self) -> Option<&RawValue> {
         match self {
-            Self::Success(data) | Self::Degraded(data, _) => Some(data),
+            Self::Success(data) | Self::Degraded(data, _) | Self::Replayed(data) => Some(data),
             Self::Error(_) => None,
         }
     }
@@ -99,7 +108,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn error(&self) -> Option<&ToolError> {
         match self {
-            Self::Success(_) | Self::Degraded(..) => None,
+            Self::Success(_) | Self::Degraded(..) | Self::Replayed(_) => None,
             Self::Error(err) => Some(err),
         }
     }
@@ -112,12 +121,13 @@ impl ToolOutcome {
     /// ```
     pub fn into_result<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
         match self {
-            Self::Success(data) | Self::Degraded(data, _) => serde_json::from_str(data.get())
-                .map_err(|err| {
+            Self::Success(data) | Self::Degraded(data, _) | Self::Replayed(data) => {
+                serde_json::from_str(data.get()).map_err(|err| {
                     ToolError::internal(format_args!(
                         "the data does not decode as requested: {err}"
                     ))
-                }),
+                })
+            }
             Self::Error(err) => Err(err),
         }
     }
@@ -135,7 +145,9 @@ impl ToolOutcome {
                 out
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
+            Self::Degraded(..) | Self::Replayed(_) | Self::Error(_) => {
+                serde_json::to_string(self).unwrap_or_default()
+            }
         }
     }
 }
@@ -165,6 +177,11 @@ impl Serialize for ToolOutcome {
                 s.serialize_field("data", data)?;
                 s.serialize_field("degraded", degradation)?;
             }
+            Self::Replayed(data) => {
+                s.serialize_field("status", "success")?;
+                s.serialize_field("data", data)?;
+                s.serialize_field("replayed", &true)?;
+            }
             Self::Error(err) => {
                 s.serialize_field("status", "error")?;
                 s.serialize_field("error", err)?;
@@ -191,16 +208,21 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             data: Option<Box<RawValue>>,
             error: Option<ToolError>,
             degraded: Option<Degradation>,
+            #[serde(default)]
+            replayed: bool,
         }
         fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
             Box::<RawValue>::deserialize(d).map(Some)
         }
         let envelope = Envelope::deserialize(deserializer)?;
         match (envelope.status, envelope.data, envelope.error) {
-            (Status::Success, Some(data), None) => Ok(match envelope.degraded {
-                Some(degradation) => Self::Degraded(data, degradation),
-                None => Self::Success(data),
-            }),
+            (Status::Success, Some(data), None) => {
+                Ok(match (envelope.degraded, envelope.replayed) {
+                    (Some(degradation), _) => Self::Degraded(data, degradation),
+                    (None, true) => Self::Replayed(data),
+                    (None, false) => Self::Success(data),
+                })
+            }
             (Status::Error, None, Some(error)) => Ok(Self::Error(error)),
             (Status::Success, _, _) => Err(D::Error::custom(
                 "a success envelope has `data` and no `error`",

@@ -479,6 +479,20 @@ impl Toolbox {
         self
     }
 
+    /// Sets where idempotency keys and first results are kept (default: in memory).
+    #[must_use]
+    pub fn with_idempotency_store(mut self, store: impl crate::IdempotencyStore) -> Self {
+        self.settings.store = Arc::new(store);
+        self
+    }
+
+    /// Sets how idempotency keys are made and kept (default: global keys, kept 24 h).
+    #[must_use]
+    pub fn with_idempotency(mut self, policy: crate::IdempotencyPolicy) -> Self {
+        self.settings.idempotency = policy;
+        self
+    }
+
     /// Sets who may call what (see [`Authorizer`]).
     #[must_use]
     pub fn with_authorizer(mut self, authorizer: impl Authorizer) -> Self {

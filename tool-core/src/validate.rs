@@ -196,7 +196,7 @@ fn duplicate_field(err: &serde_json::Error) -> Option<String> {
     Some(rest[..rest.find('`')?].to_owned())
 }
 
-fn normalize_integers(value: &Value) -> Value {
+pub(crate) fn normalize_integers(value: &Value) -> Value {
     match value {
         Value::Number(n) if n.is_f64() => n
             .as_f64()

@@ -178,6 +178,8 @@ pub(crate) struct Settings {
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     pub(crate) enablement: HashMap<String, Arc<dyn Enablement>>,
     pub(crate) overrides: HashMap<String, ToolPolicy>,
+    pub(crate) store: Arc<dyn crate::idempotency::IdempotencyStore>,
+    pub(crate) idempotency: crate::idempotency::IdempotencyPolicy,
 }
 
 impl Default for Settings {
@@ -192,6 +194,8 @@ impl Default for Settings {
             sinks: Vec::new(),
             enablement: HashMap::new(),
             overrides: HashMap::new(),
+            store: Arc::new(crate::idempotency::MemoryStore::default()),
+            idempotency: crate::idempotency::IdempotencyPolicy::default(),
         }
     }
 }

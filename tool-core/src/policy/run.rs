@@ -13,6 +13,7 @@ use super::{
 };
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
+use crate::idempotency::Reservation;
 use crate::outcome::{Degradation, ToolOutcome};
 use crate::tool::{Arguments, Effect, Tool, ToolDefinition};
 use crate::toolbox::{CatchUnwind, Toolbox};
@@ -51,6 +52,7 @@ impl Toolbox {
         let status = match &outcome {
             ToolOutcome::Success(_) => "success",
             ToolOutcome::Degraded(..) => "degraded",
+            ToolOutcome::Replayed(_) => "replayed",
             ToolOutcome::Error(_) => "error",
         };
         let error_code = outcome.error().map(|e| e.code().as_str());
@@ -123,6 +125,40 @@ impl Toolbox {
         {
             return (ToolOutcome::Error(err), 0);
         }
+        // Idempotency, for writes: replay a finished call, wait for a running one, refuse a
+        // key reused with other arguments.
+        let key = if is_write(def) {
+            match self.reserve(def, &arguments, ctx).await {
+                Ok(Reserved::Run(key)) => Some(key),
+                Ok(Reserved::Replay(outcome)) => return (outcome, 0),
+                Err(err) => return (ToolOutcome::Error(err), 0),
+            }
+        } else {
+            None
+        };
+        let keyed;
+        let ctx = match &key {
+            Some(key) => {
+                keyed = ctx.clone().with_idempotency_key(&key.visible);
+                &keyed
+            }
+            None => ctx,
+        };
+        let (outcome, attempts) = self.execute_reserved(name, tool, def, arguments, ctx).await;
+        if let Some(key) = &key {
+            self.settle(key, &outcome).await;
+        }
+        (outcome, attempts)
+    }
+
+    async fn execute_reserved(
+        &self,
+        name: &str,
+        tool: &Arc<dyn Tool>,
+        def: &ToolDefinition,
+        arguments: Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> (ToolOutcome, u32) {
         if let Err(err) = self.state.start_call(ctx, &self.settings.budget) {
             return (ToolOutcome::Error(err), 0);
         }
@@ -186,8 +222,11 @@ impl Toolbox {
         let retry = policy.retry.as_ref().unwrap_or(&self.settings.retry);
         let max = policy.max_attempts.unwrap_or(retry.max_attempts).max(1);
         // A write is retried only when repeating it cannot do it twice.
+        // A write with an idempotency key is retried: the key goes with every attempt.
         let retry_safe = match def.effect() {
-            Some(Effect::Write | Effect::Destructive) => def.annotations().idempotent == Some(true),
+            Some(Effect::Write | Effect::Destructive) => {
+                def.annotations().idempotent == Some(true) || ctx.idempotency_key().is_some()
+            }
             _ => true,
         };
         let mut backoff = Backoff::new(retry);
@@ -248,6 +287,120 @@ impl Toolbox {
                 ),
             )),
         }
+    }
+}
+
+enum Reserved {
+    Run(crate::idempotency::CallKey),
+    Replay(ToolOutcome),
+}
+
+fn is_write(def: &ToolDefinition) -> bool {
+    matches!(def.effect(), Some(Effect::Write | Effect::Destructive))
+}
+
+impl Toolbox {
+    /// Reserves the call's key, or explains why it must not run now.
+    async fn reserve(
+        &self,
+        def: &ToolDefinition,
+        arguments: &Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> Result<Reserved, ToolError> {
+        let value = def.validate(arguments.clone())?;
+        let scope = if self.settings.idempotency.per_run {
+            ctx.run_id()
+        } else {
+            None
+        };
+        let key = crate::idempotency::call_key(def.name(), &value, scope);
+        let store = &self.settings.store;
+        let policy = &self.settings.idempotency;
+        let unavailable = |err: crate::idempotency::StoreError| {
+            tracing::warn!(tool = def.name(), %err, "idempotency store unavailable");
+            ToolError::upstream_error(format!(
+                "`{}` was not run: its idempotency store is unavailable, and running it without one could do it twice. Retry later.",
+                def.name()
+            ))
+        };
+        let waited_from = Instant::now();
+        loop {
+            match store
+                .reserve(&key.stored, &key.fingerprint, policy.ttl)
+                .await
+                .map_err(unavailable)?
+            {
+                Reservation::Reserved => return Ok(Reserved::Run(key)),
+                Reservation::InProgress { fingerprint } | Reservation::Done { fingerprint, .. }
+                    if fingerprint != key.fingerprint =>
+                {
+                    return Err(ToolError::idempotency_conflict(format!(
+                        "The idempotency key `{}` was already used for `{}` with other arguments. Use a new key for a new action, or repeat the first call's arguments exactly.",
+                        key.visible,
+                        def.name()
+                    ))
+                    .human_review(true));
+                }
+                Reservation::Done { envelope, .. } => {
+                    return Ok(Reserved::Replay(replay(&envelope)));
+                }
+                Reservation::InProgress { .. } => {
+                    if waited_from.elapsed() >= policy.wait {
+                        return Err(ToolError::new(
+                            ErrorCode::InProgress,
+                            format!("The same `{}` call is still running. Retry shortly to get its result.", def.name()),
+                        )
+                        .retry_after(Duration::from_secs(1)));
+                    }
+                    if let Some(pause) = timer(Duration::from_millis(25)) {
+                        pause.await;
+                    } else {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores the outcome under the key, or frees the key for a retry after a transient failure.
+    async fn settle(&self, key: &crate::idempotency::CallKey, outcome: &ToolOutcome) {
+        let store = &self.settings.store;
+        let transient = match outcome {
+            ToolOutcome::Success(_) | ToolOutcome::Replayed(_) => false,
+            ToolOutcome::Degraded(..) => true,
+            ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
+        };
+        let result = if transient {
+            store.release(&key.stored).await
+        } else {
+            store
+                .complete(
+                    &key.stored,
+                    &key.fingerprint,
+                    &outcome.to_json(),
+                    self.settings.idempotency.ttl,
+                )
+                .await
+        };
+        if let Err(err) = result {
+            tracing::warn!(%err, "the idempotency store could not record a result");
+        }
+    }
+}
+
+/// A stored envelope, replayed: success is marked as a replay; a stored failure is returned
+/// as it was.
+fn replay(envelope: &str) -> ToolOutcome {
+    match serde_json::from_str::<ToolOutcome>(envelope) {
+        Ok(
+            ToolOutcome::Success(data)
+            | ToolOutcome::Degraded(data, _)
+            | ToolOutcome::Replayed(data),
+        ) => ToolOutcome::Replayed(data),
+        Ok(err @ ToolOutcome::Error(_)) => err,
+        Err(err) => ToolOutcome::Error(ToolError::internal(format_args!(
+            "a stored result does not read back: {err}"
+        ))),
     }
 }
 

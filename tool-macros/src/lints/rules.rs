@@ -166,6 +166,7 @@ const VERBS: &[&str] = &[
     "block",
     "book",
     "browse",
+    "rebuild",
     "build",
     "calculate",
     "call",

@@ -1,0 +1,255 @@
+//! Idempotency with the in-memory store: keys, replays, conflicts, waiting, failures, and
+//! exactly one execution among 1,000 concurrent duplicates (tokio's paused clock).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use toolsmith::{
+    ErrorCode, IdempotencyPolicy, MemoryStore, ToolCall, ToolContext, ToolError, Toolbox,
+    derive_idempotency_key, tool,
+};
+
+static CREATED: AtomicUsize = AtomicUsize::new(0);
+
+/// Creates a ticket. Writes data. Not for incidents.
+#[tool(effect = "write")]
+async fn create_ticket(
+    ctx: &ToolContext,
+    /// The title.
+    #[arg(length(min = 1, max = 100))]
+    title: String,
+) -> serde_json::Value {
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    let n = CREATED.fetch_add(1, Ordering::SeqCst) + 1;
+    json!({"ticket": format!("T-{n}"), "title": title, "key": ctx.idempotency_key()})
+}
+
+static ORDERS: AtomicUsize = AtomicUsize::new(0);
+
+/// Places an order. Writes data. Not for quotes.
+#[tool(effect = "write")]
+async fn place_order(
+    /// The caller's key for this order.
+    #[arg(length(min = 16, max = 64))]
+    idempotency_key: String,
+    /// How many.
+    #[arg(range(min = 1, max = 100))]
+    quantity: u32,
+) -> usize {
+    let _ = (idempotency_key, quantity);
+    ORDERS.fetch_add(1, Ordering::SeqCst) + 1
+}
+
+static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Archives a document. Writes data. Not for deleting.
+#[tool(effect = "write", attempts = 1)]
+async fn archive_document(
+    /// The document id.
+    id: u64,
+) -> Result<u64, ToolError> {
+    let n = LOOKUPS.fetch_add(1, Ordering::SeqCst);
+    match id {
+        404 => Err(ToolError::not_found("No such document.")),
+        503 if n % 2 == 0 => Err(ToolError::upstream_error("The archive is down.")),
+        _ => Ok(id),
+    }
+}
+
+/// Runs for a minute. Writes data. Not for real work.
+#[tool(effect = "write", timeout = "2m")]
+async fn rebuild_index(
+    /// The index.
+    #[arg(length(max = 20))]
+    name: String,
+) -> String {
+    tokio::time::sleep(Duration::from_secs(60)).await;
+    name
+}
+
+fn ctx() -> ToolContext {
+    ToolContext::new()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
+    let toolbox = Toolbox::new().with(CreateTicket);
+    let before = CREATED.load(Ordering::SeqCst);
+    let first = toolbox
+        .call("create_ticket", r#"{"title": "Printer on fire"}"#, &ctx())
+        .await;
+    let again = toolbox
+        .call(
+            "create_ticket",
+            r#"{ "title" : "Printer on fire" }"#,
+            &ctx(),
+        )
+        .await;
+    assert!(!first.is_replay());
+    assert!(again.is_replay());
+    assert_eq!(first.data().unwrap().get(), again.data().unwrap().get());
+    assert_eq!(CREATED.load(Ordering::SeqCst) - before, 1);
+    let json: serde_json::Value = serde_json::from_str(&again.to_json()).unwrap();
+    assert_eq!(json["replayed"], true);
+    let expected =
+        derive_idempotency_key("create_ticket", &json!({"title": "Printer on fire"}), None);
+    assert_eq!(
+        json["data"]["key"], expected,
+        "the tool saw the derived key"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_thousand_concurrent_duplicates_run_once() {
+    let toolbox = Toolbox::new().with(CreateTicket).with_concurrency(1000);
+    let before = CREATED.load(Ordering::SeqCst);
+    let calls: Vec<ToolCall> = (0..1000)
+        .map(|i| ToolCall {
+            id: Some(format!("c{i}")),
+            name: "create_ticket".into(),
+            arguments: json!({"title": "Same"}),
+        })
+        .collect();
+    let outcomes = toolbox.call_all(&calls, &ctx()).await;
+    assert_eq!(
+        CREATED.load(Ordering::SeqCst) - before,
+        1,
+        "exactly one execution"
+    );
+    assert!(outcomes.iter().all(|o| o.is_success()));
+    assert_eq!(outcomes.iter().filter(|o| o.is_replay()).count(), 999);
+    let first = outcomes[0].data().unwrap().get().to_owned();
+    assert!(outcomes.iter().all(|o| o.data().unwrap().get() == first));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_key_reused_with_other_arguments_is_a_conflict() {
+    let toolbox = Toolbox::new().with(PlaceOrder);
+    let first = toolbox
+        .call(
+            "place_order",
+            r#"{"idempotency_key": "order-2026-11-22-0001", "quantity": 2}"#,
+            &ctx(),
+        )
+        .await;
+    assert!(first.is_success());
+    let same = toolbox
+        .call(
+            "place_order",
+            r#"{"quantity": 2, "idempotency_key": "order-2026-11-22-0001"}"#,
+            &ctx(),
+        )
+        .await;
+    assert!(same.is_replay());
+    let other = toolbox
+        .call(
+            "place_order",
+            r#"{"idempotency_key": "order-2026-11-22-0001", "quantity": 3}"#,
+            &ctx(),
+        )
+        .await;
+    let err = other.error().unwrap();
+    assert_eq!(err.code(), ErrorCode::IdempotencyConflict);
+    assert!(err.needs_human());
+    assert!(err.message().contains("order-2026-11-22-0001"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn failures_are_stored_or_released_by_kind() {
+    let toolbox = Toolbox::new().with(ArchiveDocument);
+    let before = LOOKUPS.load(Ordering::SeqCst);
+    // A non-retryable failure is stored: the duplicate gets it without running the tool.
+    let first = toolbox
+        .call("archive_document", r#"{"id": 404}"#, &ctx())
+        .await;
+    let again = toolbox
+        .call("archive_document", r#"{"id": 404}"#, &ctx())
+        .await;
+    assert_eq!(first.error().unwrap().code(), ErrorCode::NotFound);
+    assert_eq!(again.error().unwrap().code(), ErrorCode::NotFound);
+    assert_eq!(LOOKUPS.load(Ordering::SeqCst) - before, 1);
+    // A retryable failure frees the key: the retry runs.
+    LOOKUPS.store(0, Ordering::SeqCst);
+    let failed = toolbox
+        .call("archive_document", r#"{"id": 503}"#, &ctx())
+        .await;
+    assert_eq!(failed.error().unwrap().code(), ErrorCode::UpstreamError);
+    let retried = toolbox
+        .call("archive_document", r#"{"id": 503}"#, &ctx())
+        .await;
+    assert_eq!(retried.into_result::<u64>().unwrap(), 503);
+    assert_eq!(LOOKUPS.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_duplicate_of_a_running_call_waits_then_gets_a_retryable_error() {
+    let toolbox = Toolbox::new()
+        .with(RebuildIndex)
+        .with_idempotency(IdempotencyPolicy {
+            wait: Duration::from_secs(1),
+            ..IdempotencyPolicy::default()
+        });
+    let args = r#"{"name": "tickets"}"#;
+    let c = ctx();
+    let (first, second) = tokio::join!(toolbox.call("rebuild_index", args, &c), async {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        toolbox.call("rebuild_index", args, &c).await
+    });
+    assert!(first.is_success());
+    let err = second.error().unwrap();
+    assert_eq!(err.code(), ErrorCode::InProgress);
+    assert!(err.is_retryable());
+    // Once the first is done, the duplicate is replayed.
+    assert!(toolbox.call("rebuild_index", args, &c).await.is_replay());
+}
+
+#[tokio::test(start_paused = true)]
+async fn keys_can_be_scoped_to_the_run() {
+    let toolbox = Toolbox::new()
+        .with(CreateTicket)
+        .with_idempotency_store(MemoryStore::new(10))
+        .with_idempotency(IdempotencyPolicy {
+            per_run: true,
+            ..IdempotencyPolicy::default()
+        });
+    let before = CREATED.load(Ordering::SeqCst);
+    let args = r#"{"title": "Weekly report"}"#;
+    assert!(
+        !toolbox
+            .call("create_ticket", args, &ctx().with_run_id("monday"))
+            .await
+            .is_replay()
+    );
+    assert!(
+        toolbox
+            .call("create_ticket", args, &ctx().with_run_id("monday"))
+            .await
+            .is_replay()
+    );
+    assert!(
+        !toolbox
+            .call("create_ticket", args, &ctx().with_run_id("tuesday"))
+            .await
+            .is_replay()
+    );
+    assert_eq!(CREATED.load(Ordering::SeqCst) - before, 2);
+}
+
+#[test]
+fn derived_keys_normalise_numbers_and_key_order() {
+    let a = derive_idempotency_key("t", &json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]}), None);
+    let b = derive_idempotency_key("t", &json!({"list": [1, {"a": 1, "b": 2}], "n": 5}), None);
+    assert_eq!(a, b);
+    assert_ne!(a, derive_idempotency_key("u", &json!({"n": 5}), None));
+    assert_ne!(
+        a,
+        derive_idempotency_key(
+            "t",
+            &json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]}),
+            Some("run")
+        )
+    );
+    let _ = Arc::new(MemoryStore::default());
+}
