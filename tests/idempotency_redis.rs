@@ -56,13 +56,27 @@ impl RedisServer {
             url: format!("redis://127.0.0.1:{port}/"),
         };
         for _ in 0..200 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            if ping(port) {
                 return Some(server);
             }
             std::thread::sleep(Duration::from_millis(25));
         }
         panic!("redis-server did not start listening on port {port}");
     }
+}
+
+/// Whether a Redis on `port` answers `PING` with `+PONG`.
+fn ping(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut reply = [0_u8; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream
+            .read(&mut reply)
+            .is_ok_and(|n| reply[..n].starts_with(b"+PONG"))
 }
 
 impl Drop for RedisServer {
@@ -86,6 +100,19 @@ async fn create_ticket(
     format!("T-{n} {title}")
 }
 
+static ALERTS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sends an alert. Writes data. Not for pages.
+#[tool(effect = "write")]
+async fn send_alert(
+    /// The text.
+    #[arg(length(min = 1, max = 100))]
+    text: String,
+) -> String {
+    ALERTS.fetch_add(1, Ordering::SeqCst);
+    text
+}
+
 static ORDERS: AtomicUsize = AtomicUsize::new(0);
 
 /// Places an order. Writes data. Not for quotes.
@@ -106,6 +133,7 @@ fn redis_toolbox(url: &str) -> Toolbox {
     Toolbox::new()
         .with(CreateTicket)
         .with(PlaceOrder)
+        .with(SendAlert)
         .with_concurrency(1000)
         .with_idempotency_store(RedisStore::open(url).unwrap())
 }
@@ -162,7 +190,7 @@ async fn conflicts_are_seen_through_redis() {
             &ToolContext::new(),
         )
         .await;
-    assert!(first.is_success());
+    assert!(first.is_success(), "{first}");
     let other = toolbox
         .call(
             "place_order",
@@ -178,17 +206,15 @@ async fn conflicts_are_seen_through_redis() {
 
 #[tokio::test]
 async fn redis_down_is_a_retryable_error_never_a_silent_duplicate() {
-    let Some(redis) = RedisServer::start() else {
-        return;
-    };
-    let url = redis.url.clone();
-    drop(redis); // stopped
+    // A port that accepts connections but never answers, held for the whole test so no other
+    // server can take it: the store's deadline expires, as with a Redis that is down or hung.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("redis://127.0.0.1:{}/", silent.local_addr().unwrap().port());
     let toolbox = redis_toolbox(&url);
-    let before = CREATED.load(Ordering::SeqCst);
     let out = toolbox
         .call(
-            "create_ticket",
-            r#"{"title": "While Redis is down"}"#,
+            "send_alert",
+            r#"{"text": "While Redis is down"}"#,
             &ToolContext::new(),
         )
         .await;
@@ -196,9 +222,5 @@ async fn redis_down_is_a_retryable_error_never_a_silent_duplicate() {
     assert_eq!(err.code(), ErrorCode::UpstreamError);
     assert!(err.is_retryable());
     assert!(err.message().contains("was not run"), "{}", err.message());
-    assert_eq!(
-        CREATED.load(Ordering::SeqCst),
-        before,
-        "the tool did not run"
-    );
+    assert_eq!(ALERTS.load(Ordering::SeqCst), 0, "the tool did not run");
 }

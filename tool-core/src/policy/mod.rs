@@ -249,11 +249,13 @@ impl State {
         }
     }
 
-    /// Counts a call against the run's budget.
-    pub(crate) fn start_call(
+    /// Runs `f` on the state of the context's run (made on its first call) after checking the
+    /// run's time budget; calls without a run id have no run budget.
+    fn with_run(
         &self,
         ctx: &ToolContext,
         budget: &RunBudget,
+        f: impl FnOnce(&mut Run) -> Result<(), ToolError>,
     ) -> Result<(), ToolError> {
         let Some(run_id) = ctx.run_id() else {
             return Ok(());
@@ -262,27 +264,48 @@ impl State {
             return Ok(());
         };
         let now = Instant::now();
-        // Forget runs long past their budget, so the map does not grow without end.
-        runs.retain(|_, run| now.duration_since(run.started) < budget.max_latency * 2);
-        let run = runs.entry(run_id.to_owned()).or_insert_with(|| Run {
-            started: now,
-            calls: 0,
-            retries: HashMap::new(),
-        });
+        if runs.len() > 1024 {
+            // Forget runs long past their budget, so the map does not grow without end.
+            runs.retain(|_, run| now.duration_since(run.started) < budget.max_latency * 2);
+        }
+        if !runs.contains_key(run_id) {
+            runs.insert(
+                run_id.to_owned(),
+                Run {
+                    started: now,
+                    calls: 0,
+                    retries: HashMap::new(),
+                },
+            );
+        }
+        let Some(run) = runs.get_mut(run_id) else {
+            return Ok(());
+        };
         if now.duration_since(run.started) > budget.max_latency {
             return Err(budget_exhausted(format!(
                 "this run has used its time budget of {} s",
                 budget.max_latency.as_secs()
             )));
         }
-        run.calls += 1;
-        if run.calls > budget.max_calls {
-            return Err(budget_exhausted(format!(
-                "this run has used its budget of {} tool calls",
-                budget.max_calls
-            )));
-        }
-        Ok(())
+        f(run)
+    }
+
+    /// Counts a call against the run's budget.
+    pub(crate) fn start_call(
+        &self,
+        ctx: &ToolContext,
+        budget: &RunBudget,
+    ) -> Result<(), ToolError> {
+        self.with_run(ctx, budget, |run| {
+            run.calls += 1;
+            if run.calls > budget.max_calls {
+                return Err(budget_exhausted(format!(
+                    "this run has used its budget of {} tool calls",
+                    budget.max_calls
+                )));
+            }
+            Ok(())
+        })
     }
 
     /// Counts a retry of `tool` against the run's budget.
@@ -292,30 +315,17 @@ impl State {
         tool: &str,
         budget: &RunBudget,
     ) -> Result<(), ToolError> {
-        let Some(run_id) = ctx.run_id() else {
-            return Ok(());
-        };
-        let Ok(mut runs) = self.runs.lock() else {
-            return Ok(());
-        };
-        let Some(run) = runs.get_mut(run_id) else {
-            return Ok(());
-        };
-        if Instant::now().duration_since(run.started) > budget.max_latency {
-            return Err(budget_exhausted(format!(
-                "this run has used its time budget of {} s",
-                budget.max_latency.as_secs()
-            )));
-        }
-        let retries = run.retries.entry(tool.to_owned()).or_insert(0);
-        *retries += 1;
-        if *retries > budget.max_retries_per_tool {
-            return Err(budget_exhausted(format!(
-                "this run has used its {} retries of `{tool}`",
-                budget.max_retries_per_tool
-            )));
-        }
-        Ok(())
+        self.with_run(ctx, budget, |run| {
+            let retries = run.retries.entry(tool.to_owned()).or_insert(0);
+            *retries += 1;
+            if *retries > budget.max_retries_per_tool {
+                return Err(budget_exhausted(format!(
+                    "this run has used its {} retries of `{tool}`",
+                    budget.max_retries_per_tool
+                )));
+            }
+            Ok(())
+        })
     }
 
     /// Lets a call through the tool's circuit, or fails fast while it is open.
@@ -323,9 +333,9 @@ impl State {
         let Ok(mut circuits) = self.circuits.lock() else {
             return Ok(());
         };
-        let circuit = circuits
-            .entry(tool.to_owned())
-            .or_insert(Circuit::Closed { failures: 0 });
+        let Some(circuit) = circuits.get_mut(tool) else {
+            return Ok(()); // never failed: closed
+        };
         match *circuit {
             Circuit::Closed { .. } => Ok(()),
             Circuit::Open { until } => {
@@ -346,6 +356,9 @@ impl State {
         let Ok(mut circuits) = self.circuits.lock() else {
             return;
         };
+        if !failed && !circuits.contains_key(tool) {
+            return; // closed and staying closed
+        }
         let circuit = circuits
             .entry(tool.to_owned())
             .or_insert(Circuit::Closed { failures: 0 });
