@@ -202,9 +202,13 @@ impl Default for Settings {
 
 impl Settings {
     /// The tool's policy: the definition's, then the toolbox's overrides.
-    pub(crate) fn policy(&self, def: &ToolDefinition) -> ToolPolicy {
+    /// Borrowed unless the toolbox overrides something: no copy on the common path.
+    pub(crate) fn policy<'d>(&self, def: &'d ToolDefinition) -> std::borrow::Cow<'d, ToolPolicy> {
+        let Some(o) = self.overrides.get(def.name()) else {
+            return std::borrow::Cow::Borrowed(def.policy());
+        };
         let mut policy = def.policy().clone();
-        if let Some(o) = self.overrides.get(def.name()) {
+        {
             policy.timeout = o.timeout.or(policy.timeout);
             policy.max_attempts = o.max_attempts.or(policy.max_attempts);
             policy.concurrency = o.concurrency.or(policy.concurrency);
@@ -213,7 +217,7 @@ impl Settings {
             policy.retry = o.retry.clone().or(policy.retry);
             policy.circuit = o.circuit.clone().or(policy.circuit);
         }
-        policy
+        std::borrow::Cow::Owned(policy)
     }
 }
 

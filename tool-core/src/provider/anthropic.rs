@@ -8,9 +8,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::transform::{
-    Target, derive, downgrade, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
-};
+use super::transform::{Target, derive, downgrade, strict_common};
 use super::{Dialect, ExportError};
 use crate::tool::ToolDefinition;
 
@@ -45,28 +43,7 @@ fn strict_node(
     path: &str,
     target: Target<'_>,
 ) -> Result<(), ExportError> {
-    reject_unsupported(node, path, target)?;
-    merge_all_of(node, path, target)?;
-    one_of_to_any_of(node);
-    if is_object(node) {
-        match node.get("additionalProperties") {
-            None | Some(Value::Bool(false)) => {}
-            Some(_) => {
-                return Err(target.error(
-                    path,
-                    "an open map (`HashMap`, `BTreeMap`) cannot be strict: strict tool use needs `additionalProperties: false` on every object; use a list of key/value structs, or the non-strict dialect",
-                ));
-            }
-        }
-        node.insert("additionalProperties".into(), Value::Bool(false));
-    }
-    let format_ok = node
-        .get("format")
-        .and_then(Value::as_str)
-        .is_none_or(|f| STRICT_FORMATS.contains(&f));
-    if !format_ok {
-        downgrade(node, &["format"]);
-    }
+    strict_common(node, path, target, STRICT_FORMATS)?;
     let min_items_ok = node
         .get("minItems")
         .and_then(Value::as_u64)
@@ -91,9 +68,6 @@ fn strict_node(
             "propertyNames",
         ],
     );
-    if node.get("default") == Some(&Value::Null) {
-        node.shift_remove("default");
-    }
     // Last, so that what was said above stays on the outer node with the description.
     type_array_to_any_of(node);
     Ok(())

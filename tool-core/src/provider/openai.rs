@@ -8,9 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::transform::{
-    Target, derive, downgrade, is_object, merge_all_of, one_of_to_any_of, reject_unsupported,
-};
+use super::transform::{Target, derive, downgrade, is_object, strict_common};
 use super::{Dialect, ExportError};
 use crate::tool::ToolDefinition;
 
@@ -58,23 +56,8 @@ fn strict_node(
     path: &str,
     target: Target<'_>,
 ) -> Result<(), ExportError> {
-    reject_unsupported(node, path, target)?;
-    merge_all_of(node, path, target)?;
-    one_of_to_any_of(node);
-    if node.contains_key("$ref") {
-        return Ok(());
-    }
-    if is_object(node) {
-        match node.get("additionalProperties") {
-            None | Some(Value::Bool(false)) => {}
-            Some(_) => {
-                return Err(target.error(
-                    path,
-                    "an open map (`HashMap`, `BTreeMap`, a struct with `#[serde(flatten)]` of a map) cannot be strict: strict mode closes every object; use a list of key/value structs, or the non-strict dialect",
-                ));
-            }
-        }
-        node.insert("additionalProperties".into(), Value::Bool(false));
+    if strict_common(node, path, target, STRICT_FORMATS)? {
+        // Every property required: optional ones already accept `null`.
         let keys: Vec<Value> = node
             .get("properties")
             .and_then(Value::as_object)
@@ -83,16 +66,6 @@ fn strict_node(
         node.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         node.insert("required".into(), Value::Array(keys));
-    }
-    if node.get("default") == Some(&Value::Null) {
-        node.shift_remove("default");
-    }
-    let format_ok = node
-        .get("format")
-        .and_then(Value::as_str)
-        .is_none_or(|f| STRICT_FORMATS.contains(&f));
-    if !format_ok {
-        downgrade(node, &["format"]);
     }
     downgrade(
         node,

@@ -391,3 +391,48 @@ pub(super) fn reject_unsupported(
     }
     Ok(())
 }
+
+/// What the strict dialects (OpenAI strict, Anthropic strict) do to every node alike: refuse
+/// what they cannot express, merge and rename unions, close every object (an open map is an
+/// error), drop `default: null`, and describe formats outside `formats`. Returns whether the
+/// node is an object, for the dialect's own rules.
+pub(super) fn strict_common(
+    node: &mut Map<String, Value>,
+    path: &str,
+    target: Target<'_>,
+    formats: &[&str],
+) -> Result<bool, ExportError> {
+    reject_unsupported(node, path, target)?;
+    merge_all_of(node, path, target)?;
+    one_of_to_any_of(node);
+    if node.contains_key("$ref") {
+        return Ok(false); // a bare recursive reference: its definition gets the rules
+    }
+    let object = is_object(node);
+    if object {
+        if !matches!(
+            node.get("additionalProperties"),
+            None | Some(Value::Bool(false))
+        ) {
+            return Err(target.error(
+                path,
+                format!(
+                    "an open map (`HashMap`, `BTreeMap`, a struct with `#[serde(flatten)]` of a map) cannot be strict: {} needs `additionalProperties: false` on every object; use a list of key/value structs, or the non-strict dialect",
+                    target.dialect
+                ),
+            ));
+        }
+        node.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if node.get("default") == Some(&Value::Null) {
+        node.shift_remove("default");
+    }
+    let format_ok = node
+        .get("format")
+        .and_then(Value::as_str)
+        .is_none_or(|f| formats.contains(&f));
+    if !format_ok {
+        downgrade(node, &["format"]);
+    }
+    Ok(object)
+}
