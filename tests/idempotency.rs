@@ -118,8 +118,12 @@ async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
     assert_eq!(CREATED.load(Ordering::SeqCst) - before, 1);
     let json: serde_json::Value = serde_json::from_str(&again.to_json()).unwrap();
     assert_eq!(json["replayed"], true);
-    let expected =
-        derive_idempotency_key("create_ticket", &json!({"title": "Printer on fire"}), None);
+    let expected = derive_idempotency_key(
+        "create_ticket",
+        &json!({"title": "Printer on fire"}),
+        None,
+        None,
+    );
     assert_eq!(
         json["data"]["key"], expected,
         "the tool saw the derived key"
@@ -256,19 +260,55 @@ async fn keys_can_be_scoped_to_the_run() {
     assert_eq!(MEMOS.load(Ordering::SeqCst), 2);
 }
 
+#[tokio::test(start_paused = true)]
+async fn keys_never_cross_principals() {
+    let toolbox = Toolbox::new().with(CreateTicket);
+    let args = r#"{"title": "Badge for the new hire"}"#;
+    let ada = ctx().with_principal("ada");
+    let bob = ctx().with_principal("bob");
+    let first = toolbox.call("create_ticket", args, &ada).await;
+    let other = toolbox.call("create_ticket", args, &bob).await;
+    let again = toolbox.call("create_ticket", args, &ada).await;
+    assert!(!first.is_replay());
+    assert!(!other.is_replay(), "bob's call is not ada's replay");
+    assert_ne!(first.data().unwrap().get(), other.data().unwrap().get());
+    assert!(again.is_replay());
+    assert_eq!(first.data().unwrap().get(), again.data().unwrap().get());
+
+    // A caller's own key is scoped the same way: bob's other arguments are no conflict.
+    let toolbox = Toolbox::new().with(PlaceOrder);
+    let key = "order-7f3a9c2e-0001";
+    let ada_order = format!(r#"{{"idempotency_key": "{key}", "quantity": 2}}"#);
+    let bob_order = format!(r#"{{"idempotency_key": "{key}", "quantity": 5}}"#);
+    assert!(
+        toolbox
+            .call("place_order", &ada_order, &ada)
+            .await
+            .is_success()
+    );
+    let bobs = toolbox.call("place_order", &bob_order, &bob).await;
+    assert!(bobs.is_success() && !bobs.is_replay(), "{}", bobs.to_json());
+    assert!(
+        toolbox
+            .call("place_order", &ada_order, &ada)
+            .await
+            .is_replay()
+    );
+}
+
 #[test]
 fn derived_keys_normalise_numbers_and_key_order() {
-    let a = derive_idempotency_key("t", &json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]}), None);
-    let b = derive_idempotency_key("t", &json!({"list": [1, {"a": 1, "b": 2}], "n": 5}), None);
-    assert_eq!(a, b);
-    assert_ne!(a, derive_idempotency_key("u", &json!({"n": 5}), None));
-    assert_ne!(
-        a,
-        derive_idempotency_key(
-            "t",
-            &json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]}),
-            Some("run")
-        )
+    let args = json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]});
+    let a = derive_idempotency_key("t", &args, None, None);
+    let b = derive_idempotency_key(
+        "t",
+        &json!({"list": [1, {"a": 1, "b": 2}], "n": 5}),
+        None,
+        None,
     );
+    assert_eq!(a, b);
+    assert_ne!(a, derive_idempotency_key("u", &json!({"n": 5}), None, None));
+    assert_ne!(a, derive_idempotency_key("t", &args, None, Some("run")));
+    assert_ne!(a, derive_idempotency_key("t", &args, Some("ada"), None));
     let _ = Arc::new(MemoryStore::default());
 }

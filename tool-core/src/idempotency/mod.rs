@@ -119,28 +119,43 @@ pub(crate) struct CallKey {
 }
 
 /// The key of a call of `tool` with validated `arguments`: the caller's own
-/// (`idempotency_key`, at least 16 characters), or SHA-256 over the tool's name, the run (when
-/// keys are per run) and the canonical JSON of the arguments (keys sorted, integral numbers
-/// written as integers).
+/// (`idempotency_key`, at least 16 characters), or SHA-256 over the tool's name, the principal
+/// (keys never cross users: one user's call is never replayed to another), the run (when keys
+/// are per run) and the canonical JSON of the arguments (keys sorted, integral numbers written
+/// as integers).
 ///
 /// ```
 /// use serde_json::json;
 /// use toolsmith_core::derive_idempotency_key;
-/// let a = derive_idempotency_key("create_ticket", &json!({"title": "x", "n": 5.0}), None);
-/// let b = derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), None);
+/// let a = derive_idempotency_key("create_ticket", &json!({"title": "x", "n": 5.0}), Some("ada"), None);
+/// let b = derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), Some("ada"), None);
 /// assert_eq!(a, b);
 /// assert!(a.starts_with("idem_") && a.len() == 5 + 32);
+/// assert_ne!(a, derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), Some("bob"), None));
 /// ```
 #[must_use]
-pub fn derive_idempotency_key(tool: &str, arguments: &Value, run: Option<&str>) -> String {
+pub fn derive_idempotency_key(
+    tool: &str,
+    arguments: &Value,
+    principal: Option<&str>,
+    run: Option<&str>,
+) -> String {
     let normalized = crate::validate::normalize_integers(arguments);
-    let subject = json!({"tool": tool, "run": run, "arguments": normalized});
+    let subject =
+        json!({"tool": tool, "principal": principal, "run": run, "arguments": normalized});
     let hash = arguments_hash(&subject);
     let hex = hash.trim_start_matches("sha256:");
     format!("idem_{}", &hex[..32])
 }
 
-pub(crate) fn call_key(tool: &str, arguments: &Value, run: Option<&str>) -> CallKey {
+/// Whose call it is: the principal always, the run when keys are per run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeyScope<'a> {
+    pub(crate) principal: Option<&'a str>,
+    pub(crate) run: Option<&'a str>,
+}
+
+pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
     let normalized = crate::validate::normalize_integers(arguments);
     let mut without_key = normalized.clone();
     let own = match &mut without_key {
@@ -153,7 +168,10 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, run: Option<&str>) -> Call
     let fingerprint = arguments_hash(&without_key);
     match own {
         Some(own) => {
-            let digest = Sha256::digest(format!("{tool}\n{own}").as_bytes());
+            // A caller's key is scoped like a derived one: the same key from another user is
+            // another key.
+            let subject = json!([tool, scope.principal, own]).to_string();
+            let digest = Sha256::digest(subject.as_bytes());
             let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
             CallKey {
                 visible: own,
@@ -162,7 +180,7 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, run: Option<&str>) -> Call
             }
         }
         None => {
-            let key = derive_idempotency_key(tool, &normalized, run);
+            let key = derive_idempotency_key(tool, &normalized, scope.principal, scope.run);
             CallKey {
                 visible: key.clone(),
                 stored: key,

@@ -308,10 +308,13 @@ impl Toolbox {
         ctx: &ToolContext,
     ) -> Result<Reserved, ToolError> {
         let value = def.validate(arguments.clone())?;
-        let scope = if self.settings.idempotency.per_run {
-            ctx.run_id()
-        } else {
-            None
+        let scope = crate::idempotency::KeyScope {
+            principal: ctx.principal(),
+            run: if self.settings.idempotency.per_run {
+                ctx.run_id()
+            } else {
+                None
+            },
         };
         let key = crate::idempotency::call_key(def.name(), &value, scope);
         let store = &self.settings.store;
