@@ -8,8 +8,9 @@ pub use toolsmith_core::{
     Degradation, Dialect, Effect, Enablement, ErrorCode, ExportError, FieldError,
     IdempotencyPolicy, IdempotencyStore, JsonLinesSink, KEY_PARAMETER, LintFinding, LintLevel,
     MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation, RetryPolicy, RunBudget,
-    StoreError, Tool, ToolCall, ToolContext, ToolDefinition, ToolError, ToolOutcome, ToolPolicy,
-    Toolbox, UnknownDialect, arguments_hash, derive_idempotency_key, encode_result,
+    StoreError, Switch, Tool, ToolCall, ToolContext, ToolDefinition, ToolError, ToolOutcome,
+    ToolPolicy, Toolbox, ToolsChanged, UnknownDialect, arguments_hash, derive_idempotency_key,
+    encode_result,
 };
 
 /// The Redis idempotency store (feature `redis`).
@@ -19,6 +20,9 @@ pub use toolsmith_core::RedisStore;
 /// The fault-injection kit (feature `testing`).
 #[cfg(feature = "testing")]
 pub use toolsmith_core::testing;
+
+#[cfg(feature = "mcp")]
+pub use toolsmith_core::mcp;
 
 #[doc = include_str!("../docs/tool-attribute.md")]
 pub use toolsmith_macros::tool;
@@ -40,6 +44,10 @@ pub mod __private {
 pub struct LintsDoctests;
 
 /// The README's examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "mcp"))]
+#[doc = include_str!("../docs/mcp.md")]
+pub struct McpDoctests;
+
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

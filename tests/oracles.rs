@@ -9,18 +9,15 @@
 //! `TOOLSMITH_ORACLES` to its interpreter; without it this test says so and passes.
 
 mod common;
-
-use std::process::Command;
+#[path = "support/oracle.rs"]
+mod oracle;
 
 use serde_json::{Map, Value, json};
 use toolsmith::{Dialect, ToolCall, ToolContext};
 
 #[tokio::test]
 async fn provider_sdks_accept_our_json() {
-    let Some(python) = std::env::var_os("TOOLSMITH_ORACLES") else {
-        eprintln!(
-            "TOOLSMITH_ORACLES is not set: skipping the provider SDK oracles (scripts/test.sh runs them)"
-        );
+    let Some(python) = oracle::python("the provider SDK oracles") else {
         return;
     };
     let toolbox = common::toolbox();
@@ -88,19 +85,11 @@ async fn provider_sdks_accept_our_json() {
     let bundle = json!({"tools": tools, "results": results, "mcp_schema": fixtures});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/oracles/check.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(&path)
-        .output()
-        .expect("the oracle interpreter runs");
-    let _ = std::fs::remove_file(&path);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("{stdout}");
-    assert!(
-        out.status.success(),
-        "the provider oracles refused our JSON:\n{stdout}\n{stderr}"
+    oracle::run(
+        &python,
+        "oracles/check.py",
+        &[path.as_os_str()],
+        "the provider oracles",
     );
-    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+    let _ = std::fs::remove_file(&path);
 }

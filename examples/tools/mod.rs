@@ -17,10 +17,19 @@ pub enum DateRestrict {
 }
 
 /// One search hit.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Hit {
+    /// The page's title.
     title: String,
+    /// The page's address.
     url: String,
+}
+
+/// What a search found.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResults {
+    /// The hits, best first.
+    hits: Vec<Hit>,
 }
 
 /// Search the web for real-time information. Read-only.
@@ -37,17 +46,18 @@ pub async fn search_web(
     num_results: u8,
     /// Only results from this recent window; omit for no limit.
     date_restrict: Option<DateRestrict>,
-) -> Result<Vec<Hit>, ToolError> {
+) -> Result<SearchResults, ToolError> {
     if ctx.is_cancelled() {
         return Err(ToolError::cancelled("The search was cancelled."));
     }
     let window = date_restrict.map_or_else(|| "any time".to_owned(), |d| format!("{d:?}"));
-    Ok((1..=num_results)
+    let hits = (1..=num_results)
         .map(|i| Hit {
             title: format!("Result {i} for {query:?} ({window})"),
             url: format!("https://example.com/{i}"),
         })
-        .collect())
+        .collect();
+    Ok(SearchResults { hits })
 }
 
 /// Add two integers. Pure; no side effects. Not for floating-point numbers.

@@ -20,6 +20,8 @@ mod tool;
 mod toolbox;
 mod validate;
 
+#[cfg(feature = "mcp")]
+pub mod mcp;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -39,8 +41,8 @@ pub use lint::{LintFinding, LintLevel};
 pub use outcome::{Degradation, ToolOutcome};
 pub use policy::{
     ApprovalDecision, ApprovalRequest, Approvals, Approver, AuditRecord, AuditSink, Authorizer,
-    CircuitPolicy, Enablement, JsonLinesSink, MemorySink, RetryPolicy, RunBudget, ToolPolicy,
-    arguments_hash,
+    CircuitPolicy, Enablement, JsonLinesSink, MemorySink, RetryPolicy, RunBudget, Switch,
+    ToolPolicy, ToolsChanged, arguments_hash,
 };
 pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
 pub use tool::{Annotations, Arguments, BoxFuture, Effect, Tool, ToolDefinition};

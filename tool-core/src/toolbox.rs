@@ -14,7 +14,7 @@ use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::policy::{
     Approver, AuditSink, Authorizer, CircuitPolicy, Enablement, RetryPolicy, RunBudget, Settings,
-    State, ToolPolicy,
+    State, ToolPolicy, ToolsChanged,
 };
 use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
 use crate::tool::{Arguments, Tool, ToolDefinition};
@@ -68,7 +68,7 @@ impl Default for Toolbox {
             in_order: Vec::new(),
             exported: Default::default(),
             settings: Settings::default(),
-            state: Arc::new(State::new(DEFAULT_CONCURRENCY)),
+            state: Arc::new(State::new(DEFAULT_CONCURRENCY, ToolsChanged::new())),
         }
     }
 }
@@ -475,7 +475,7 @@ impl Toolbox {
     /// Sets how many calls run at once through this toolbox (default 64).
     #[must_use]
     pub fn with_concurrency(mut self, calls: usize) -> Self {
-        self.state = Arc::new(State::new(calls));
+        self.state = Arc::new(State::new(calls, self.state.changes.clone()));
         self
     }
 
@@ -518,10 +518,36 @@ impl Toolbox {
     /// [`definitions_for`](Self::definitions_for) and refused like an unknown tool.
     #[must_use]
     pub fn enable_when(mut self, name: &str, enabled: impl Enablement) -> Self {
+        enabled.watch(self.state.changes.clone());
         self.settings
             .enablement
             .insert(name.to_owned(), Arc::new(enabled));
+        self.state.changes.notify();
         self
+    }
+
+    /// Tells subscribers (see [`subscribe_changes`](Self::subscribe_changes)) that the set of
+    /// enabled tools may have changed: call it when an [`Enablement`] predicate's inputs
+    /// change. A [`Switch`](crate::Switch) does this itself.
+    pub fn tools_changed(&self) {
+        self.state.changes.notify();
+    }
+
+    /// A receiver that wakes when the set of enabled tools may have changed (an
+    /// [`Enablement`] given to [`enable_when`](Self::enable_when) changed, or
+    /// [`tools_changed`](Self::tools_changed) was called). The MCP server uses it to send
+    /// `notifications/tools/list_changed`.
+    ///
+    /// ```
+    /// let toolbox = toolsmith::Toolbox::new();
+    /// let mut changes = toolbox.subscribe_changes();
+    /// assert!(!changes.has_changed().unwrap());
+    /// toolbox.tools_changed();
+    /// assert!(changes.has_changed().unwrap());
+    /// ```
+    #[must_use]
+    pub fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.state.changes.subscribe()
     }
 
     /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,

@@ -371,20 +371,13 @@ pub fn encode_result(
             json!({ "functionResponse": part })
         }
         Dialect::Mcp => {
+            let parts = super::mcp::CallResult::new(outcome, def);
             let mut result = json!({
-                "content": [{"type": "text", "text": envelope}],
-                "isError": !outcome.is_success(),
+                "content": [{"type": "text", "text": parts.text}],
+                "isError": parts.is_error,
             });
-            let structured = def
-                .and_then(ToolDefinition::output_schema)
-                .is_some_and(super::mcp::is_object_root);
-            if structured
-                && let Some(data) = outcome.data()
-                && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(data.get())
-            {
-                // Structured content is the data itself; the text block carries the same JSON.
-                result["content"] = json!([{"type": "text", "text": data.get()}]);
-                result["structuredContent"] = value;
+            if let Some(structured) = parts.structured {
+                result["structuredContent"] = structured;
             }
             result
         }

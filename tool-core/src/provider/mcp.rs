@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::outcome::ToolOutcome;
 use crate::tool::ToolDefinition;
 
 pub(super) fn tool(def: &ToolDefinition) -> Value {
@@ -26,4 +27,36 @@ pub(super) fn tool(def: &ToolDefinition) -> Value {
 /// MCP restricts `outputSchema` (and `structuredContent`) to objects.
 pub(super) fn is_object_root(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+/// A `CallToolResult`'s parts: one text block, the structured content (the data itself, when
+/// the tool advertises an object output schema) and whether it is an error.
+pub(crate) struct CallResult {
+    pub(crate) text: String,
+    pub(crate) structured: Option<Value>,
+    pub(crate) is_error: bool,
+}
+
+impl CallResult {
+    pub(crate) fn new(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
+        let structured = def
+            .and_then(ToolDefinition::output_schema)
+            .is_some_and(is_object_root);
+        if structured
+            && let Some(data) = outcome.data()
+            && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(data.get())
+        {
+            // Structured content is the data itself; the text block carries the same JSON.
+            return Self {
+                text: data.get().to_owned(),
+                structured: Some(value),
+                is_error: !outcome.is_success(),
+            };
+        }
+        Self {
+            text: outcome.to_json(),
+            structured: None,
+            is_error: !outcome.is_success(),
+        }
+    }
 }

@@ -9,7 +9,7 @@
 mod anthropic;
 mod calls;
 mod gemini;
-mod mcp;
+pub(crate) mod mcp;
 mod openai;
 mod transform;
 

@@ -1,0 +1,577 @@
+//! The MCP server, in process over a pipe (JSON-RPC lines as a client writes them) and on a
+//! local HTTP port; then, with the Python oracles (`scripts/test.sh`), the official MCP Python
+//! SDK against the `mcp_server` example over stdio and streamable HTTP (`tests/mcp/client.py`).
+
+#[path = "support/oracle.rs"]
+mod oracle;
+#[path = "../examples/tools/mod.rs"]
+#[allow(dead_code)]
+mod tools;
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::sync::Notify;
+use toolsmith::mcp::{McpRequest, McpServer};
+use toolsmith::{Dialect, Switch, ToolContext, ToolError, Toolbox, tool};
+
+/// Add two integers. Pure; no side effects. Not for floating-point numbers.
+#[tool(effect = "read")]
+fn add(
+    /// The first addend.
+    a: i64,
+    /// The second addend.
+    b: i64,
+) -> i64 {
+    a.saturating_add(b)
+}
+
+/// What the tool saw of its request.
+#[derive(Serialize, JsonSchema)]
+struct Seen {
+    /// The context's call id.
+    call_id: Option<String>,
+    /// The context's trace id.
+    trace_id: String,
+    /// The context's principal.
+    principal: Option<String>,
+    /// The client's name.
+    client: Option<String>,
+    /// `_meta.tag` of the request.
+    tag: Option<String>,
+}
+
+/// Report the request context a tool runs in. Read-only. Not for production use.
+#[tool(effect = "read")]
+fn inspect_context(ctx: &ToolContext) -> Result<Seen, ToolError> {
+    let request = ctx
+        .get::<McpRequest>()
+        .ok_or_else(|| ToolError::not_found("Not called over MCP."))?;
+    Ok(Seen {
+        call_id: ctx.call_id().map(str::to_owned),
+        trace_id: ctx.trace_id().to_owned(),
+        principal: ctx.principal().map(str::to_owned),
+        client: request.client_name().map(str::to_owned),
+        tag: request
+            .meta()
+            .get("tag")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    })
+}
+
+static STARTED: Notify = Notify::const_new();
+static CANCELLED: Notify = Notify::const_new();
+
+/// Wait until the call is cancelled. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn wait_for_cancel(ctx: &ToolContext) -> bool {
+    STARTED.notify_one();
+    tokio::select! {
+        () = ctx.cancelled() => {
+            CANCELLED.notify_one();
+            true
+        }
+        () = tokio::time::sleep(Duration::from_secs(60)) => false,
+    }
+}
+
+/// Delete a draft by id. Deletes data irreversibly. Not for sent messages.
+#[tool(effect = "destructive", allow(destructive_without_environment))]
+fn delete_draft(
+    /// The draft's id.
+    #[arg(length(min = 1, max = 64))]
+    id: String,
+) -> String {
+    format!("deleted {id}")
+}
+
+fn toolbox(deletes: &Switch) -> Toolbox {
+    Toolbox::new()
+        .with(Add)
+        .with(InspectContext)
+        .with(WaitForCancel)
+        .with(DeleteDraft)
+        .enable_when("delete_draft", deletes.clone())
+}
+
+fn server(deletes: &Switch) -> McpServer {
+    McpServer::new(toolbox(deletes))
+        .with_name("pipe-server", "9.9.9")
+        .with_instructions("Test tools.")
+        .with_page_size(2)
+        .with_context(|ctx, request| match request.meta().get("user") {
+            Some(Value::String(user)) => ctx.with_principal(user.as_str()),
+            _ => ctx,
+        })
+}
+
+/// A client speaking newline-delimited JSON-RPC to the server over an in-memory pipe.
+struct Client {
+    writer: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    /// Messages read while waiting for something else.
+    pending: Vec<Value>,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects and completes the `initialize` handshake; returns the initialize result too.
+    async fn connect(server: McpServer) -> (Self, Value) {
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        tokio::spawn(server.serve(tokio::io::split(server_end)));
+        let (read, writer) = tokio::io::split(client_end);
+        let mut client = Self {
+            writer,
+            lines: BufReader::new(read).lines(),
+            pending: Vec::new(),
+            next_id: 1,
+        };
+        let init = client
+            .request(
+                "initialize",
+                json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "pipe-test", "version": "1.0.0"}
+                }),
+            )
+            .await;
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        (client, init)
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    async fn read(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("the server answers within 10 s")
+            .unwrap()
+            .expect("the server keeps the connection open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The next message matching `wanted`, keeping the others for later.
+    async fn wait_for(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.pending.iter().position(&wanted) {
+            return self.pending.remove(i);
+        }
+        loop {
+            let message = self.read().await;
+            if wanted(&message) {
+                return message;
+            }
+            self.pending.push(message);
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request and returns the whole response (`result` or `error`).
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.id();
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.wait_for(|m| m["id"] == id).await
+    }
+
+    async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+}
+
+fn envelope(result: &Value) -> Value {
+    let text = result["content"][0]["text"].as_str().unwrap();
+    serde_json::from_str(text).unwrap()
+}
+
+#[tokio::test]
+async fn initialize_negotiates_2025_11_25_and_advertises_list_changed() {
+    let (_client, init) = Client::connect(server(&Switch::new(false))).await;
+    let result = &init["result"];
+    assert_eq!(result["protocolVersion"], "2025-11-25");
+    assert_eq!(result["capabilities"]["tools"]["listChanged"], true);
+    assert_eq!(
+        result["serverInfo"],
+        json!({"name": "pipe-server", "version": "9.9.9"})
+    );
+    assert_eq!(result["instructions"], "Test tools.");
+}
+
+#[tokio::test]
+async fn a_client_asking_for_another_revision_is_offered_2025_11_25() {
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    tokio::spawn(server(&Switch::new(false)).serve(tokio::io::split(server_end)));
+    let (read, mut write) = tokio::io::split(client_end);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "older", "version": "0.1"}}});
+    write
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
+    let mut lines = BufReader::new(read).lines();
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let response: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(response["result"]["protocolVersion"], "2025-11-25");
+}
+
+#[tokio::test]
+async fn tools_list_is_the_mcp_export_of_the_enabled_tools_in_pages() {
+    let deletes = Switch::new(false);
+    let (mut client, _) = Client::connect(server(&deletes)).await;
+    let first = client.request("tools/list", json!({})).await;
+    let cursor = first["result"]["nextCursor"].clone();
+    assert_eq!(first["result"]["tools"].as_array().unwrap().len(), 2);
+    assert!(cursor.is_string(), "{first}");
+    let second = client
+        .request("tools/list", json!({"cursor": cursor}))
+        .await;
+    assert!(second["result"].get("nextCursor").is_none(), "{second}");
+
+    let mut listed = first["result"]["tools"].as_array().unwrap().clone();
+    listed.extend(
+        second["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .cloned(),
+    );
+    let exported = toolbox(&Switch::new(false)).export(Dialect::Mcp).unwrap()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"] != "delete_draft")
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(listed, exported, "every enabled tool, exactly as exported");
+    let inspect = &listed[1];
+    assert_eq!(inspect["name"], "inspect_context");
+    assert_eq!(inspect["annotations"]["readOnlyHint"], true);
+    assert_eq!(inspect["outputSchema"]["type"], "object");
+
+    deletes.set(true);
+    let mut names = Vec::new();
+    let mut cursor = Value::Null;
+    loop {
+        let params = if cursor.is_null() {
+            json!({})
+        } else {
+            json!({ "cursor": cursor })
+        };
+        let page = client.request("tools/list", params).await;
+        for tool in page["result"]["tools"].as_array().unwrap() {
+            names.push(tool["name"].as_str().unwrap().to_owned());
+            if tool["name"] == "delete_draft" {
+                assert_eq!(
+                    tool["annotations"],
+                    json!({"readOnlyHint": false, "destructiveHint": true})
+                );
+            }
+        }
+        cursor = page["result"]["nextCursor"].clone();
+        if cursor.is_null() {
+            break;
+        }
+    }
+    assert_eq!(
+        names,
+        ["add", "inspect_context", "wait_for_cancel", "delete_draft"]
+    );
+
+    for bad in [json!("abc"), json!("99")] {
+        let response = client.request("tools/list", json!({"cursor": bad})).await;
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+    }
+}
+
+#[tokio::test]
+async fn tools_call_runs_the_toolbox_and_maps_errors() {
+    let (mut client, _) = Client::connect(server(&Switch::new(false))).await;
+
+    let ok = client.call("add", json!({"a": 2, "b": 3})).await;
+    assert_eq!(ok["result"]["isError"], false);
+    assert_eq!(
+        envelope(&ok["result"]),
+        json!({"status": "success", "data": 5})
+    );
+    assert!(ok["result"].get("structuredContent").is_none());
+
+    // Invalid arguments: a tool error result the model can act on, every violation listed.
+    let bad = client.call("add", json!({"a": "two", "c": 1})).await;
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+    let error = &envelope(&bad["result"])["error"];
+    assert_eq!(error["code"], "invalid_arguments");
+    let mut pointers: Vec<&str> = error["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["pointer"].as_str().unwrap())
+        .collect();
+    pointers.sort_unstable();
+    assert_eq!(pointers, ["/a", "/b", "/c"]);
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("Fix these and call the tool again.")
+    );
+
+    // Unknown and disabled tools: JSON-RPC invalid params, naming what is available.
+    for name in ["subtract", "delete_draft"] {
+        let response = client.call(name, json!({})).await;
+        assert_eq!(response["error"]["code"], -32602, "{response}");
+        assert_eq!(
+            response["error"]["message"],
+            format!("Unknown tool: {name}")
+        );
+        assert_eq!(
+            response["error"]["data"]["available"],
+            json!(["add", "inspect_context", "wait_for_cancel"])
+        );
+    }
+
+    // Malformed requests: invalid params too, saying what is wrong.
+    for params in [
+        json!({"name": "add", "arguments": "{\"a\": 1}"}),
+        json!({"arguments": {}}),
+        json!({"name": 7}),
+    ] {
+        let response = client.request("tools/call", params.clone()).await;
+        assert_eq!(response["error"]["code"], -32602, "{params} → {response}");
+        let message = response["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("malformed tools/call request: "),
+            "{message}"
+        );
+    }
+    let response = client.request("tools/frobnicate", json!({})).await;
+    assert_eq!(response["error"]["code"], -32601, "{response}");
+
+    // A call with no arguments at all is a call with `{}`.
+    let response = client.request("tools/call", json!({"name": "add"})).await;
+    assert_eq!(response["result"]["isError"], true);
+    assert_eq!(
+        envelope(&response["result"])["error"]["fields"][0]["pointer"],
+        "/a"
+    );
+}
+
+#[tokio::test]
+async fn the_context_carries_the_request() {
+    let (mut client, _) = Client::connect(server(&Switch::new(false))).await;
+    let id = client.id();
+    client
+        .send(json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "tools/call",
+            "params": {
+                "name": "inspect_context",
+                "arguments": {},
+                "_meta": {
+                    "tag": "blue",
+                    "user": "ada@example.com",
+                    "traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+                }
+            }
+        }))
+        .await;
+    let response = client.wait_for(|m| m["id"] == id).await;
+    let result = &response["result"];
+    assert_eq!(result["isError"], false, "{response}");
+    assert_eq!(
+        result["structuredContent"],
+        json!({
+            "call_id": id.to_string(),
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+            "principal": "ada@example.com",
+            "client": "pipe-test",
+            "tag": "blue"
+        })
+    );
+    assert_eq!(
+        serde_json::from_str::<Value>(result["content"][0]["text"].as_str().unwrap()).unwrap(),
+        result["structuredContent"],
+        "the text block carries the same JSON"
+    );
+}
+
+#[tokio::test]
+async fn client_cancellation_fires_the_tools_cancellation_signal() {
+    let (mut client, _) = Client::connect(server(&Switch::new(false))).await;
+    let id = client.id();
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "wait_for_cancel", "arguments": {}}}))
+        .await;
+    tokio::time::timeout(Duration::from_secs(10), STARTED.notified())
+        .await
+        .expect("the tool starts");
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "the user pressed stop"}}),
+        )
+        .await;
+    tokio::time::timeout(Duration::from_secs(10), CANCELLED.notified())
+        .await
+        .expect("the tool sees the cancellation");
+
+    // The connection goes on; the cancelled request gets no answer (MCP: the receiver SHOULD
+    // NOT respond), so the next message is the answer to the next request.
+    let next = client.id();
+    client
+        .send(json!({"jsonrpc": "2.0", "id": next, "method": "ping"}))
+        .await;
+    let message = client.read().await;
+    assert_eq!(message["id"], next, "{message}");
+}
+
+#[tokio::test]
+async fn enablement_changes_send_tools_list_changed() {
+    let deletes = Switch::new(false);
+    let server = server(&deletes);
+    let toolbox = server.toolbox().clone();
+    let (mut client, _) = Client::connect(server).await;
+    // The server has processed `initialized` once a later request is answered.
+    client.request("ping", json!({})).await;
+
+    deletes.set(true);
+    let is_list_changed = |m: &Value| m["method"] == "notifications/tools/list_changed";
+    let note = client.wait_for(is_list_changed).await;
+    assert!(note.get("id").is_none(), "a notification: {note}");
+    // Now it is found, and the toolbox's execution policy applies: destructive tools wait
+    // for a person's approval.
+    let response = client.call("delete_draft", json!({"id": "d-1"})).await;
+    assert_eq!(
+        envelope(&response["result"])["error"]["code"],
+        "approval_required",
+        "{response}"
+    );
+
+    deletes.set(true); // no change, no notification
+    toolbox.tools_changed();
+    client.wait_for(is_list_changed).await;
+    client.request("ping", json!({})).await;
+    assert!(
+        !client.pending.iter().any(is_list_changed),
+        "one notification per change: {:?}",
+        client.pending
+    );
+}
+
+/// One HTTP/1.1 exchange on a fresh connection; returns the status line, headers and body.
+async fn http(addr: std::net::SocketAddr, request: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            response.extend_from_slice(&buf[..n]);
+            // An SSE answer stays open; the initialize result is all this test needs.
+            if String::from_utf8_lossy(&response).contains("\"result\"")
+                || String::from_utf8_lossy(&response).starts_with("HTTP/1.1 4")
+            {
+                break;
+            }
+        }
+    });
+    read.await.expect("the server answers within 10 s");
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+#[tokio::test]
+async fn http_endpoint_on_a_free_local_port() {
+    let http_server = server(&Switch::new(false))
+        .bind_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let addr = http_server.local_addr();
+    assert!(addr.ip().is_loopback());
+    assert_eq!(http_server.url(), format!("http://{addr}/mcp"));
+
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let request = |host: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let response = http(addr, &request(&addr.to_string())).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response.to_ascii_lowercase().contains("mcp-session-id:"),
+        "{response}"
+    );
+    assert!(
+        response.contains(r#""protocolVersion":"2025-11-25""#),
+        "{response}"
+    );
+
+    // DNS rebinding protection: a foreign Host is refused.
+    let response = http(addr, &request("attacker.example")).await;
+    assert!(response.starts_with("HTTP/1.1 403"), "{response}");
+
+    http_server.shutdown().await.unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "the port is closed after shutdown"
+    );
+}
+
+/// The official MCP Python SDK drives the `mcp_server` example over stdio and HTTP.
+#[test]
+fn the_mcp_python_sdk_accepts_the_example_server() {
+    let Some(python) = oracle::python("the MCP Python SDK client") else {
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let server = exe
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(|dir| dir.join("examples").join("mcp_server"))
+        .filter(|path| path.exists())
+        .expect(
+            "the example is built with the tests: cargo test --all-targets --features mcp (or cargo build --example mcp_server --features mcp)",
+        );
+    let expected = tools::toolbox().export(Dialect::Mcp).unwrap();
+    let path =
+        std::env::temp_dir().join(format!("toolsmith-mcp-tools-{}.json", std::process::id()));
+    std::fs::write(&path, serde_json::to_vec(&expected).unwrap()).unwrap();
+    let schema = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/mcp-schema-2025-11-25.json"
+    );
+    oracle::run(
+        &python,
+        "mcp/client.py",
+        &[server.as_os_str(), schema.as_ref(), path.as_os_str()],
+        "the MCP Python SDK",
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -1,0 +1,647 @@
+//! Serving a [`Toolbox`] to Model Context Protocol clients, on stdio or streamable HTTP.
+//!
+//! [`McpServer`] speaks MCP 2025-11-25 through [rmcp](https://docs.rs/rmcp), the official Rust
+//! SDK; toolsmith supplies what the protocol carries:
+//!
+//! - `tools/list`: the tools enabled for the request's context, each as
+//!   [`Dialect::Mcp`] exports it (name, title, description, `inputSchema`, `outputSchema`,
+//!   `annotations` from the tool's effect and hints), in pages of
+//!   [`with_page_size`](McpServer::with_page_size) tools;
+//! - `tools/call`: [`Toolbox::call`] with its validation and execution policy; the outcome is a
+//!   `CallToolResult` (text content, `structuredContent` for object outputs, `isError` for tool
+//!   and argument errors, whose text is the actionable error envelope); an unknown or disabled
+//!   tool and an invalid cursor are JSON-RPC `-32602` errors;
+//! - `notifications/cancelled` fires the call's [`ToolContext::cancellation`] signal;
+//! - `notifications/tools/list_changed` goes to every connected client when the toolbox's
+//!   enabled tools change ([`Toolbox::tools_changed`], [`Switch`](crate::Switch)).
+//!
+//! The tool's context carries the request as an [`McpRequest`] extension, the request id as
+//! its call id, the W3C `traceparent` trace id when the client sends one, and whatever
+//! [`with_context`](McpServer::with_context) adds (a principal from an HTTP header, say).
+//!
+//! ```no_run
+//! use toolsmith::{tool, Toolbox};
+//! use toolsmith::mcp::McpServer;
+//!
+//! /// Add two integers. Pure; no side effects. Not for floating-point numbers.
+//! #[tool(effect = "read")]
+//! fn add(
+//!     /// The first addend.
+//!     a: i64,
+//!     /// The second addend.
+//!     b: i64,
+//! ) -> i64 {
+//!     a.saturating_add(b)
+//! }
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), toolsmith::mcp::ServeError> {
+//!     McpServer::new(Toolbox::new().with(Add)).serve_stdio().await
+//! }
+//! ```
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+    ServerCapabilities, ServerConfig, Tool as McpTool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Map, Value, json};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::context::ToolContext;
+use crate::provider::Dialect;
+use crate::provider::mcp::CallResult;
+use crate::toolbox::Toolbox;
+
+/// The MCP revision served.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The path of the streamable HTTP endpoint.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// The client requests of MCP 2025-11-25.
+const PROTOCOL_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+];
+
+type ContextHook = dyn Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync;
+
+/// An MCP server for one toolbox.
+///
+/// Cheap to clone: clones share the toolbox and the list of connected clients. Build one,
+/// then serve it with [`serve_stdio`](Self::serve_stdio), [`bind_http`](Self::bind_http) or,
+/// since it is an [`rmcp::ServerHandler`], any rmcp transport.
+#[derive(Clone)]
+pub struct McpServer {
+    config: Arc<Config>,
+    peers: Arc<Peers>,
+}
+
+#[derive(Clone)]
+struct Config {
+    toolbox: Toolbox,
+    /// Each tool as MCP lists it, by name, converted once.
+    tools: HashMap<Arc<str>, McpTool>,
+    implementation: Implementation,
+    instructions: Option<String>,
+    page_size: usize,
+    allowed_hosts: Vec<String>,
+    context: Option<Arc<ContextHook>>,
+}
+
+/// The connected clients that get `notifications/tools/list_changed`.
+#[derive(Default)]
+struct Peers {
+    peers: Mutex<Vec<rmcp::Peer<RoleServer>>>,
+    watching: std::sync::OnceLock<()>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.config.toolbox.len())
+            .field("name", &self.config.implementation.name)
+            .field("page_size", &self.config.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for `toolbox`, introducing itself as `toolsmith` with this crate's version.
+    ///
+    /// ```
+    /// use toolsmith::mcp::McpServer;
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_name("notes", "1.2.0");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn new(toolbox: Toolbox) -> Self {
+        let tools = toolbox
+            .definitions()
+            .filter_map(|def| {
+                let exported = def.export(Dialect::Mcp).ok()?.clone();
+                match serde_json::from_value::<McpTool>(exported) {
+                    Ok(tool) => Some((Arc::from(def.name()), tool)),
+                    Err(error) => {
+                        tracing::error!(tool = def.name(), %error, "tool left out of the MCP list");
+                        None
+                    }
+                }
+            })
+            .collect();
+        Self {
+            config: Arc::new(Config {
+                toolbox,
+                tools,
+                implementation: Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                page_size: DEFAULT_PAGE_SIZE,
+                allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+                context: None,
+            }),
+            peers: Arc::default(),
+        }
+    }
+
+    fn edit(mut self, f: impl FnOnce(&mut Config)) -> Self {
+        f(Arc::make_mut(&mut self.config));
+        self
+    }
+
+    /// The name and version the server gives in `initialize` (`serverInfo`).
+    #[must_use]
+    pub fn with_name(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let implementation = Implementation::new(name, version);
+        self.edit(|c| c.implementation = implementation)
+    }
+
+    /// The `instructions` the server gives in `initialize`: how to use its tools together.
+    #[must_use]
+    pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
+        let instructions = instructions.into();
+        self.edit(|c| c.instructions = Some(instructions))
+    }
+
+    /// How many tools one `tools/list` page holds (at least 1; default
+    /// [`DEFAULT_PAGE_SIZE`]). Longer lists come with a `nextCursor`.
+    #[must_use]
+    pub fn with_page_size(self, tools: usize) -> Self {
+        self.edit(|c| c.page_size = tools.max(1))
+    }
+
+    /// The `Host` header values the HTTP endpoint accepts (default: `localhost`, `127.0.0.1`
+    /// and `::1`, which protects a local server from DNS rebinding). Set this when serving
+    /// on another address.
+    #[must_use]
+    pub fn with_allowed_hosts(self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let hosts = hosts.into_iter().map(Into::into).collect();
+        self.edit(|c| c.allowed_hosts = hosts)
+    }
+
+    /// Adds to each request's context: `hook` gets the context the server made (call id,
+    /// cancellation, trace id) and the request, and returns the context the tool sees.
+    ///
+    /// ```
+    /// use toolsmith::mcp::McpServer;
+    ///
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_context(|ctx, request| {
+    ///     match request.header("x-user") {
+    ///         Some(user) => ctx.with_principal(user),
+    ///         None => ctx,
+    ///     }
+    /// });
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_context(
+        self,
+        hook: impl Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync + 'static,
+    ) -> Self {
+        self.edit(|c| c.context = Some(Arc::new(hook)))
+    }
+
+    /// The toolbox served.
+    #[must_use]
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.config.toolbox
+    }
+
+    /// Serves one client on this process's stdin and stdout until it disconnects. Logs must
+    /// go to stderr: stdout carries the protocol.
+    ///
+    /// # Errors
+    ///
+    /// When the client does not complete the `initialize` handshake or the connection fails.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        self.serve(rmcp::transport::stdio()).await
+    }
+
+    /// Serves one client over any byte stream carrying newline-delimited JSON-RPC (a pipe, a
+    /// socket, `tokio::io::duplex` in tests) until it disconnects.
+    ///
+    /// # Errors
+    ///
+    /// When the client does not complete the `initialize` handshake or the connection fails.
+    pub async fn serve<R, W>(self, (read, write): (R, W)) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let running = ServiceExt::serve(self, (read, write))
+            .await
+            .map_err(ServeError::new)?;
+        running.waiting().await.map_err(ServeError::new)?;
+        Ok(())
+    }
+
+    /// Serves streamable HTTP at `http://{addr}/mcp` until [`HttpServer::shutdown`]. Bind
+    /// `127.0.0.1:0` for a free local port; serving beyond the loopback interface also needs
+    /// [`with_allowed_hosts`](Self::with_allowed_hosts).
+    ///
+    /// ```no_run
+    /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
+    /// use toolsmith::mcp::McpServer;
+    ///
+    /// let http = McpServer::new(toolbox).bind_http("127.0.0.1:8000").await?;
+    /// println!("MCP endpoint: {}", http.url());
+    /// http.wait().await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the address cannot be bound.
+    pub async fn bind_http(
+        self,
+        addr: impl tokio::net::ToSocketAddrs,
+    ) -> std::io::Result<HttpServer> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let addr = listener.local_addr()?;
+        let shutdown = CancellationToken::new();
+        let config = StreamableHttpServerConfig::default()
+            .with_allowed_hosts(self.config.allowed_hosts.clone())
+            .with_cancellation_token(shutdown.child_token());
+        let server = self;
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let router = axum::Router::new().nest_service(HTTP_PATH, service);
+        let stop = shutdown.clone();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(async move { stop.cancelled_owned().await })
+                .await
+        });
+        Ok(HttpServer {
+            addr,
+            shutdown,
+            task,
+        })
+    }
+
+    /// The context a request's tool runs in.
+    fn context(&self, request: &McpRequest, cancellation: CancellationToken) -> ToolContext {
+        let mut ctx = ToolContext::new()
+            .with_call_id(request.id.as_str())
+            .with_cancellation(cancellation);
+        if let Some(trace_id) = request.trace_id() {
+            ctx = ctx.with_trace_id(trace_id);
+        }
+        if let Some(hook) = &self.config.context {
+            ctx = hook(ctx, request);
+        }
+        ctx.with_extension(request.clone())
+    }
+
+    /// Remembers a client for list-changed notifications, and starts the task that sends
+    /// them on the first client.
+    fn watch(&self, peer: rmcp::Peer<RoleServer>) {
+        if let Ok(mut peers) = self.peers.peers.lock() {
+            peers.retain(|p| !p.is_transport_closed());
+            peers.push(peer);
+        }
+        self.peers.watching.get_or_init(|| {
+            let mut changes = self.config.toolbox.subscribe_changes();
+            changes.mark_unchanged();
+            let peers = Arc::downgrade(&self.peers);
+            tokio::spawn(async move {
+                // Ends when the toolbox (the sender) or the server (the peers) is gone.
+                while changes.changed().await.is_ok() {
+                    let Some(peers) = peers.upgrade() else { break };
+                    let live: Vec<_> = match peers.peers.lock() {
+                        Ok(mut list) => {
+                            list.retain(|p| !p.is_transport_closed());
+                            list.clone()
+                        }
+                        Err(_) => break,
+                    };
+                    for peer in live {
+                        if let Err(error) = peer.notify_tool_list_changed().await {
+                            tracing::debug!(%error, "tools/list_changed not delivered");
+                        }
+                    }
+                }
+            });
+        });
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        let mut info = ServerConfig::new(capabilities)
+            .with_server_info(self.config.implementation.clone())
+            .with_protocol_version(ProtocolVersion::V_2025_11_25);
+        if let Some(instructions) = &self.config.instructions {
+            info = info.with_instructions(instructions.clone());
+        }
+        info
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        std::borrow::Cow::Owned(vec![ProtocolVersion::V_2025_11_25])
+    }
+
+    /// rmcp hands over requests it could not parse as custom requests; one with a method of
+    /// the protocol has malformed params, which MCP answers with `-32602`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let method = request.method.as_str();
+        let params = request.params.unwrap_or(Value::Null);
+        let problem = match method {
+            "tools/call" if params.is_null() => Some(
+                "the params are missing; send {\"name\": string, \"arguments\": object}".to_owned(),
+            ),
+            "tools/call" => serde_json::from_value::<CallToolRequestParams>(params)
+                .err()
+                .map(|e| format!("{e}; send {{\"name\": string, \"arguments\": object}}")),
+            "tools/list" => serde_json::from_value::<Option<PaginatedRequestParams>>(params)
+                .err()
+                .map(|e| format!("{e}; send {{\"cursor\": string}} or no params")),
+            _ if PROTOCOL_METHODS.contains(&method) => Some("the params do not match".to_owned()),
+            _ => None,
+        };
+        Err(match problem {
+            Some(problem) => {
+                ErrorData::invalid_params(format!("malformed {method} request: {problem}"), None)
+            }
+            None => ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+                None,
+            ),
+        })
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let request_info = McpRequest::new(&context, None);
+        let ctx = self.context(&request_info, context.ct.clone());
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                ErrorData::invalid_params(
+                    format!("invalid cursor {cursor:?}: pass back a nextCursor from tools/list"),
+                    None,
+                )
+            })?,
+        };
+        let enabled = self.config.toolbox.definitions_for(&ctx).await;
+        // Cursors are offsets this server handed out: within the list, and never its end.
+        if start > 0 && start >= enabled.len() {
+            return Err(ErrorData::invalid_params(
+                format!("invalid cursor \"{start}\": pass back a nextCursor from tools/list"),
+                None,
+            ));
+        }
+        let end = start
+            .saturating_add(self.config.page_size)
+            .min(enabled.len());
+        let tools = enabled[start..end]
+            .iter()
+            .filter_map(|def| self.config.tools.get(def.name()).cloned())
+            .collect();
+        let mut result = ListToolsResult::with_all_items(tools);
+        if end < enabled.len() {
+            result.next_cursor = Some(end.to_string());
+        }
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let request_info = McpRequest::new(&context, Some(&request.name));
+        let ctx = self.context(&request_info, context.ct.clone());
+        let toolbox = &self.config.toolbox;
+        let name = &*request.name;
+        let tool = toolbox.resolve(Dialect::Mcp, name);
+        let enabled = match tool {
+            Some(_) => toolbox.is_enabled(name, &ctx).await,
+            None => false,
+        };
+        let Some(tool) = tool.filter(|_| enabled) else {
+            let available: Vec<&str> = toolbox
+                .definitions_for(&ctx)
+                .await
+                .into_iter()
+                .map(|def| def.name())
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {name}"),
+                Some(json!({ "available": available })),
+            ));
+        };
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let outcome = toolbox.call(name, arguments, &ctx).await;
+        let parts = CallResult::new(&outcome, Some(tool.definition()));
+        let content = vec![ContentBlock::text(parts.text)];
+        let mut result = if parts.is_error {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        result.structured_content = parts.structured;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// The MCP request a tool runs for, in its context: `ctx.get::<McpRequest>()`.
+///
+/// ```
+/// use toolsmith::{ToolContext, ToolError};
+/// use toolsmith::mcp::McpRequest;
+///
+/// fn client_of(ctx: &ToolContext) -> Result<String, ToolError> {
+///     let request = ctx.get::<McpRequest>().ok_or_else(|| ToolError::not_found("Not called over MCP."))?;
+///     Ok(request.client_name().unwrap_or("unknown").to_owned())
+/// }
+/// # assert!(client_of(&ToolContext::new()).is_err());
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpRequest {
+    id: String,
+    tool: Option<String>,
+    meta: Map<String, Value>,
+    client: Option<Implementation>,
+    protocol_version: Option<String>,
+    headers: Option<http::HeaderMap>,
+}
+
+impl McpRequest {
+    fn new(context: &RequestContext<RoleServer>, tool: Option<&str>) -> Self {
+        Self {
+            id: context.id.to_string(),
+            tool: tool.map(str::to_owned),
+            meta: context.meta.0.0.clone(),
+            client: context.client_info(),
+            protocol_version: context.protocol_version().map(|v| v.as_str().to_owned()),
+            headers: context
+                .extensions
+                .get::<http::request::Parts>()
+                .map(|parts| parts.headers.clone()),
+        }
+    }
+
+    /// The JSON-RPC request id, as text (also the context's call id).
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool called (`None` for `tools/list`).
+    #[must_use]
+    pub fn tool(&self) -> Option<&str> {
+        self.tool.as_deref()
+    }
+
+    /// The request's `_meta` object (empty when absent).
+    #[must_use]
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.meta
+    }
+
+    /// The client's name from `initialize` (`clientInfo.name`).
+    #[must_use]
+    pub fn client_name(&self) -> Option<&str> {
+        self.client.as_ref().map(|c| c.name.as_str())
+    }
+
+    /// The client's version from `initialize` (`clientInfo.version`).
+    #[must_use]
+    pub fn client_version(&self) -> Option<&str> {
+        self.client.as_ref().map(|c| c.version.as_str())
+    }
+
+    /// The protocol revision negotiated.
+    #[must_use]
+    pub fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+
+    /// An HTTP request header (`None` on stdio).
+    #[must_use]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.as_ref()?.get(name)?.to_str().ok()
+    }
+
+    /// The W3C trace id of `_meta.traceparent` (`00-<trace id>-<span id>-<flags>`).
+    fn trace_id(&self) -> Option<&str> {
+        let traceparent = self.meta.get("traceparent")?.as_str()?;
+        let trace_id = traceparent.split('-').nth(1)?;
+        (trace_id.len() == 32 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then_some(trace_id)
+    }
+}
+
+/// A running streamable HTTP endpoint (see [`McpServer::bind_http`]).
+#[derive(Debug)]
+pub struct HttpServer {
+    addr: SocketAddr,
+    shutdown: CancellationToken,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl HttpServer {
+    /// The address bound.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint's URL, `http://{addr}/mcp`.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("http://{}{HTTP_PATH}", self.addr)
+    }
+
+    /// Stops accepting connections, ends the sessions and waits for the server to finish.
+    ///
+    /// # Errors
+    ///
+    /// When the server failed while running.
+    pub async fn shutdown(self) -> std::io::Result<()> {
+        self.shutdown.cancel();
+        self.wait().await
+    }
+
+    /// Serves until the server fails; it otherwise runs until [`shutdown`](Self::shutdown).
+    ///
+    /// # Errors
+    ///
+    /// When the server failed while running.
+    pub async fn wait(self) -> std::io::Result<()> {
+        match self.task.await {
+            Ok(result) => result,
+            Err(join) => Err(std::io::Error::other(join)),
+        }
+    }
+}
+
+/// Why serving a connection failed.
+#[derive(Debug)]
+pub struct ServeError(Box<dyn std::error::Error + Send + Sync>);
+
+impl ServeError {
+    fn new(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self(Box::new(error))
+    }
+}
+
+impl fmt::Display for ServeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the MCP connection failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
