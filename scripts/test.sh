@@ -46,6 +46,9 @@ mkdir -p target
 log=target/test-output.log
 : > "$log"
 
+echo "== cargo build --examples (the MCP client test runs the mcp_server example)"
+cargo build --workspace --examples --all-features --locked
+
 echo "== cargo test"
 cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
 

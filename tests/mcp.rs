@@ -544,21 +544,23 @@ async fn http_endpoint_on_a_free_local_port() {
     );
 }
 
+/// An example's binary, `target/<profile>/examples/<name>`, as `cargo build --examples`
+/// leaves it (`scripts/test.sh` builds the examples before the tests).
+fn example_binary(name: &str) -> Option<std::path::PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join("examples").join(name);
+    path.exists().then_some(path)
+}
+
 /// The official MCP Python SDK drives the `mcp_server` example over stdio and HTTP.
 #[test]
 fn the_mcp_python_sdk_accepts_the_example_server() {
     let Some(python) = oracle::python("the MCP Python SDK client") else {
         return;
     };
-    let exe = std::env::current_exe().unwrap();
-    let server = exe
-        .parent()
-        .and_then(std::path::Path::parent)
-        .map(|dir| dir.join("examples").join("mcp_server"))
-        .filter(|path| path.exists())
-        .expect(
-            "the example is built with the tests: cargo test --all-targets --features mcp (or cargo build --example mcp_server --features mcp)",
-        );
+    let server = example_binary("mcp_server").expect(
+        "build the example first: cargo build --example mcp_server --features mcp (scripts/test.sh does)",
+    );
     let expected = tools::toolbox().export(Dialect::Mcp).unwrap();
     let path =
         std::env::temp_dir().join(format!("toolsmith-mcp-tools-{}.json", std::process::id()));
