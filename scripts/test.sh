@@ -55,5 +55,8 @@ cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log
 echo "== doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 
+echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
+cargo bench --workspace --all-features --locked --no-run
+
 # One closing line for the whole run, summed over every test binary and doc-test crate.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"

@@ -4,8 +4,8 @@
 
 pub use toolsmith_core::{
     Annotations, ApprovalDecision, ApprovalRequest, Approvals, Approver, Arguments, AuditRecord,
-    AuditSink, Authorizer, BoxFuture, CallParseError, CancellationToken, CircuitPolicy,
-    Degradation, Dialect, Effect, Enablement, ErrorCode, ExportError, FieldError,
+    AuditSink, Authorizer, BoxFuture, CallParseError, CallStatus, CancellationToken, CircuitPolicy,
+    Degradation, Dialect, Effect, Emit, Emitted, Enablement, ErrorCode, ExportError, FieldError,
     IdempotencyPolicy, IdempotencyStore, JsonLinesSink, KEY_PARAMETER, LintFinding, LintLevel,
     MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation, RetryPolicy, RunBudget,
     StoreError, Switch, Tool, ToolCall, ToolContext, ToolDefinition, ToolError, ToolOutcome,

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolsmith::{
-    ErrorCode, IdempotencyPolicy, MemoryStore, ToolCall, ToolContext, ToolError, Toolbox,
-    derive_idempotency_key, tool,
+    ErrorCode, IdempotencyPolicy, IdempotencyStore, MemoryStore, Reservation, ToolCall,
+    ToolContext, ToolError, Toolbox, derive_idempotency_key, tool,
 };
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
@@ -311,4 +311,38 @@ fn derived_keys_normalise_numbers_and_key_order() {
     assert_ne!(a, derive_idempotency_key("t", &args, None, Some("run")));
     assert_ne!(a, derive_idempotency_key("t", &args, Some("ada"), None));
     let _ = Arc::new(MemoryStore::default());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_full_memory_store_evicts_the_oldest_results_never_running_calls() {
+    let store = MemoryStore::new(10);
+    let ttl = Duration::from_secs(3600);
+    store.reserve("running", "fp", ttl).await.unwrap();
+    for i in 0..100 {
+        let key = format!("k{i}");
+        tokio::time::advance(Duration::from_millis(10)).await;
+        assert!(matches!(
+            store.reserve(&key, "fp", ttl).await.unwrap(),
+            Reservation::Reserved
+        ));
+        store.complete(&key, "fp", "{}", ttl).await.unwrap();
+    }
+    assert!(
+        matches!(
+            store.lookup("k99").await.unwrap(),
+            Some(Reservation::Done { .. })
+        ),
+        "the newest result is kept"
+    );
+    assert!(
+        store.lookup("k0").await.unwrap().is_none(),
+        "the oldest result made room"
+    );
+    assert!(
+        matches!(
+            store.lookup("running").await.unwrap(),
+            Some(Reservation::InProgress { .. })
+        ),
+        "a running call keeps its reservation"
+    );
 }

@@ -317,6 +317,46 @@ fn every_dialect_obeys_its_rules_or_says_why_not() {
 }
 
 #[test]
+fn export_text_is_the_export_serialized() {
+    let toolbox = toolbox();
+    for dialect in Dialect::ALL {
+        for def in toolbox.definitions() {
+            match (def.export(dialect), def.export_text(dialect)) {
+                (Ok(value), Ok(text)) => {
+                    assert_eq!(text, serde_json::to_string(value).unwrap());
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b),
+                (a, b) => panic!("{dialect} {}: {a:?} vs {b:?}", def.name()),
+            }
+        }
+        // Whole toolboxes: the dialect's request shape, or the same error.
+        let mut exportable = Toolbox::new();
+        for def in toolbox
+            .definitions()
+            .filter(|def| def.export(dialect).is_ok())
+        {
+            exportable
+                .register_arc(toolbox.get(def.name()).unwrap().clone())
+                .unwrap();
+        }
+        for tb in [&toolbox, &exportable] {
+            match (tb.export(dialect), tb.export_text(dialect)) {
+                (Ok(value), Ok(text)) => {
+                    assert_eq!(
+                        serde_json::from_str::<Value>(&text).unwrap(),
+                        value,
+                        "{dialect}"
+                    );
+                    assert_eq!(text, serde_json::to_string(&value).unwrap());
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b),
+                (a, b) => panic!("{dialect}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+}
+
+#[test]
 fn export_errors_name_the_place_and_the_reason() {
     let toolbox = toolbox();
     let err = toolbox

@@ -45,8 +45,8 @@ pub use policy::{
     ToolPolicy, ToolsChanged, arguments_hash,
 };
 pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
-pub use tool::{Annotations, Arguments, BoxFuture, Effect, Tool, ToolDefinition};
-pub use toolbox::{RegistrationError, Toolbox};
+pub use tool::{Annotations, Arguments, BoxFuture, Effect, Emit, Emitted, Tool, ToolDefinition};
+pub use toolbox::{CallStatus, RegistrationError, Toolbox};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.
 pub use tokio_util::sync::CancellationToken;

@@ -16,8 +16,8 @@ use serde_json::Value;
 pub use crate::lint::LintLevel;
 pub use crate::schema::normalize_doc;
 pub use crate::tool::{
-    Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, LengthKind, ParamSpec, Tool,
-    ToolDefinition, ToolSpec,
+    Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, Emit, Emitted, LengthKind,
+    ParamSpec, Tool, ToolDefinition, ToolSpec,
 };
 pub use crate::validate::{Num, parse_arguments};
 pub use crate::{ToolContext, ToolError, ToolOutcome};
@@ -59,6 +59,10 @@ impl HasLength for String {
     fn length(&self) -> Option<usize> {
         Some(self.chars().count())
     }
+
+    fn length_ok(&self, constraint: &Constraint) -> bool {
+        str_length_ok(self, constraint)
+    }
 }
 
 impl HasLength for Box<str> {
@@ -66,12 +70,46 @@ impl HasLength for Box<str> {
     fn length(&self) -> Option<usize> {
         Some(self.chars().count())
     }
+
+    fn length_ok(&self, constraint: &Constraint) -> bool {
+        str_length_ok(self, constraint)
+    }
 }
 
 impl HasLength for Cow<'static, str> {
     const KIND: LengthKind = LengthKind::Chars;
     fn length(&self) -> Option<usize> {
         Some(self.chars().count())
+    }
+
+    fn length_ok(&self, constraint: &Constraint) -> bool {
+        str_length_ok(self, constraint)
+    }
+}
+
+/// A `length` constraint on text, in code points. A string has at least a quarter as many
+/// code points as bytes and at most as many, so the byte length decides most cases without
+/// counting.
+fn str_length_ok(text: &str, constraint: &Constraint) -> bool {
+    let Constraint::Length { min, max, .. } = *constraint else {
+        return true;
+    };
+    let bytes = text.len() as u64;
+    let max_ok = match max {
+        None => Some(true),
+        Some(m) if bytes <= m => Some(true),
+        Some(m) if bytes > m.saturating_mul(4) => Some(false),
+        Some(_) => None,
+    };
+    let min_ok = match min {
+        None => Some(true),
+        Some(m) if bytes < m => Some(false),
+        Some(m) if bytes >= m.saturating_mul(4) => Some(true),
+        Some(_) => None,
+    };
+    match (min_ok, max_ok) {
+        (Some(min_ok), Some(max_ok)) => min_ok && max_ok,
+        _ => crate::validate::in_length(text.chars().count(), constraint),
     }
 }
 
@@ -232,6 +270,18 @@ pub(crate) fn panic_error(payload: &(dyn Any + Send)) -> ToolError {
 }
 
 /// How a tool's return value becomes an outcome; chosen by type with autoref specialization:
+/// The outcome of an inline tool's [`Tool::call`]: what `call_inline` produced with
+/// [`Emit::Raw`].
+pub fn inline_outcome(result: Option<Result<Emitted, ToolError>>) -> ToolOutcome {
+    match result {
+        Some(Ok(Emitted::Raw(data))) => ToolOutcome::Success(data),
+        Some(Err(err)) => ToolOutcome::Error(err),
+        Some(Ok(Emitted::Written)) | None => ToolOutcome::Error(ToolError::internal(
+            "an inline tool did not produce its data",
+        )),
+    }
+}
+
 /// `(&value).__toolsmith_kind()` finds [`ResultKind`] for any `Result` and [`ValueKind`]
 /// for everything else. Both traits are brought into scope by the generated code.
 pub trait ResultKind {
@@ -255,6 +305,18 @@ impl<T: ?Sized> ValueKind for &T {}
 pub struct ResultTag;
 
 impl ResultTag {
+    /// For an inline tool: `Ok(data)` is emitted, `Err(e)` is the error `e.into()`.
+    pub fn emit<T: Serialize, E: Into<ToolError>>(
+        self,
+        result: Result<T, E>,
+        emit: Emit<'_>,
+    ) -> Result<Emitted, ToolError> {
+        match result {
+            Ok(data) => emit.data(&data),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     /// `Ok(data)` becomes success, `Err(e)` the error `e.into()`.
     pub fn finish<T: Serialize, E: Into<ToolError>>(self, result: Result<T, E>) -> ToolOutcome {
         match result {
@@ -268,6 +330,11 @@ impl ResultTag {
 pub struct ValueTag;
 
 impl ValueTag {
+    /// For an inline tool: the value is emitted.
+    pub fn emit<T: Serialize>(self, value: T, emit: Emit<'_>) -> Result<Emitted, ToolError> {
+        emit.data(&value)
+    }
+
     /// The value becomes success data.
     pub fn finish<T: Serialize>(self, value: T) -> ToolOutcome {
         ToolOutcome::success(&value).unwrap_or_else(ToolOutcome::Error)
@@ -343,5 +410,53 @@ pub trait OutputOpaque {
 impl<T: ?Sized> OutputOpaque for OutputProbe<T> {
     fn __toolsmith_output_schema(&self) -> Option<Value> {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_length_from_bytes_agrees_with_counting() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "é",
+            "éé",
+            "日本語",
+            "👍👍👍",
+            "a👍b",
+            "abcdefghijkl",
+        ];
+        let bounds = [
+            None,
+            Some(0),
+            Some(1),
+            Some(2),
+            Some(3),
+            Some(4),
+            Some(8),
+            Some(12),
+        ];
+        for text in texts {
+            for min in bounds {
+                for max in bounds {
+                    let constraint = Constraint::Length {
+                        kind: LengthKind::Chars,
+                        min,
+                        max,
+                    };
+                    let count = text.chars().count() as u64;
+                    let expected = min.is_none_or(|m| count >= m) && max.is_none_or(|m| count <= m);
+                    assert_eq!(
+                        str_length_ok(text, &constraint),
+                        expected,
+                        "{text:?} min {min:?} max {max:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -139,7 +139,7 @@ impl ToolOutcome {
             Self::Success(data) => {
                 let data = data.get();
                 let mut out = String::with_capacity(data.len() + 30);
-                out.push_str(r#"{"status":"success","data":"#);
+                out.push_str(SUCCESS_PREFIX);
                 out.push_str(data);
                 out.push('}');
                 out
@@ -151,6 +151,32 @@ impl ToolOutcome {
         }
     }
 }
+
+impl ToolOutcome {
+    /// Appends the envelope, as [`to_json`](Self::to_json) writes it, to `out`.
+    ///
+    /// ```
+    /// let mut out = Vec::new();
+    /// toolsmith_core::ToolOutcome::success(&7).unwrap().write_json(&mut out);
+    /// assert_eq!(out, br#"{"status":"success","data":7}"#);
+    /// ```
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Success(data) => {
+                out.extend_from_slice(SUCCESS_PREFIX.as_bytes());
+                out.extend_from_slice(data.get().as_bytes());
+                out.push(b'}');
+            }
+            // Only strings, numbers and booleans besides the data: it always encodes.
+            Self::Degraded(..) | Self::Replayed(_) | Self::Error(_) => {
+                let _ = serde_json::to_writer(&mut *out, self);
+            }
+        }
+    }
+}
+
+/// How every success envelope starts.
+pub(crate) const SUCCESS_PREFIX: &str = r#"{"status":"success","data":"#;
 
 impl From<ToolError> for ToolOutcome {
     fn from(err: ToolError) -> Self {

@@ -29,11 +29,27 @@ macro_rules! forward {
     )*};
 }
 
+macro_rules! forward_plain {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.0.$method(visitor)
+        }
+    )*};
+}
+
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
     type Error = D::Error;
 
     forward!(
         deserialize_any,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map
+    );
+    // Scalars: the format calls only the scalar's own `visit_*` (or fails), so the visitor
+    // cannot be handed a struct or enum shape and needs no wrapper.
+    forward_plain!(
         deserialize_bool,
         deserialize_i8,
         deserialize_i16,
@@ -52,10 +68,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         deserialize_string,
         deserialize_bytes,
         deserialize_byte_buf,
-        deserialize_option,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_map,
         deserialize_identifier,
         deserialize_ignored_any
     );

@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::error::ToolError;
 use crate::lint::LintLevel;
 use crate::outcome::ToolOutcome;
 use crate::policy::ToolPolicy;
@@ -64,6 +65,73 @@ pub trait Tool: Send + Sync + 'static {
         arguments: Arguments<'a>,
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutcome>;
+
+    /// Validates and runs the tool in place, when its definition says it is inline
+    /// ([`ToolDefinition::is_inline`], `#[tool(inline)]`), putting the result data where
+    /// `emit` says. `None` for every other tool (the default): those run through
+    /// [`call`](Self::call).
+    fn call_inline(
+        &self,
+        arguments: Arguments<'_>,
+        ctx: &ToolContext,
+        emit: Emit<'_>,
+    ) -> Option<Result<Emitted, ToolError>> {
+        let _ = (arguments, ctx, emit);
+        None
+    }
+}
+
+/// Where an inline call puts its result data (see [`Tool::call_inline`]).
+#[derive(Debug)]
+pub enum Emit<'b> {
+    /// As a [`RawValue`](serde_json::value::RawValue), for a [`ToolOutcome`].
+    Raw,
+    /// Appended to the buffer as JSON text (the toolbox has written the envelope's start).
+    Into(&'b mut Vec<u8>),
+}
+
+/// What an inline call produced (see [`Tool::call_inline`]).
+#[derive(Debug)]
+pub enum Emitted {
+    /// The data, for [`Emit::Raw`].
+    Raw(Box<serde_json::value::RawValue>),
+    /// The data is in the buffer, for [`Emit::Into`].
+    Written,
+}
+
+impl Emit<'_> {
+    /// Serializes `data` where this says; a value serde cannot write is an `internal_error`
+    /// (and leaves the buffer as it was).
+    ///
+    /// ```
+    /// use toolsmith_core::{Emit, Emitted};
+    /// let mut buf = b"data=".to_vec();
+    /// assert!(matches!(Emit::Into(&mut buf).data(&[1, 2]), Ok(Emitted::Written)));
+    /// assert_eq!(buf, b"data=[1,2]");
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When `data` does not serialize to JSON (a map with non-string keys, a failing
+    /// `Serialize` impl).
+    pub fn data<T: serde::Serialize + ?Sized>(self, data: &T) -> Result<Emitted, ToolError> {
+        let not_json = |err: serde_json::Error| {
+            ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
+        };
+        match self {
+            Self::Raw => serde_json::value::to_raw_value(data)
+                .map(Emitted::Raw)
+                .map_err(not_json),
+            Self::Into(buf) => {
+                let start = buf.len();
+                serde_json::to_writer(&mut *buf, data).map_err(|err| {
+                    buf.truncate(start);
+                    not_json(err)
+                })?;
+                Ok(Emitted::Written)
+            }
+        }
+    }
 }
 
 /// The arguments of a call as they arrive from a provider: JSON text, or a parsed value.
@@ -85,6 +153,16 @@ pub enum Arguments<'a> {
     Text(Cow<'a, str>),
     /// An already-parsed JSON value.
     Value(Cow<'a, Value>),
+}
+
+impl Arguments<'_> {
+    /// The same arguments, borrowed: no copy of owned text or values.
+    pub(crate) fn reborrow(&self) -> Arguments<'_> {
+        match self {
+            Self::Text(text) => Arguments::Text(Cow::Borrowed(text)),
+            Self::Value(value) => Arguments::Value(Cow::Borrowed(value)),
+        }
+    }
 }
 
 impl<'a> From<&'a str> for Arguments<'a> {
@@ -149,6 +227,8 @@ pub struct ToolSpec {
     pub concurrency: Option<usize>,
     /// `#[tool(sequential)]`.
     pub sequential: bool,
+    /// `#[tool(inline)]`.
+    pub inline: bool,
     /// `#[tool(fallback = "other_tool")]`.
     pub fallback: Option<&'static str>,
     /// `#[tool(scopes("tickets:write"))]`.
@@ -343,8 +423,10 @@ pub struct ToolDefinition {
     input_schema: Arc<Value>,
     output_schema: Option<Arc<Value>>,
     exports: [OnceLock<Result<Value, ExportError>>; 8],
+    export_texts: [OnceLock<Result<String, ExportError>>; 8],
     pub(crate) compiled: Compiled,
     pub(crate) full_validation: bool,
+    inline: bool,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
 }
 
@@ -394,8 +476,10 @@ impl ToolDefinition {
                 .and_then(schema::output_schema)
                 .map(Arc::new),
             exports: Default::default(),
+            export_texts: Default::default(),
             compiled: built.compiled,
             full_validation: built.full_validation,
+            inline: spec.inline,
             validator: OnceLock::new(),
         }
     }
@@ -441,8 +525,10 @@ impl ToolDefinition {
             input_schema: Arc::new(input_schema),
             output_schema: None,
             exports: Default::default(),
+            export_texts: Default::default(),
             compiled: Compiled::default(),
             full_validation: true,
+            inline: false,
             validator: OnceLock::new(),
         }
     }
@@ -578,6 +664,13 @@ impl ToolDefinition {
         self.effect
     }
 
+    /// Whether the tool runs in place (`#[tool(inline)]`): synchronously on the caller's
+    /// thread, through [`Tool::call_inline`], without a future, a timer or the blocking pool.
+    #[must_use]
+    pub fn is_inline(&self) -> bool {
+        self.inline
+    }
+
     /// Whether each call needs a person's approval.
     #[must_use]
     pub fn requires_approval(&self) -> bool {
@@ -639,6 +732,21 @@ impl ToolDefinition {
         self.exports[dialect.index()]
             .get_or_init(|| crate::provider::export(self, dialect))
             .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// [`export`](Self::export) as JSON text, serialized once and cached.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError`] when the dialect cannot express the tool.
+    pub fn export_text(&self, dialect: Dialect) -> Result<&str, ExportError> {
+        self.export_texts[dialect.index()]
+            .get_or_init(|| {
+                self.export(dialect)
+                    .map(|value| serde_json::to_string(value).unwrap_or_default())
+            })
+            .as_deref()
             .map_err(Clone::clone)
     }
 

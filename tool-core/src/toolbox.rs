@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::policy::run::{Carry, Ran};
 use crate::policy::{
     Approver, AuditSink, Authorizer, CircuitPolicy, Enablement, RetryPolicy, RunBudget, Settings,
     State, ToolPolicy, ToolsChanged,
@@ -50,13 +51,17 @@ use serde_json::Value;
 /// ```
 #[derive(Clone)]
 pub struct Toolbox {
-    by_name: HashMap<Arc<str>, Arc<dyn Tool>>,
+    by_name: FastMap<Arc<str>, Arc<dyn Tool>>,
     in_order: Vec<Arc<dyn Tool>>,
     /// Per dialect (by `Dialect::index`): the name the provider sees → the registered name.
-    exported: [HashMap<String, Arc<str>>; 8],
+    exported: [FastMap<String, Arc<str>>; 8],
     pub(crate) settings: Settings,
     pub(crate) state: Arc<State>,
 }
+
+/// Name lookups on every call: foldhash is several times faster than SipHash on short keys,
+/// and tool names are the application's own, not attacker-chosen map keys.
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Calls running at once through one toolbox, by default.
 const DEFAULT_CONCURRENCY: usize = 64;
@@ -64,7 +69,7 @@ const DEFAULT_CONCURRENCY: usize = 64;
 impl Default for Toolbox {
     fn default() -> Self {
         Self {
-            by_name: HashMap::new(),
+            by_name: FastMap::default(),
             in_order: Vec::new(),
             exported: Default::default(),
             settings: Settings::default(),
@@ -136,6 +141,46 @@ impl fmt::Display for RegistrationError {
 }
 
 impl std::error::Error for RegistrationError {}
+
+/// How a call written by [`Toolbox::call_into`] ended; the envelope in the buffer says the
+/// rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallStatus {
+    /// The tool returned data.
+    Success,
+    /// A fallback tool answered (`"degraded"` in the envelope).
+    Degraded,
+    /// An idempotent write's stored result (`"replayed": true`).
+    Replayed,
+    /// An error envelope, with this code.
+    Error(crate::ErrorCode),
+}
+
+impl CallStatus {
+    fn of(outcome: &ToolOutcome) -> Self {
+        match outcome {
+            ToolOutcome::Success(_) => Self::Success,
+            ToolOutcome::Degraded(..) => Self::Degraded,
+            ToolOutcome::Replayed(_) => Self::Replayed,
+            ToolOutcome::Error(err) => Self::Error(err.code()),
+        }
+    }
+
+    /// Whether there is data (success, degraded or replayed).
+    #[must_use]
+    pub fn is_success(self) -> bool {
+        !matches!(self, Self::Error(_))
+    }
+
+    /// The error's code, for an error.
+    #[must_use]
+    pub fn error_code(self) -> Option<crate::ErrorCode> {
+        match self {
+            Self::Error(code) => Some(code),
+            _ => None,
+        }
+    }
+}
 
 fn valid_name(name: &str) -> bool {
     (1..=128).contains(&name.len())
@@ -242,6 +287,7 @@ impl Toolbox {
         for (dialect, exported) in Dialect::ALL.into_iter().zip(spellings) {
             self.exported[dialect.index()].insert(exported, Arc::clone(&key));
         }
+        self.settings.has_sequential |= def.policy().sequential;
         self.by_name.insert(key, Arc::clone(&tool));
         self.in_order.push(tool);
         Ok(self)
@@ -362,7 +408,88 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
-        self.run_policy(name, arguments.into(), ctx).await
+        let arguments = arguments.into();
+        let ran = match self.run_fast(name, &arguments, ctx, None) {
+            Ok(ran) => ran,
+            // Boxed: the full path's future is large, and most calls never build it.
+            Err(first) => {
+                let carry = Carry { out: None, first };
+                Box::pin(self.run_policy(name, arguments, ctx, carry)).await
+            }
+        };
+        match ran {
+            Ran::Outcome(outcome) => outcome,
+            // Only a call given a buffer writes into one.
+            Ran::Written => ToolOutcome::Error(ToolError::internal(
+                "a call without a buffer reported written data",
+            )),
+        }
+    }
+
+    /// Runs a call like [`call`](Self::call) and appends its envelope to `out`: the fastest
+    /// path. An inline tool (`#[tool(inline)]`) serializes its data straight into `out`
+    /// after the envelope's start; other outcomes are written as [`ToolOutcome::to_json`]
+    /// writes them. Reuse one buffer across calls to save its allocation.
+    ///
+    /// ```
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+    /// #[tool(effect = "read", inline)]
+    /// fn add(
+    ///     /// The first addend.
+    ///     a: i64,
+    ///     /// The second addend.
+    ///     b: i64,
+    /// ) -> i64 {
+    ///     a.saturating_add(b)
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Add);
+    /// let ctx = ToolContext::new();
+    /// let mut out = Vec::new();
+    /// let status = toolbox.call_into("add", r#"{"a": 2, "b": 3}"#, &ctx, &mut out).await;
+    /// assert!(status.is_success());
+    /// assert_eq!(out, br#"{"status":"success","data":5}"#);
+    ///
+    /// out.clear();
+    /// let status = toolbox.call_into("add", r#"{"a": 2}"#, &ctx, &mut out).await;
+    /// assert_eq!(status.error_code().unwrap().as_str(), "invalid_arguments");
+    /// assert!(out.starts_with(br#"{"status":"error""#));
+    /// # });
+    /// ```
+    pub async fn call_into<'a>(
+        &'a self,
+        name: &str,
+        arguments: impl Into<Arguments<'a>>,
+        ctx: &'a ToolContext,
+        out: &mut Vec<u8>,
+    ) -> CallStatus {
+        let start = out.len();
+        out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
+        let arguments = arguments.into();
+        let ran = match self.run_fast(name, &arguments, ctx, Some(&mut *out)) {
+            Ok(ran) => ran,
+            Err(first) => {
+                let carry = Carry {
+                    out: Some(&mut *out),
+                    first,
+                };
+                Box::pin(self.run_policy(name, arguments, ctx, carry)).await
+            }
+        };
+        match ran {
+            Ran::Written => {
+                out.push(b'}');
+                CallStatus::Success
+            }
+            Ran::Outcome(outcome) => {
+                out.truncate(start);
+                outcome.write_json(out);
+                CallStatus::of(&outcome)
+            }
+        }
     }
 
     /// Runs independent calls concurrently and returns their outcomes in input order. The
@@ -554,6 +681,7 @@ impl Toolbox {
     /// sequential, fallback); unset fields keep the tool's own.
     #[must_use]
     pub fn configure(mut self, name: &str, policy: ToolPolicy) -> Self {
+        self.settings.has_sequential |= policy.sequential;
         self.settings.overrides.insert(name.to_owned(), policy);
         self
     }
@@ -589,6 +717,30 @@ impl Toolbox {
     pub fn export(&self, dialect: Dialect) -> Result<Value, ExportError> {
         let defs: Vec<&ToolDefinition> = self.definitions().collect();
         crate::provider::export_all(dialect, &defs)
+    }
+
+    /// [`export`](Self::export) as JSON text, ready for a request body: joined from each
+    /// tool's cached text, so that it costs a copy rather than a clone of every schema.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Dialect, Toolbox};
+    ///
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
+    ///
+    /// let toolbox = Toolbox::new().with(SayHello);
+    /// let dialect = Dialect::Gemini;
+    /// let text = toolbox.export_text(dialect).unwrap();
+    /// assert_eq!(text, serde_json::to_string(&toolbox.export(dialect).unwrap()).unwrap());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`export`](Self::export).
+    pub fn export_text(&self, dialect: Dialect) -> Result<String, ExportError> {
+        let defs: Vec<&ToolDefinition> = self.definitions().collect();
+        crate::provider::export_all_text(dialect, &defs)
     }
 
     /// The tool a provider's name refers to (`calendar_create_event` for OpenAI is the tool

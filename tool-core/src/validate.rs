@@ -51,6 +51,10 @@ pub(crate) fn validate_full(
             value => value.clone(),
         },
     };
+    // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
+    if def.validator().is_ok_and(|v| v.is_valid(&value)) {
+        return Ok(value);
+    }
     slow_path::<Value>(def, &value, |_, _| true, None)
 }
 

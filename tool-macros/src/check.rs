@@ -30,6 +30,12 @@ pub(crate) fn signature(errors: &Errors, sig: &Signature) {
 
 /// Rules across parameters and across keys of one parameter.
 pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
+    if let (Some(inline), Some(_)) = (tool.args.inline, &tool.sig.asyncness) {
+        errors.at_span(
+            inline,
+            "`inline` is for synchronous tools; an `async fn` tool already runs in place, so remove `inline`",
+        );
+    }
     let mut names: HashMap<String, &syn::Ident> = HashMap::new();
     for param in &tool.params {
         if let (Some(email), Some(_)) = (param.args.email, param.args.url) {

@@ -47,12 +47,13 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let locals: Vec<_> = (0..tool.params.len())
         .map(|i| format_ident!("__p{}", i))
         .collect();
-    let fields_idents = tool.params.iter().map(|p| &p.ident);
-    let values = tool
+    let fields_idents: Vec<_> = tool.params.iter().map(|p| &p.ident).collect();
+    let values: Vec<_> = tool
         .params
         .iter()
         .zip(&locals)
-        .map(|(p, local)| call_value(p, local));
+        .map(|(p, local)| call_value(p, local))
+        .collect();
     let ctx = tool.takes_context.then(|| quote!(__ctx,));
 
     let name = tool.tool_name();
@@ -104,6 +105,10 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let finish = quote_spanned! {ret_span=>
         (&__out).__toolsmith_kind().finish(__out)
     };
+    let inline = tool.args.inline.is_some() && tool.sig.asyncness.is_none();
+    let emit = quote_spanned! {ret_span=>
+        (&__out).__toolsmith_kind().emit(__out, __emit)
+    };
     let run = if tool.sig.asyncness.is_some() {
         quote! {
             let __out = #fn_ident(#ctx #(#values),*).await;
@@ -119,6 +124,64 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             match ::toolsmith::__private::run_blocking(__ctx, move |#ctx_param| #fn_ident(#ctx #(#values),*)).await {
                 ::core::result::Result::Ok(__out) => #finish,
                 ::core::result::Result::Err(__err) => ::toolsmith::__private::ToolOutcome::Error(__err),
+            }
+        }
+    };
+
+    // Reads the arguments into the parameters' locals, or returns `on_error(__err)`.
+    let read_arguments = |on_error: TokenStream| {
+        quote! {
+            let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
+            let __Args { #(#fields_idents: #locals),* } =
+                match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __check) {
+                    ::core::result::Result::Ok(__args) => __args,
+                    ::core::result::Result::Err(__err) => return #on_error,
+                };
+        }
+    };
+    let call = if inline {
+        let read = read_arguments(quote!(::core::option::Option::Some(
+            ::core::result::Result::Err(__err)
+        )));
+        quote! {
+            fn call<'__a>(
+                &'__a self,
+                __arguments: ::toolsmith::__private::Arguments<'__a>,
+                __ctx: &'__a ::toolsmith::__private::ToolContext,
+            ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
+                let __out = ::toolsmith::__private::Tool::call_inline(
+                    self,
+                    __arguments,
+                    __ctx,
+                    ::toolsmith::__private::Emit::Raw,
+                );
+                ::std::boxed::Box::pin(::core::future::ready(::toolsmith::__private::inline_outcome(__out)))
+            }
+
+            fn call_inline(
+                &self,
+                __arguments: ::toolsmith::__private::Arguments<'_>,
+                __ctx: &::toolsmith::__private::ToolContext,
+                __emit: ::toolsmith::__private::Emit<'_>,
+            ) -> ::core::option::Option<::core::result::Result<::toolsmith::__private::Emitted, ::toolsmith::__private::ToolError>> {
+                let _ = &__ctx;
+                #read
+                let __out = #fn_ident(#ctx #(#values),*);
+                ::core::option::Option::Some(#emit)
+            }
+        }
+    } else {
+        let read = read_arguments(quote!(::toolsmith::__private::ToolOutcome::Error(__err)));
+        quote! {
+            fn call<'__a>(
+                &'__a self,
+                __arguments: ::toolsmith::__private::Arguments<'__a>,
+                __ctx: &'__a ::toolsmith::__private::ToolContext,
+            ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
+                ::std::boxed::Box::pin(async move {
+                    #read
+                    #run
+                })
             }
         }
     };
@@ -163,6 +226,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 max_attempts: #attempts,
                 concurrency: #concurrency,
                 sequential: #sequential,
+                inline: #inline,
                 fallback: #fallback,
                 scopes: &[#(#scopes),*],
                 data_classification: #data_classification,
@@ -181,23 +245,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                     __DEF.get_or_init(|| ::toolsmith::__private::ToolDefinition::build::<__Args>(&__SPEC))
                 }
 
-                fn call<'__a>(
-                    &'__a self,
-                    __arguments: ::toolsmith::__private::Arguments<'__a>,
-                    __ctx: &'__a ::toolsmith::__private::ToolContext,
-                ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
-                    ::std::boxed::Box::pin(async move {
-                        let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
-                        let __Args { #(#fields_idents: #locals),* } =
-                            match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __check) {
-                                ::core::result::Result::Ok(__args) => __args,
-                                ::core::result::Result::Err(__err) => {
-                                    return ::toolsmith::__private::ToolOutcome::Error(__err);
-                                }
-                            };
-                        #run
-                    })
-                }
+                #call
             }
         };
     }

@@ -51,6 +51,8 @@ pub(crate) struct ToolArgs {
     pub(crate) concurrency: Option<usize>,
     /// `sequential`.
     pub(crate) sequential: Option<Span>,
+    /// `inline`: a synchronous tool that runs in place instead of on the blocking pool.
+    pub(crate) inline: Option<Span>,
     /// `fallback = "other_tool"`.
     pub(crate) fallback: Option<LitStr>,
     /// `scopes("a", "b")`.

@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
@@ -140,12 +140,33 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    let normalized = crate::validate::normalize_integers(arguments);
-    let subject =
-        json!({"tool": tool, "principal": principal, "run": run, "arguments": normalized});
-    let hash = arguments_hash(&subject);
-    let hex = hash.trim_start_matches("sha256:");
-    format!("idem_{}", &hex[..32])
+    let hash = arguments_hash(&crate::validate::normalize_integers(arguments));
+    derived_key(tool, principal, run, &hash)
+}
+
+/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical hash.
+fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, hash: &str) -> String {
+    let digest = digest_of(&[Some(tool), principal, run, Some(hash)]);
+    let mut key = String::with_capacity(5 + 32);
+    key.push_str("idem_");
+    crate::policy::push_hex(&mut key, &digest[..16]);
+    key
+}
+
+/// SHA-256 over `parts`, each length-prefixed (an absent part has its own marker), so that
+/// no two different lists of parts hash the same bytes.
+fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        match part {
+            Some(text) => {
+                hasher.update((text.len() as u64).to_le_bytes());
+                hasher.update(text.as_bytes());
+            }
+            None => hasher.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    hasher.finalize().into()
 }
 
 /// Whose call it is: the principal always, the run when keys are per run.
@@ -157,30 +178,41 @@ pub(crate) struct KeyScope<'a> {
 
 pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
     let normalized = crate::validate::normalize_integers(arguments);
-    let mut without_key = normalized.clone();
-    let own = match &mut without_key {
-        Value::Object(map) => map
-            .shift_remove(KEY_PARAMETER)
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .filter(|k| k.chars().count() >= MIN_KEY_LEN),
+    let given = match &normalized {
+        Value::Object(map) => map.get(KEY_PARAMETER),
         _ => None,
     };
-    let fingerprint = arguments_hash(&without_key);
+    let own = given
+        .and_then(Value::as_str)
+        .filter(|k| k.chars().count() >= MIN_KEY_LEN)
+        .map(str::to_owned);
+    let hash = arguments_hash(&normalized);
+    // The fingerprint leaves the caller's key out: it is what a reused key is compared on.
+    let fingerprint = if given.is_some() {
+        let mut without_key = normalized.clone();
+        if let Value::Object(map) = &mut without_key {
+            map.shift_remove(KEY_PARAMETER);
+        }
+        arguments_hash(&without_key)
+    } else {
+        hash.clone()
+    };
     match own {
         Some(own) => {
             // A caller's key is scoped like a derived one: the same key from another user is
             // another key.
-            let subject = json!([tool, scope.principal, own]).to_string();
-            let digest = Sha256::digest(subject.as_bytes());
-            let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+            let digest = digest_of(&[Some(tool), scope.principal, Some(&own)]);
+            let mut stored = String::with_capacity(4 + 32);
+            stored.push_str("own_");
+            crate::policy::push_hex(&mut stored, &digest[..16]);
             CallKey {
                 visible: own,
-                stored: format!("own_{hex}"),
+                stored,
                 fingerprint,
             }
         }
         None => {
-            let key = derive_idempotency_key(tool, &normalized, scope.principal, scope.run);
+            let key = derived_key(tool, scope.principal, scope.run, &hash);
             CallKey {
                 visible: key.clone(),
                 stored: key,
@@ -238,23 +270,30 @@ impl MemoryStore {
         }
     }
 
+    /// Keeps the store under its capacity: expired slots go first, then the oldest tenth of
+    /// the finished ones at once, so that a full store costs one scan per many inserts rather
+    /// than one per insert. Running slots are never evicted.
     fn make_room(slots: &mut HashMap<String, Slot>, capacity: usize, now: Instant) {
         if slots.len() < capacity {
             return;
         }
         slots.retain(|_, slot| slot.until() > now);
-        while slots.len() >= capacity {
-            let oldest = slots
-                .iter()
-                .filter(|(_, s)| matches!(s, Slot::Done { .. }))
-                .min_by_key(|(_, s)| s.until())
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(key) => {
-                    slots.remove(&key);
-                }
-                None => break,
-            }
+        if slots.len() < capacity {
+            return;
+        }
+        let mut done: Vec<(Instant, &String)> = slots
+            .iter()
+            .filter(|(_, s)| matches!(s, Slot::Done { .. }))
+            .map(|(k, s)| (s.until(), k))
+            .collect();
+        let evict = (capacity / 10).max(1).min(done.len());
+        if evict == 0 {
+            return;
+        }
+        done.select_nth_unstable(evict - 1);
+        let oldest: Vec<String> = done[..evict].iter().map(|(_, k)| (*k).clone()).collect();
+        for key in oldest {
+            slots.remove(&key);
         }
     }
 }

@@ -100,40 +100,66 @@ where
 /// ```
 #[must_use]
 pub fn arguments_hash(arguments: &Value) -> String {
-    fn canonical(value: &Value, out: &mut String) {
+    /// Writes the canonical JSON straight into the hasher: no intermediate text.
+    fn canonical(value: &Value, out: &mut Sha256) {
         match value {
             Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, key) in keys.into_iter().enumerate() {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.update(b"{");
+                for (i, (key, item)) in entries.into_iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.update(b",");
                     }
-                    out.push_str(&Value::String(key.clone()).to_string());
-                    out.push(':');
-                    canonical(&map[key], out);
+                    scalar(key.as_str(), out);
+                    out.update(b":");
+                    canonical(item, out);
                 }
-                out.push('}');
+                out.update(b"}");
             }
             Value::Array(items) => {
-                out.push('[');
+                out.update(b"[");
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.update(b",");
                     }
                     canonical(item, out);
                 }
-                out.push(']');
+                out.update(b"]");
             }
-            other => out.push_str(&other.to_string()),
+            other => scalar(other, out),
         }
     }
-    let mut text = String::new();
-    canonical(arguments, &mut text);
-    let digest = Sha256::digest(text.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256:{hex}")
+    /// A scalar (or a key) as serde_json writes it.
+    fn scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut Sha256) {
+        struct Hashing<'a>(&'a mut Sha256);
+        impl std::io::Write for Hashing<'_> {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0.update(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        // Writing a string or a JSON scalar into an infallible writer cannot fail.
+        let _ = serde_json::to_writer(Hashing(out), value);
+    }
+    let mut hasher = Sha256::new();
+    canonical(arguments, &mut hasher);
+    let mut hex = String::with_capacity(7 + 64);
+    hex.push_str("sha256:");
+    push_hex(&mut hex, &hasher.finalize());
+    hex
+}
+
+/// Appends `bytes` as lowercase hex digits.
+pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for byte in bytes {
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+    }
 }
 
 enum Grant {

@@ -5,8 +5,9 @@
 //! timeout and retries → fallback → audit.
 
 mod approval;
+pub(crate) use approval::push_hex;
 mod audit;
-mod run;
+pub(crate) mod run;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -287,6 +288,8 @@ pub(crate) struct Settings {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     pub(crate) enablement: HashMap<String, Arc<dyn Enablement>>,
+    /// Whether any tool runs sequentially: only then do calls take the sequential lock.
+    pub(crate) has_sequential: bool,
     pub(crate) overrides: HashMap<String, ToolPolicy>,
     pub(crate) store: Arc<dyn crate::idempotency::IdempotencyStore>,
     pub(crate) idempotency: crate::idempotency::IdempotencyPolicy,
@@ -303,6 +306,7 @@ impl Default for Settings {
             approver: None,
             sinks: Vec::new(),
             enablement: HashMap::new(),
+            has_sequential: false,
             overrides: HashMap::new(),
             store: Arc::new(crate::idempotency::MemoryStore::default()),
             idempotency: crate::idempotency::IdempotencyPolicy::default(),
@@ -351,6 +355,8 @@ pub(crate) struct State {
     pub(crate) global: Arc<Semaphore>,
     pub(crate) sequential: RwLock<()>,
     pub(crate) changes: ToolsChanged,
+    /// Whether any circuit has ever recorded a failure: until then, calls skip the lock.
+    circuits_used: std::sync::atomic::AtomicBool,
 }
 
 impl State {
@@ -362,6 +368,7 @@ impl State {
             global: Arc::new(Semaphore::new(max_concurrency.max(1))),
             sequential: RwLock::new(()),
             changes,
+            circuits_used: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -445,7 +452,19 @@ impl State {
     }
 
     /// Lets a call through the tool's circuit, or fails fast while it is open.
+    /// Whether any circuit ever recorded a failure.
+    pub(crate) fn circuits_used(&self) -> bool {
+        self.circuits_used
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
     pub(crate) fn enter_circuit(&self, tool: &str) -> Result<(), ToolError> {
+        if !self
+            .circuits_used
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return Ok(()); // nothing ever failed: every circuit is closed
+        }
         let Ok(mut circuits) = self.circuits.lock() else {
             return Ok(());
         };
@@ -469,12 +488,21 @@ impl State {
 
     /// Records how a call through the circuit ended.
     pub(crate) fn leave_circuit(&self, tool: &str, failed: bool, policy: &CircuitPolicy) {
+        if !failed
+            && !self
+                .circuits_used
+                .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return; // closed and staying closed
+        }
         let Ok(mut circuits) = self.circuits.lock() else {
             return;
         };
         if !failed && !circuits.contains_key(tool) {
             return; // closed and staying closed
         }
+        self.circuits_used
+            .store(true, std::sync::atomic::Ordering::Release);
         let circuit = circuits
             .entry(tool.to_owned())
             .or_insert(Circuit::Closed { failures: 0 });

@@ -1,5 +1,6 @@
 //! One call through the policy, step by step.
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -15,19 +16,104 @@ use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::idempotency::Reservation;
 use crate::outcome::{Degradation, ToolOutcome};
-use crate::tool::{Arguments, Effect, Tool, ToolDefinition};
+use crate::tool::{Arguments, Effect, Emit, Emitted, Tool, ToolDefinition};
 use crate::toolbox::{CatchUnwind, Toolbox};
 
+/// A call's result inside the pipeline: an outcome, or success data an inline tool has
+/// already written into the caller's buffer (`Toolbox::call_into`).
+pub(crate) enum Ran {
+    Outcome(ToolOutcome),
+    Written,
+}
+
+/// What a call carries through the pipeline besides its arguments: the caller's buffer
+/// (`Toolbox::call_into`) and a first attempt already made on the fast path.
+#[derive(Default)]
+pub(crate) struct Carry<'b> {
+    pub(crate) out: Option<&'b mut Vec<u8>>,
+    pub(crate) first: Option<Ran>,
+}
+
+impl Ran {
+    fn error(&self) -> Option<&ToolError> {
+        match self {
+            Self::Outcome(outcome) => outcome.error(),
+            Self::Written => None,
+        }
+    }
+
+    fn status(&self) -> &'static str {
+        match self {
+            Self::Outcome(ToolOutcome::Success(_)) | Self::Written => "success",
+            Self::Outcome(ToolOutcome::Degraded(..)) => "degraded",
+            Self::Outcome(ToolOutcome::Replayed(_)) => "replayed",
+            Self::Outcome(ToolOutcome::Error(_)) => "error",
+        }
+    }
+}
+
 impl Toolbox {
-    /// The whole policy around one call, with its audit record and tracing span.
+    /// The whole policy for an inline tool in a toolbox where every other step would do
+    /// nothing: no tracing subscriber for the span, no audit sink, authorizer, enablement or
+    /// override, no approval or idempotency (reads), no circuit that ever failed, no
+    /// sequential or concurrency-limited tool. Synchronous: no future is built or moved.
+    ///
+    /// `Ok` is the call's result: success, or an error that is final. `Err(first)` hands a
+    /// first attempt that may be retried, trip a circuit or fall back to the full path, which
+    /// goes on from it; `Err(None)` means the conditions do not hold.
+    pub(crate) fn run_fast(
+        &self,
+        name: &str,
+        arguments: &Arguments<'_>,
+        ctx: &ToolContext,
+        out: Option<&mut Vec<u8>>,
+    ) -> Result<Ran, Option<Ran>> {
+        let settings = &self.settings;
+        let Some(tool) = self.get(name) else {
+            return Err(None);
+        };
+        let def = tool.definition();
+        let plain = def.is_inline()
+            && settings.sinks.is_empty()
+            && settings.authorizer.is_none()
+            && settings.enablement.is_empty()
+            && settings.overrides.is_empty()
+            && !settings.has_sequential
+            && def.policy().concurrency.is_none()
+            && !needs_approval(def)
+            && !is_write(def)
+            && !self.state.circuits_used()
+            && !tracing::level_enabled!(tracing::Level::INFO);
+        if !plain {
+            return Err(None);
+        }
+        if let Err(err) = self.state.start_call(ctx, &settings.budget) {
+            let mut err = err;
+            err.finish(name, ctx.trace_id());
+            return Ok(Ran::Outcome(ToolOutcome::Error(err)));
+        }
+        let Some(ran) = run_inline(tool.as_ref(), arguments.reborrow(), ctx, out) else {
+            return Err(None);
+        };
+        match ran {
+            Ran::Outcome(ToolOutcome::Error(mut err)) if !may_retry(&err) && !is_failure(&err) => {
+                err.finish(name, ctx.trace_id());
+                Ok(Ran::Outcome(ToolOutcome::Error(err)))
+            }
+            Ran::Outcome(ToolOutcome::Error(_)) => Err(Some(ran)),
+            done => Ok(done),
+        }
+    }
+
+    /// The whole policy around one call, with its audit record and tracing span. With `out`,
+    /// an inline tool's success data is appended to it (`Ran::Written`).
     pub(crate) async fn run_policy(
         &self,
         name: &str,
         arguments: Arguments<'_>,
         ctx: &ToolContext,
-    ) -> ToolOutcome {
-        let started = Instant::now();
-        let time = SystemTime::now();
+        carry: Carry<'_>,
+    ) -> Ran {
         let span = tracing::info_span!(
             "tool_call",
             tool = name,
@@ -40,27 +126,29 @@ impl Toolbox {
             attempts = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
-        let (mut outcome, attempts) = self
-            .execute(name, arguments.clone(), ctx)
+        // Clocks only for someone who reads them: a subscriber of the span, or an audit sink.
+        let audited = !self.settings.sinks.is_empty();
+        let started = (audited || !span.is_disabled()).then(Instant::now);
+        let time = audited.then(SystemTime::now);
+        let (mut ran, attempts) = self
+            .execute(name, arguments.clone(), ctx, carry)
             .instrument(span.clone())
             .await;
-        if let ToolOutcome::Error(err) = &mut outcome {
+        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
             let _entered = span.enter();
             err.finish(name, ctx.trace_id());
         }
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let status = match &outcome {
-            ToolOutcome::Success(_) => "success",
-            ToolOutcome::Degraded(..) => "degraded",
-            ToolOutcome::Replayed(_) => "replayed",
-            ToolOutcome::Error(_) => "error",
+        let Some(started) = started else {
+            return ran;
         };
-        let error_code = outcome.error().map(|e| e.code().as_str());
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let status = ran.status();
+        let error_code = ran.error().map(|e| e.code().as_str());
         span.record("status", status);
         span.record("error_code", error_code);
         span.record("attempts", attempts);
         span.record("duration_ms", duration_ms);
-        if !self.settings.sinks.is_empty() {
+        if let Some(time) = time {
             let sensitive = self
                 .get(name)
                 .map(|t| t.definition().sensitive_params().to_vec())
@@ -84,7 +172,7 @@ impl Toolbox {
                 sink.record(&record);
             }
         }
-        outcome
+        ran
     }
 
     async fn execute(
@@ -92,11 +180,16 @@ impl Toolbox {
         name: &str,
         arguments: Arguments<'_>,
         ctx: &ToolContext,
-    ) -> (ToolOutcome, u32) {
+        carry: Carry<'_>,
+    ) -> (Ran, u32) {
         // Enablement: a disabled tool is refused exactly as an unknown one, and the tools
         // listed to the model are those enabled for it.
         let tool = match self.get(name) {
-            Some(tool) if self.is_enabled(name, ctx).await => tool,
+            Some(tool)
+                if self.settings.enablement.is_empty() || self.is_enabled(name, ctx).await =>
+            {
+                tool
+            }
             _ => {
                 let names: Vec<&str> = self
                     .definitions_for(ctx)
@@ -104,7 +197,10 @@ impl Toolbox {
                     .iter()
                     .map(|d| d.name())
                     .collect();
-                return (ToolOutcome::Error(self.unknown(name, &names)), 0);
+                return (
+                    Ran::Outcome(ToolOutcome::Error(self.unknown(name, &names))),
+                    0,
+                );
             }
         };
         let def = tool.definition();
@@ -113,9 +209,9 @@ impl Toolbox {
             && !authorizer.authorize(ctx, def).await
         {
             return (
-                ToolOutcome::Error(ToolError::permission_denied(format!(
+                Ran::Outcome(ToolOutcome::Error(ToolError::permission_denied(format!(
                     "You are not allowed to use `{name}`. Do not retry; tell the user it needs other permissions."
-                ))),
+                )))),
                 0,
             );
         }
@@ -123,32 +219,29 @@ impl Toolbox {
         if needs_approval(def)
             && let Err(err) = self.approve(def, &arguments, ctx).await
         {
-            return (ToolOutcome::Error(err), 0);
+            return (Ran::Outcome(ToolOutcome::Error(err)), 0);
+        }
+        if !is_write(def) {
+            return self
+                .execute_reserved(name, tool, def, arguments, ctx, carry)
+                .await;
         }
         // Idempotency, for writes: replay a finished call, wait for a running one, refuse a
-        // key reused with other arguments.
-        let key = if is_write(def) {
-            match self.reserve(def, &arguments, ctx).await {
-                Ok(Reserved::Run(key)) => Some(key),
-                Ok(Reserved::Replay(outcome)) => return (outcome, 0),
-                Err(err) => return (ToolOutcome::Error(err), 0),
-            }
-        } else {
-            None
+        // key reused with other arguments. The store keeps the envelope, so a write's data
+        // is never written straight into the caller's buffer.
+        let key = match self.reserve(def, &arguments, ctx).await {
+            Ok(Reserved::Run(key)) => key,
+            Ok(Reserved::Replay(outcome)) => return (Ran::Outcome(outcome), 0),
+            Err(err) => return (Ran::Outcome(ToolOutcome::Error(err)), 0),
         };
-        let keyed;
-        let ctx = match &key {
-            Some(key) => {
-                keyed = ctx.clone().with_idempotency_key(&key.visible);
-                &keyed
-            }
-            None => ctx,
-        };
-        let (outcome, attempts) = self.execute_reserved(name, tool, def, arguments, ctx).await;
-        if let Some(key) = &key {
-            self.settle(key, &outcome).await;
+        let keyed = ctx.clone().with_idempotency_key(&key.visible);
+        let (ran, attempts) = self
+            .execute_reserved(name, tool, def, arguments, &keyed, Carry::default())
+            .await;
+        if let Ran::Outcome(outcome) = &ran {
+            self.settle(&key, outcome).await;
         }
-        (outcome, attempts)
+        (ran, attempts)
     }
 
     async fn execute_reserved(
@@ -158,21 +251,33 @@ impl Toolbox {
         def: &ToolDefinition,
         arguments: Arguments<'_>,
         ctx: &ToolContext,
-    ) -> (ToolOutcome, u32) {
-        if let Err(err) = self.state.start_call(ctx, &self.settings.budget) {
-            return (ToolOutcome::Error(err), 0);
+        carry: Carry<'_>,
+    ) -> (Ran, u32) {
+        // A first attempt made on the fast path has counted its call already.
+        if carry.first.is_none()
+            && let Err(err) = self.state.start_call(ctx, &self.settings.budget)
+        {
+            return (Ran::Outcome(ToolOutcome::Error(err)), 0);
         }
         if let Err(err) = self.state.enter_circuit(name) {
-            return (ToolOutcome::Error(err), 0);
+            return (Ran::Outcome(ToolOutcome::Error(err)), 0);
         }
         let policy = self.settings.policy(def);
-        let (outcome, attempts) = {
+        let (ran, attempts) = {
+            // The sequential lock exists for toolboxes with a sequential tool.
             let _order = if policy.sequential {
-                Lock::Alone(self.state.sequential.write().await)
+                Some(Lock::Alone(self.state.sequential.write().await))
+            } else if self.settings.has_sequential {
+                Some(Lock::Shared(self.state.sequential.read().await))
             } else {
-                Lock::Shared(self.state.sequential.read().await)
+                None
             };
-            let _global = Arc::clone(&self.state.global).acquire_owned().await;
+            // An inline tool never waits, so it holds no slot of the toolbox's limit.
+            let _global = if def.is_inline() {
+                None
+            } else {
+                Some(Arc::clone(&self.state.global).acquire_owned().await)
+            };
             let limiter = policy
                 .concurrency
                 .and_then(|n| self.state.tool_limiter(name, n));
@@ -180,15 +285,15 @@ impl Toolbox {
                 Some(limiter) => Some(limiter.acquire_owned().await),
                 None => None,
             };
-            self.attempts(tool, def, &policy, arguments.clone(), ctx)
+            self.attempts(tool, def, &policy, arguments.clone(), ctx, carry)
                 .await
         };
         self.state.leave_circuit(
             name,
-            outcome.error().is_some_and(is_failure),
+            ran.error().is_some_and(is_failure),
             &self.settings.circuit,
         );
-        if let ToolOutcome::Error(err) = &outcome
+        if let Some(err) = ran.error()
             && (may_retry(err) || is_failure(err))
             && let Some(fallback) = policy.fallback.as_deref().filter(|f| *f != name)
             && let Some(fallback_tool) = self.get(fallback)
@@ -202,10 +307,13 @@ impl Toolbox {
                     reason: err.code().as_str().to_owned(),
                     at_unix_ms: unix_ms(SystemTime::now()),
                 };
-                return (ToolOutcome::Degraded(data, degradation), attempts);
+                return (
+                    Ran::Outcome(ToolOutcome::Degraded(data, degradation)),
+                    attempts,
+                );
             }
         }
-        (outcome, attempts)
+        (ran, attempts)
     }
 
     /// Attempts with timeouts, retried by the policy.
@@ -216,7 +324,8 @@ impl Toolbox {
         policy: &ToolPolicy,
         arguments: Arguments<'_>,
         ctx: &ToolContext,
-    ) -> (ToolOutcome, u32) {
+        carry: Carry<'_>,
+    ) -> (Ran, u32) {
         let name = def.name();
         let timeout = policy.timeout.unwrap_or(self.settings.timeout);
         let retry = policy.retry.as_ref().unwrap_or(&self.settings.retry);
@@ -229,21 +338,35 @@ impl Toolbox {
             }
             _ => true,
         };
-        let mut backoff = Backoff::new(retry);
+        let Carry { mut out, mut first } = carry;
+        let mut backoff = None;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let outcome = run_once(tool.as_ref(), name, arguments.clone(), ctx, timeout).await;
-            let Some(err) = outcome.error() else {
-                return (outcome, attempt);
+            let inline = if let Some(ran) = first.take() {
+                Some(ran)
+            } else if def.is_inline() {
+                run_inline(tool.as_ref(), arguments.reborrow(), ctx, out.as_deref_mut())
+            } else {
+                None
+            };
+            let ran = match inline {
+                Some(ran) => ran,
+                None => Ran::Outcome(
+                    run_once(tool.as_ref(), name, arguments.clone(), ctx, timeout).await,
+                ),
+            };
+            let Some(err) = ran.error() else {
+                return (ran, attempt);
             };
             if attempt >= max || !retry_safe || !may_retry(err) {
-                return (outcome, attempt);
+                return (ran, attempt);
             }
             if let Err(exhausted) = self.state.take_retry(ctx, name, &self.settings.budget) {
-                return (ToolOutcome::Error(exhausted), attempt);
+                return (Ran::Outcome(ToolOutcome::Error(exhausted)), attempt);
             }
-            if let Some(delay) = timer(backoff.next(err)) {
+            let delay = backoff.get_or_insert_with(|| Backoff::new(retry)).next(err);
+            if let Some(delay) = timer(delay) {
                 delay.await;
             }
         }
@@ -445,6 +568,39 @@ async fn run_once(
             ToolOutcome::Error(ToolError::timeout(format!(
                 "`{name}` did not answer within {} ms. Try again later, or with a smaller request.",
                 timeout.as_millis()
+            )))
+        }
+    }
+}
+
+/// One attempt of an inline tool, in place: no future, no timer (it could not be stopped
+/// anyway), a panic caught and the buffer left as it was. `None` when the tool does not run
+/// inline after all.
+fn run_inline(
+    tool: &dyn Tool,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    mut out: Option<&mut Vec<u8>>,
+) -> Option<Ran> {
+    let len = out.as_deref().map(Vec::len);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let emit = match out.as_deref_mut() {
+            Some(buf) => Emit::Into(buf),
+            None => Emit::Raw,
+        };
+        tool.call_inline(arguments, ctx, emit)
+    }));
+    match result {
+        Ok(None) => None,
+        Ok(Some(Ok(Emitted::Raw(data)))) => Some(Ran::Outcome(ToolOutcome::Success(data))),
+        Ok(Some(Ok(Emitted::Written))) => Some(Ran::Written),
+        Ok(Some(Err(err))) => Some(Ran::Outcome(ToolOutcome::Error(err))),
+        Err(payload) => {
+            if let (Some(buf), Some(len)) = (out, len) {
+                buf.truncate(len);
+            }
+            Some(Ran::Outcome(ToolOutcome::Error(
+                crate::__macro_support::panic_error(payload.as_ref()),
             )))
         }
     }

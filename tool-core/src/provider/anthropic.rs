@@ -113,7 +113,7 @@ fn type_array_to_any_of(node: &mut Map<String, Value>) {
 }
 
 /// Per-request limits of strict tool use, over all tools of one request.
-pub(super) fn check_request_limits(tools: &[Value]) -> Result<(), ExportError> {
+pub(super) fn check_request_limits(tools: &[&Value]) -> Result<(), ExportError> {
     let dialect = Dialect::Anthropic { strict: true }.name();
     if tools.len() > MAX_STRICT_TOOLS {
         return Err(ExportError::new(

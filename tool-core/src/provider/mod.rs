@@ -307,21 +307,58 @@ pub(crate) fn without_dialect(schema: &Value) -> Value {
 
 /// Wraps the tools' JSON the way each provider's request takes it, checking per-request limits.
 pub(crate) fn export_all(dialect: Dialect, defs: &[&ToolDefinition]) -> Result<Value, ExportError> {
-    let tools = defs
+    let exported = defs
         .iter()
-        .map(|def| def.export(dialect).cloned())
-        .collect::<Result<Vec<Value>, ExportError>>()?;
+        .map(|def| def.export(dialect))
+        .collect::<Result<Vec<&Value>, ExportError>>()?;
+    if dialect == (Dialect::Anthropic { strict: true }) {
+        anthropic::check_request_limits(&exported)?;
+    }
+    let tools: Vec<Value> = exported.into_iter().cloned().collect();
     match dialect {
-        Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } => Ok(Value::Array(tools)),
-        Dialect::Anthropic { strict } => {
-            if strict {
-                anthropic::check_request_limits(&tools)?;
-            }
-            Ok(Value::Array(tools))
-        }
+        Dialect::OpenAiChat { .. }
+        | Dialect::OpenAiResponses { .. }
+        | Dialect::Anthropic { .. } => Ok(Value::Array(tools)),
         Dialect::Gemini => Ok(json!({ "functionDeclarations": tools })),
         Dialect::Mcp => Ok(json!({ "tools": tools })),
     }
+}
+
+/// [`export_all`] as JSON text, joined from each definition's cached text: no value is
+/// cloned or serialized again.
+pub(crate) fn export_all_text(
+    dialect: Dialect,
+    defs: &[&ToolDefinition],
+) -> Result<String, ExportError> {
+    if dialect == (Dialect::Anthropic { strict: true }) {
+        let exported = defs
+            .iter()
+            .map(|def| def.export(dialect))
+            .collect::<Result<Vec<&Value>, ExportError>>()?;
+        anthropic::check_request_limits(&exported)?;
+    }
+    let texts = defs
+        .iter()
+        .map(|def| def.export_text(dialect))
+        .collect::<Result<Vec<&str>, ExportError>>()?;
+    let (open, close) = match dialect {
+        Dialect::OpenAiChat { .. }
+        | Dialect::OpenAiResponses { .. }
+        | Dialect::Anthropic { .. } => ("[", "]"),
+        Dialect::Gemini => (r#"{"functionDeclarations":["#, "]}"),
+        Dialect::Mcp => (r#"{"tools":["#, "]}"),
+    };
+    let size = texts.iter().map(|t| t.len() + 1).sum::<usize>() + open.len() + close.len();
+    let mut out = String::with_capacity(size);
+    out.push_str(open);
+    for (i, text) in texts.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(text);
+    }
+    out.push_str(close);
+    Ok(out)
 }
 
 pub use calls::encode_result;

@@ -26,6 +26,7 @@ pub(crate) const TIMEOUT: &str = "timeout";
 pub(crate) const ATTEMPTS: &str = "attempts";
 pub(crate) const CONCURRENCY: &str = "concurrency";
 pub(crate) const SEQUENTIAL: &str = "sequential";
+pub(crate) const INLINE: &str = "inline";
 pub(crate) const FALLBACK: &str = "fallback";
 pub(crate) const SCOPES: &str = "scopes";
 pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
@@ -41,6 +42,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     ATTEMPTS,
     CONCURRENCY,
     SEQUENTIAL,
+    INLINE,
     FALLBACK,
     SCOPES,
     DATA_CLASSIFICATION,
@@ -201,6 +203,9 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
         } else if meta.path.is_ident(SEQUENTIAL) {
             // #[tool(sequential)]
             set_once(errors, &meta, &mut out.sequential, meta.path.span(), "tool");
+        } else if meta.path.is_ident(INLINE) {
+            // #[tool(inline)]
+            set_once(errors, &meta, &mut out.inline, meta.path.span(), "tool");
         } else if meta.path.is_ident(FALLBACK)
             || meta.path.is_ident(DATA_CLASSIFICATION)
             || meta.path.is_ident(VERSION)
