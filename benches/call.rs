@@ -1,17 +1,20 @@
-//! Per-call overhead of `search_web` against plain serde, in one run:
+//! Per-call overhead of `search_web` against plain serde. Each benchmark is a pair measured
+//! interleaved (every sample runs the floor, then the subject, the same number of times), and
+//! the ratio of their totals is printed at the end:
 //!
-//! - `success/floor`: `serde_json::from_str::<Args>` + the function + `serde_json::to_string`;
+//! - the floor: `serde_json::from_str::<Args>` + the function + `serde_json::to_string`;
 //! - `success/call_into`: `Toolbox::call_into`, the fastest public path (envelope written into a
-//!   reused buffer);
-//! - `success/call_then_to_json`: `Toolbox::call` then `ToolOutcome::to_json`;
+//!   reused buffer), inline tool;
+//! - `success/call_then_to_json`: `Toolbox::call` then `ToolOutcome::to_json`, inline tool;
 //! - `success/blocking_then_to_json`: the same function without `inline`, on the blocking pool;
-//! - `registry/*`: `call_into` with the tool alone, and among 1,000 registered tools;
+//! - `registry/1000_tools_vs_1`: `call_into` among 1,000 registered tools against the tool alone;
 //! - `failure/*`: invalid arguments (one violation, four violations), every violation collected
 //!   with its pointer, against the success floor;
 //! - `idempotent/*`: a write with the in-memory idempotency store, a first call (fresh
-//!   arguments each time) and a replay, against the same function's floor.
+//!   arguments each time, the floor reads the same texts) and a replay, against the same
+//!   function's floor.
 //!
-//! `cargo bench --bench call`; the ratios are printed at the end.
+//! `cargo bench --bench call` (add a filter such as `success` to run part of it).
 
 mod support;
 
@@ -158,6 +161,19 @@ const ONE_VIOLATION: &str = r#"{"query":"rust async traits","num_results":11}"#;
 const FOUR_VIOLATIONS: &str =
     r#"{"query":"r","num_results":11,"date_restrict":"y1","sort":"date"}"#;
 
+/// Appends a call's envelope to `out`, cleared first, as a dispatcher reusing its buffer does.
+fn call_into(
+    rt: &tokio::runtime::Runtime,
+    toolbox: &Toolbox,
+    name: &str,
+    arguments: &str,
+    ctx: &ToolContext,
+    out: &mut Vec<u8>,
+) -> toolsmith::CallStatus {
+    out.clear();
+    support::run(rt, toolbox.call_into(name, black_box(arguments), ctx, out))
+}
+
 fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let toolbox = Toolbox::new().with(SearchWeb).with(SearchWebBlocking);
     let ctx = ToolContext::new();
@@ -166,20 +182,31 @@ fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let _ = support::run(rt, toolbox.call("search_web_blocking", VALID, &ctx));
 
     let mut group = c.benchmark_group("success");
-    group.bench_function("floor", |b| b.iter(|| floor(black_box(VALID))));
-    support::bench_call_into(&mut group, "call_into", rt, &toolbox, "search_web", VALID);
-    group.bench_function("call_then_to_json", |b| {
-        b.iter(|| {
-            let outcome = support::run(rt, toolbox.call("search_web", black_box(VALID), &ctx));
-            outcome.to_json()
-        });
-    });
-    group.bench_function("blocking_then_to_json", |b| {
-        b.iter(|| {
+    let mut out = Vec::with_capacity(256);
+    support::bench_pair(
+        &mut group,
+        "success",
+        "call_into",
+        |_| floor(black_box(VALID)),
+        |_| call_into(rt, &toolbox, "search_web", VALID, &ctx, &mut out),
+    );
+    support::bench_pair(
+        &mut group,
+        "success",
+        "call_then_to_json",
+        |_| floor(black_box(VALID)),
+        |_| support::run(rt, toolbox.call("search_web", black_box(VALID), &ctx)).to_json(),
+    );
+    support::bench_pair(
+        &mut group,
+        "success",
+        "blocking_then_to_json",
+        |_| floor(black_box(VALID)),
+        |_| {
             let call = toolbox.call("search_web_blocking", black_box(VALID), &ctx);
             support::run(rt, call).to_json()
-        });
-    });
+        },
+    );
     group.finish();
 }
 
@@ -190,10 +217,16 @@ fn registry(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         crowded.register(filler).expect("distinct names");
     }
     let crowded = crowded.with(SearchWeb);
+    let ctx = ToolContext::new();
     let mut group = c.benchmark_group("registry");
-    for (label, toolbox) in [("1_tool", &alone), ("1000_tools", &crowded)] {
-        support::bench_call_into(&mut group, label, rt, toolbox, "search_web", VALID);
-    }
+    let (mut a, mut b) = (Vec::with_capacity(256), Vec::with_capacity(256));
+    support::bench_pair(
+        &mut group,
+        "registry",
+        "1000_tools_vs_1",
+        |_| call_into(rt, &alone, "search_web", VALID, &ctx, &mut a),
+        |_| call_into(rt, &crowded, "search_web", VALID, &ctx, &mut b),
+    );
     group.finish();
 }
 
@@ -203,21 +236,18 @@ fn failure(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let _ = support::run(rt, toolbox.call("search_web", FOUR_VIOLATIONS, &ctx));
 
     let mut group = c.benchmark_group("failure");
-    group.bench_function("floor", |b| b.iter(|| floor(black_box(VALID))));
+    let mut out = Vec::with_capacity(2048);
     for (label, text) in [
         ("one_violation", ONE_VIOLATION),
         ("four_violations", FOUR_VIOLATIONS),
     ] {
-        group.bench_function(label, |b| {
-            let mut out = Vec::with_capacity(1024);
-            b.iter(|| {
-                out.clear();
-                support::run(
-                    rt,
-                    toolbox.call_into("search_web", black_box(text), &ctx, &mut out),
-                )
-            });
-        });
+        support::bench_pair(
+            &mut group,
+            "failure",
+            label,
+            |_| floor(black_box(VALID)),
+            |_| call_into(rt, &toolbox, "search_web", text, &ctx, &mut out),
+        );
     }
     group.finish();
 }
@@ -231,32 +261,26 @@ fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));
 
     let mut group = c.benchmark_group("idempotent");
-    group.bench_function("floor", |b| b.iter(|| floor_ticket(black_box(replayed))));
-    let mut n = 0u64;
-    group.bench_function("first_call", |b| {
-        let mut out = Vec::with_capacity(256);
-        b.iter_batched(
-            || {
-                n += 1;
-                format!(r#"{{"title":"Ticket number {n}"}}"#)
-            },
-            |text| {
-                out.clear();
-                support::run(
-                    rt,
-                    toolbox.call_into("create_ticket", &text, &ctx, &mut out),
-                )
-            },
-            criterion::BatchSize::SmallInput,
-        );
-    });
-    support::bench_call_into(
+    let mut out = Vec::with_capacity(256);
+    // Fresh arguments for every first call; the floor reads the same texts.
+    let fresh = |i: u64| format!(r#"{{"title":"Ticket number {i}"}}"#);
+    let mut round = 0u64;
+    support::bench_pair(
         &mut group,
+        "idempotent",
+        "first_call",
+        |i| floor_ticket(&fresh(i)),
+        |_| {
+            round += 1;
+            call_into(rt, &toolbox, "create_ticket", &fresh(round), &ctx, &mut out)
+        },
+    );
+    support::bench_pair(
+        &mut group,
+        "idempotent",
         "replay",
-        rt,
-        &toolbox,
-        "create_ticket",
-        replayed,
+        |_| floor_ticket(black_box(replayed)),
+        |_| call_into(rt, &toolbox, "create_ticket", replayed, &ctx, &mut out),
     );
     group.finish();
 }
@@ -274,27 +298,17 @@ fn main() {
     failure(&mut c, &rt);
     idempotent(&mut c, &rt);
     c.final_summary();
-    let ratio = |subject, floor, target| support::Ratio {
-        subject,
-        floor,
-        target,
-        per: 1.0,
-    };
-    support::report(
-        "search_web per call, against the floor (serde_json::from_str + call + to_string)",
+    support::report_pairs(
+        "search_web per call, against the floor (serde_json::from_str + call + to_string), interleaved",
         &[
-            ratio("success/call_into", "success/floor", 1.15),
-            ratio("success/call_then_to_json", "success/floor", 1.25),
-            ratio(
-                "success/blocking_then_to_json",
-                "success/floor",
-                f64::INFINITY,
-            ),
-            ratio("registry/1000_tools", "registry/1_tool", 1.05),
-            ratio("failure/one_violation", "failure/floor", 3.0),
-            ratio("failure/four_violations", "failure/floor", 3.0),
-            ratio("idempotent/first_call", "idempotent/floor", 2.0),
-            ratio("idempotent/replay", "idempotent/floor", 2.0),
+            ("success/call_into", 1.15),
+            ("success/call_then_to_json", 1.25),
+            ("success/blocking_then_to_json", f64::INFINITY),
+            ("registry/1000_tools_vs_1", 1.05),
+            ("failure/one_violation", 3.0),
+            ("failure/four_violations", 3.0),
+            ("idempotent/first_call", 2.0),
+            ("idempotent/replay", 2.0),
         ],
     );
 }

@@ -40,8 +40,11 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("parallel");
     group.sample_size(20);
-    group.bench_function("floor", |b| {
-        b.iter(|| {
+    support::bench_pair(
+        &mut group,
+        "parallel",
+        "call_all",
+        |_| {
             rt.block_on(async {
                 let permits = Arc::new(tokio::sync::Semaphore::new(CONCURRENCY));
                 let mut tasks = tokio::task::JoinSet::new();
@@ -54,30 +57,23 @@ fn main() {
                 }
                 while tasks.join_next().await.is_some() {}
             });
-        });
-    });
-    group.bench_function("call_all", |b| {
-        b.iter(|| {
+        },
+        |_| {
             let outcomes = rt.block_on(toolbox.call_all(&calls, &ctx));
             assert!(outcomes.iter().all(toolsmith::ToolOutcome::is_success));
-        });
-    });
+        },
+    );
     group.finish();
     c.final_summary();
 
-    support::report(
-        "call_all makespan, 1,000 calls of 1 ms at concurrency 64",
-        &[support::Ratio {
-            subject: "parallel/call_all",
-            floor: "parallel/floor",
-            target: 1.05,
-            per: 1.0,
-        }],
+    support::report_pairs(
+        "call_all makespan, 1,000 calls of 1 ms at concurrency 64, against the same waits under a semaphore",
+        &[("parallel/call_all", 1.05)],
     );
     let ideal_ns = CALLS.div_ceil(CONCURRENCY) as f64 * 1_000_000.0;
     if let Some(mean) = support::mean_ns("parallel/call_all") {
         println!(
-            "{:<46} {:>10.2}ms against the ideal {:.0} ms: {:.3}x",
+            "{:<40} {:>10.2}ms against the ideal {:.0} ms: {:.3}x",
             "parallel/call_all vs 16 waits of 1 ms",
             mean / 1e6,
             ideal_ns / 1e6,

@@ -19,7 +19,7 @@ use toolsmith::mcp::McpServer;
 
 /// What the command line asks for.
 struct Options {
-    /// `Some(address)` for streamable HTTP, `None` for stdio.
+    /// `Some(address)` for streamable HTTP (empty: the loopback default), `None` for stdio.
     http: Option<String>,
     page_size: Option<usize>,
 }
@@ -33,8 +33,9 @@ fn options() -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => {
+                // Without an address: the loopback interface, port 8000.
                 let addr = args.next_if(|a| !a.starts_with("--"));
-                options.http = Some(addr.unwrap_or_else(|| "127.0.0.1:8000".to_owned()));
+                options.http = Some(addr.unwrap_or_default());
             }
             "--page-size" => {
                 let n = args.next().and_then(|n| n.parse().ok()).filter(|&n| n > 0);
@@ -86,7 +87,11 @@ async fn serve_http(server: McpServer, addr: &str) -> std::io::Result<()> {
         Some(user) => ctx.with_principal(user),
         None => ctx,
     });
-    let http = server.bind_http(addr).await?;
+    let http = if addr.is_empty() {
+        server.bind_local_http(8000).await?
+    } else {
+        server.bind_http(addr).await?
+    };
     println!("{}", http.url());
     tokio::signal::ctrl_c().await?;
     http.shutdown().await

@@ -508,7 +508,7 @@ async fn http(addr: std::net::SocketAddr, request: &str) -> String {
 #[tokio::test]
 async fn http_endpoint_on_a_free_local_port() {
     let http_server = server(&Switch::new(false))
-        .bind_http("127.0.0.1:0")
+        .bind_local_http(0)
         .await
         .unwrap();
     let addr = http_server.local_addr();

@@ -6,7 +6,9 @@ use std::future::Future;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::pin::pin;
+use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 /// Polls `future` once; a call that completes in place (an inline tool) costs no runtime
 /// round trip. One that does not is finished on `rt`. Call it inside `rt.enter()`.
@@ -39,42 +41,6 @@ pub fn mean_ns(id: &str) -> Option<f64> {
     let text = std::fs::read_to_string(path).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     value["mean"]["point_estimate"].as_f64()
-}
-
-/// One line of the report: `subject` against `floor`, and the most the ratio may be.
-pub struct Ratio {
-    pub subject: &'static str,
-    pub floor: &'static str,
-    pub target: f64,
-    /// Divides both means (per-tool figures).
-    pub per: f64,
-}
-
-/// Prints `subject / floor` for each line, with its target; a line whose benchmarks did not
-/// run (filtered out) says so.
-pub fn report(title: &str, lines: &[Ratio]) {
-    println!("\n{title}");
-    println!(
-        "{:<46} {:>12} {:>12} {:>8} {:>8}",
-        "benchmark", "mean", "floor", "ratio", "target"
-    );
-    for line in lines {
-        match (mean_ns(line.subject), mean_ns(line.floor)) {
-            (Some(subject), Some(floor)) => {
-                let ratio = subject / floor;
-                let verdict = if ratio <= line.target { "ok" } else { "MISSED" };
-                println!(
-                    "{:<46} {:>10.1}ns {:>10.1}ns {:>7.3}x {:>7.2}x {verdict}",
-                    line.subject,
-                    subject / line.per,
-                    floor / line.per,
-                    ratio,
-                    line.target
-                );
-            }
-            _ => println!("{:<46} (not run)", line.subject),
-        }
-    }
 }
 
 /// Prints an absolute figure against its limit.
@@ -112,24 +78,80 @@ impl toolsmith::Tool for Defined {
     }
 }
 
-/// Benchmarks `Toolbox::call_into(tool, arguments)` into one reused buffer.
-pub fn bench_call_into(
+/// Per pair: the floor's and the subject's total time and iterations, over every sample.
+static PAIRS: Mutex<Vec<(String, Duration, Duration, u64)>> = Mutex::new(Vec::new());
+
+/// Benchmarks `subject` against `floor`, interleaved: every criterion sample times `iters`
+/// runs of the floor, then `iters` runs of the subject, back to back. criterion reports the
+/// subject; the ratio comes from the totals of both, measured side by side, so that a machine
+/// whose speed drifts between benchmarks (a shared VM) does not skew it.
+/// `name` is the group's name, for the report (`name/id`).
+pub fn bench_pair<F, S, R1, R2>(
     group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    label: &str,
-    rt: &tokio::runtime::Runtime,
-    toolbox: &toolsmith::Toolbox,
-    tool: &str,
-    arguments: &str,
-) {
-    let ctx = toolsmith::ToolContext::new();
-    group.bench_function(label, |b| {
-        let mut out = Vec::with_capacity(1024);
-        b.iter(|| {
-            out.clear();
-            run(
-                rt,
-                toolbox.call_into(tool, black_box(arguments), &ctx, &mut out),
-            )
+    name: &str,
+    id: &str,
+    mut floor: F,
+    mut subject: S,
+) where
+    F: FnMut(u64) -> R1,
+    S: FnMut(u64) -> R2,
+{
+    let full = format!("{name}/{id}");
+    group.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for i in 0..iters {
+                black_box(floor(i));
+            }
+            let floor_time = start.elapsed();
+            let start = Instant::now();
+            for i in 0..iters {
+                black_box(subject(i));
+            }
+            let subject_time = start.elapsed();
+            if let Ok(mut pairs) = PAIRS.lock() {
+                match pairs.iter_mut().find(|p| p.0 == full) {
+                    Some(pair) => {
+                        pair.1 += floor_time;
+                        pair.2 += subject_time;
+                        pair.3 += iters;
+                    }
+                    None => pairs.push((full.clone(), floor_time, subject_time, iters)),
+                }
+            }
+            subject_time
         });
     });
+}
+
+/// Prints each pair's mean times and ratio against its target (pairs not run are left out).
+pub fn report_pairs(title: &str, targets: &[(&str, f64)]) {
+    println!("\n{title}");
+    println!(
+        "{:<40} {:>12} {:>12} {:>8} {:>8}",
+        "benchmark", "mean", "floor", "ratio", "target"
+    );
+    let pairs = PAIRS.lock().map(|p| p.clone()).unwrap_or_default();
+    for (id, target) in targets {
+        let Some((_, floor, subject, iters)) = pairs.iter().find(|p| p.0 == *id) else {
+            println!("{id:<40} (not run)");
+            continue;
+        };
+        let per = |d: &Duration| d.as_nanos() as f64 / *iters as f64;
+        let ratio = per(subject) / per(floor);
+        let verdict = if ratio <= *target { "ok" } else { "MISSED" };
+        let target = if target.is_finite() {
+            format!("{target:.2}x")
+        } else {
+            "-".to_owned()
+        };
+        println!(
+            "{:<40} {:>10.1}ns {:>10.1}ns {:>7.3}x {:>8} {verdict}",
+            id,
+            per(subject),
+            per(floor),
+            ratio,
+            target
+        );
+    }
 }

@@ -61,7 +61,8 @@ pub async fn search_web(
 }
 
 /// Add two integers. Pure; no side effects. Not for floating-point numbers.
-#[tool(effect = "read")]
+// Cheap and synchronous: it runs in place instead of on the blocking pool.
+#[tool(effect = "read", inline)]
 pub fn add(
     /// The first addend.
     a: i64,

@@ -310,6 +310,24 @@ impl McpServer {
         })
     }
 
+    /// Serves streamable HTTP on the loopback interface, `http://127.0.0.1:{port}/mcp` (port 0
+    /// for a free one): the default place for a local server, out of reach of other machines.
+    ///
+    /// ```no_run
+    /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
+    /// let http = toolsmith::mcp::McpServer::new(toolbox).bind_local_http(8000).await?;
+    /// assert!(http.local_addr().ip().is_loopback());
+    /// # http.shutdown().await
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// When the port cannot be bound.
+    pub async fn bind_local_http(self, port: u16) -> std::io::Result<HttpServer> {
+        self.bind_http((std::net::Ipv4Addr::LOCALHOST, port)).await
+    }
+
     /// The context a request's tool runs in.
     fn context(&self, request: &McpRequest, cancellation: CancellationToken) -> ToolContext {
         let mut ctx = ToolContext::new()
