@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use toolsmith::{tool, Toolbox};
-//! use toolsmith::mcp::McpServer;
+//! use toolsmith_core::mcp::McpServer;
 //!
 //! /// Add two integers. Pure; no side effects. Not for floating-point numbers.
 //! #[tool(effect = "read")]
@@ -35,7 +35,7 @@
 //! }
 //!
 //! #[tokio::main]
-//! async fn main() -> Result<(), toolsmith::mcp::ServeError> {
+//! async fn main() -> Result<(), toolsmith_core::mcp::ServeError> {
 //!     McpServer::new(Toolbox::new().with(Add)).serve_stdio().await
 //! }
 //! ```
@@ -139,8 +139,8 @@ impl McpServer {
     /// A server for `toolbox`, introducing itself as `toolsmith` with this crate's version.
     ///
     /// ```
-    /// use toolsmith::mcp::McpServer;
-    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_name("notes", "1.2.0");
+    /// use toolsmith_core::mcp::McpServer;
+    /// let server = McpServer::new(toolsmith_core::Toolbox::new()).with_name("notes", "1.2.0");
     /// # let _ = server;
     /// ```
     #[must_use]
@@ -211,9 +211,9 @@ impl McpServer {
     /// cancellation, trace id) and the request, and returns the context the tool sees.
     ///
     /// ```
-    /// use toolsmith::mcp::McpServer;
+    /// use toolsmith_core::mcp::McpServer;
     ///
-    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_context(|ctx, request| {
+    /// let server = McpServer::new(toolsmith_core::Toolbox::new()).with_context(|ctx, request| {
     ///     match request.header("x-user") {
     ///         Some(user) => ctx.with_principal(user),
     ///         None => ctx,
@@ -248,6 +248,21 @@ impl McpServer {
     /// Serves one client over any byte stream carrying newline-delimited JSON-RPC (a pipe, a
     /// socket, `tokio::io::duplex` in tests) until it disconnects.
     ///
+    /// ```
+    /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    /// use toolsmith_core::mcp::McpServer;
+    ///
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let (client, server) = tokio::io::duplex(1 << 16);
+    /// tokio::spawn(McpServer::new(toolsmith_core::Toolbox::new()).serve(tokio::io::split(server)));
+    /// let (read, mut write) = tokio::io::split(client);
+    /// let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#;
+    /// write.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
+    /// let answer = BufReader::new(read).lines().next_line().await.unwrap().unwrap();
+    /// assert!(answer.contains(r#""protocolVersion":"2025-11-25""#));
+    /// # });
+    /// ```
+    ///
     /// # Errors
     ///
     /// When the client does not complete the `initialize` handshake or the connection fails.
@@ -269,7 +284,7 @@ impl McpServer {
     ///
     /// ```no_run
     /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
-    /// use toolsmith::mcp::McpServer;
+    /// use toolsmith_core::mcp::McpServer;
     ///
     /// let http = McpServer::new(toolbox).bind_http("127.0.0.1:8000").await?;
     /// println!("MCP endpoint: {}", http.url());
@@ -315,7 +330,7 @@ impl McpServer {
     ///
     /// ```no_run
     /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
-    /// let http = toolsmith::mcp::McpServer::new(toolbox).bind_local_http(8000).await?;
+    /// let http = toolsmith_core::mcp::McpServer::new(toolbox).bind_local_http(8000).await?;
     /// assert!(http.local_addr().ip().is_loopback());
     /// # http.shutdown().await
     /// # }
@@ -514,7 +529,7 @@ impl ServerHandler for McpServer {
 ///
 /// ```
 /// use toolsmith::{ToolContext, ToolError};
-/// use toolsmith::mcp::McpRequest;
+/// use toolsmith_core::mcp::McpRequest;
 ///
 /// fn client_of(ctx: &ToolContext) -> Result<String, ToolError> {
 ///     let request = ctx.get::<McpRequest>().ok_or_else(|| ToolError::not_found("Not called over MCP."))?;
@@ -614,6 +629,15 @@ impl HttpServer {
     }
 
     /// The endpoint's URL, `http://{addr}/mcp`.
+    ///
+    /// ```
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new());
+    /// let http = server.bind_local_http(0).await.unwrap();
+    /// assert_eq!(http.url(), format!("http://127.0.0.1:{}/mcp", http.local_addr().port()));
+    /// http.shutdown().await.unwrap();
+    /// # });
+    /// ```
     #[must_use]
     pub fn url(&self) -> String {
         format!("http://{}{HTTP_PATH}", self.addr)

@@ -666,6 +666,22 @@ impl ToolDefinition {
 
     /// Whether the tool runs in place (`#[tool(inline)]`): synchronously on the caller's
     /// thread, through [`Tool::call_inline`], without a future, a timer or the blocking pool.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Tool};
+    ///
+    /// /// Multiply a number by two. Pure; no side effects. Not for floats.
+    /// #[tool(effect = "read", inline)]
+    /// fn multiply_by_two(
+    ///     /// The number.
+    ///     #[arg(range(min = 0, max = 1000))]
+    ///     n: u32,
+    /// ) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// assert!(MultiplyByTwo.definition().is_inline());
+    /// ```
     #[must_use]
     pub fn is_inline(&self) -> bool {
         self.inline
@@ -736,6 +752,20 @@ impl ToolDefinition {
     }
 
     /// [`export`](Self::export) as JSON text, serialized once and cached.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolsmith_core::{Dialect, ToolDefinition};
+    ///
+    /// let def = ToolDefinition::new(
+    ///     "get_time",
+    ///     "Get the current time in a time zone. Read-only. Not for dates in the past.",
+    ///     json!({"type": "object", "properties": {"zone": {"type": "string"}},
+    ///            "required": ["zone"], "additionalProperties": false}),
+    /// );
+    /// let text = def.export_text(Dialect::Mcp).unwrap();
+    /// assert_eq!(serde_json::from_str::<serde_json::Value>(text).unwrap(), *def.export(Dialect::Mcp).unwrap());
+    /// ```
     ///
     /// # Errors
     ///

@@ -144,6 +144,17 @@ impl std::error::Error for RegistrationError {}
 
 /// How a call written by [`Toolbox::call_into`] ended; the envelope in the buffer says the
 /// rest.
+///
+/// ```
+/// use toolsmith::{CallStatus, ErrorCode, ToolContext, Toolbox};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut out = Vec::new();
+/// let status = Toolbox::new().call_into("nope", "{}", &ToolContext::new(), &mut out).await;
+/// assert_eq!(status, CallStatus::Error(ErrorCode::UnknownTool));
+/// assert!(!status.is_success());
+/// # });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CallStatus {
     /// The tool returned data.
