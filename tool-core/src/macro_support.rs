@@ -54,39 +54,6 @@ pub trait HasLength {
     }
 }
 
-impl HasLength for String {
-    const KIND: LengthKind = LengthKind::Chars;
-    fn length(&self) -> Option<usize> {
-        Some(self.chars().count())
-    }
-
-    fn length_ok(&self, constraint: &Constraint) -> bool {
-        str_length_ok(self, constraint)
-    }
-}
-
-impl HasLength for Box<str> {
-    const KIND: LengthKind = LengthKind::Chars;
-    fn length(&self) -> Option<usize> {
-        Some(self.chars().count())
-    }
-
-    fn length_ok(&self, constraint: &Constraint) -> bool {
-        str_length_ok(self, constraint)
-    }
-}
-
-impl HasLength for Cow<'static, str> {
-    const KIND: LengthKind = LengthKind::Chars;
-    fn length(&self) -> Option<usize> {
-        Some(self.chars().count())
-    }
-
-    fn length_ok(&self, constraint: &Constraint) -> bool {
-        str_length_ok(self, constraint)
-    }
-}
-
 /// A `length` constraint on text, in code points. A string has at least a quarter as many
 /// code points as bytes and at most as many, so the byte length decides most cases without
 /// counting.
@@ -112,6 +79,22 @@ fn str_length_ok(text: &str, constraint: &Constraint) -> bool {
         _ => crate::validate::in_length(text.chars().count(), constraint),
     }
 }
+
+macro_rules! text_length {
+    ($($ty:ty),*) => {$(
+        impl HasLength for $ty {
+            const KIND: LengthKind = LengthKind::Chars;
+            fn length(&self) -> Option<usize> {
+                Some(self.chars().count())
+            }
+
+            fn length_ok(&self, constraint: &Constraint) -> bool {
+                str_length_ok(self, constraint)
+            }
+        }
+    )*};
+}
+text_length!(String, Box<str>, Cow<'static, str>);
 
 macro_rules! collection_length {
     ($($ty:ty),*) => {$(
@@ -319,10 +302,7 @@ impl ResultTag {
 
     /// `Ok(data)` becomes success, `Err(e)` the error `e.into()`.
     pub fn finish<T: Serialize, E: Into<ToolError>>(self, result: Result<T, E>) -> ToolOutcome {
-        match result {
-            Ok(data) => ToolOutcome::success(&data).unwrap_or_else(ToolOutcome::Error),
-            Err(err) => ToolOutcome::Error(err.into()),
-        }
+        inline_outcome(Some(self.emit(result, Emit::Raw)))
     }
 }
 
@@ -337,7 +317,7 @@ impl ValueTag {
 
     /// The value becomes success data.
     pub fn finish<T: Serialize>(self, value: T) -> ToolOutcome {
-        ToolOutcome::success(&value).unwrap_or_else(ToolOutcome::Error)
+        inline_outcome(Some(self.emit(value, Emit::Raw)))
     }
 }
 

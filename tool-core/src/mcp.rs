@@ -357,6 +357,22 @@ impl McpServer {
         ctx.with_extension(request.clone())
     }
 
+    /// The `-32602` answer to a call of a tool that is not offered in `ctx`.
+    async fn unknown_tool(&self, name: &str, ctx: &ToolContext) -> ErrorData {
+        let available: Vec<&str> = self
+            .config
+            .toolbox
+            .definitions_for(ctx)
+            .await
+            .into_iter()
+            .map(|def| def.name())
+            .collect();
+        ErrorData::invalid_params(
+            format!("Unknown tool: {name}"),
+            Some(json!({ "available": available })),
+        )
+    }
+
     /// Remembers a client for list-changed notifications, and starts the task that sends
     /// them on the first client.
     fn watch(&self, peer: rmcp::Peer<RoleServer>) {
@@ -494,25 +510,19 @@ impl ServerHandler for McpServer {
         let ctx = self.context(&request_info, context.ct.clone());
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
-        let tool = toolbox.resolve(Dialect::Mcp, name);
-        let enabled = match tool {
-            Some(_) => toolbox.is_enabled(name, &ctx).await,
-            None => false,
-        };
-        let Some(tool) = tool.filter(|_| enabled) else {
-            let available: Vec<&str> = toolbox
-                .definitions_for(&ctx)
-                .await
-                .into_iter()
-                .map(|def| def.name())
-                .collect();
-            return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {name}"),
-                Some(json!({ "available": available })),
-            ));
+        let Some(tool) = toolbox.resolve(Dialect::Mcp, name) else {
+            return Err(self.unknown_tool(name, &ctx).await);
         };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = toolbox.call(name, arguments, &ctx).await;
+        // The toolbox refuses a tool disabled in this context as an unknown one: for MCP that
+        // is a protocol error too.
+        if outcome
+            .error()
+            .is_some_and(|err| err.code() == crate::ErrorCode::UnknownTool)
+        {
+            return Err(self.unknown_tool(name, &ctx).await);
+        }
         let parts = CallResult::new(&outcome, Some(tool.definition()));
         let content = vec![ContentBlock::text(parts.text)];
         let mut result = if parts.is_error {

@@ -66,12 +66,7 @@ impl ToolOutcome {
     /// assert_eq!(out.data().unwrap().get(), r#""hi""#);
     /// ```
     pub fn success<T: Serialize + ?Sized>(data: &T) -> Result<Self, ToolError> {
-        // `to_raw_value` trusts serde_json's own output: no second parse.
-        serde_json::value::to_raw_value(data)
-            .map(Self::Success)
-            .map_err(|err| {
-                ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
-            })
+        raw_data(data).map(Self::Success)
     }
 
     /// Whether the call succeeded.
@@ -173,6 +168,19 @@ impl ToolOutcome {
             }
         }
     }
+}
+
+/// A tool's data as JSON; a value serde cannot write is an `internal_error`.
+pub(crate) fn raw_data<T: Serialize + ?Sized>(
+    data: &T,
+) -> Result<Box<serde_json::value::RawValue>, ToolError> {
+    // `to_raw_value` trusts serde_json's own output: no second parse.
+    serde_json::value::to_raw_value(data).map_err(|err| not_json(&err))
+}
+
+/// The error for a return value serde cannot write as JSON.
+pub(crate) fn not_json(err: &serde_json::Error) -> ToolError {
+    ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
 }
 
 /// How every success envelope starts.

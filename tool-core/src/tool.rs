@@ -115,18 +115,13 @@ impl Emit<'_> {
     /// When `data` does not serialize to JSON (a map with non-string keys, a failing
     /// `Serialize` impl).
     pub fn data<T: serde::Serialize + ?Sized>(self, data: &T) -> Result<Emitted, ToolError> {
-        let not_json = |err: serde_json::Error| {
-            ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
-        };
         match self {
-            Self::Raw => serde_json::value::to_raw_value(data)
-                .map(Emitted::Raw)
-                .map_err(not_json),
+            Self::Raw => crate::outcome::raw_data(data).map(Emitted::Raw),
             Self::Into(buf) => {
                 let start = buf.len();
                 serde_json::to_writer(&mut *buf, data).map_err(|err| {
                     buf.truncate(start);
-                    not_json(err)
+                    crate::outcome::not_json(&err)
                 })?;
                 Ok(Emitted::Written)
             }
