@@ -20,6 +20,20 @@ use toolsmith::{Tool, ToolContext};
 // ---------------------------------------------------------------------------------------------
 // The property
 
+/// A runner of `TOOLSMITH_DIFF_CASES` cases (10,000 unless set).
+fn runner() -> (u32, TestRunner) {
+    let cases = std::env::var("TOOLSMITH_DIFF_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    (cases, runner)
+}
+
 #[derive(Default)]
 struct Tally {
     accepted: usize,
@@ -52,15 +66,7 @@ fn runtime_agrees_with_an_independent_validator() {
         .unwrap();
     let ctx = ToolContext::new();
     let tally: Mutex<HashMap<String, Tally>> = Mutex::default();
-    let cases = std::env::var("TOOLSMITH_DIFF_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000);
-    let mut runner = TestRunner::new(Config {
-        cases,
-        failure_persistence: None,
-        ..Config::default()
-    });
+    let (cases, mut runner) = runner();
     runner
         .run(&any::<u64>(), |seed| {
             let index = (seed % defs.len() as u64) as usize;
@@ -169,4 +175,90 @@ fn fast_path_is_used_where_serde_is_exact() {
             full.name()
         );
     }
+}
+
+/// On a refusal, the direct reporter (flat schemas) lists exactly the problems the full
+/// validator lists, with the same pointers and messages.
+#[test]
+fn direct_report_lists_what_the_validator_lists() {
+    let toolbox = toolbox();
+    let defs: Vec<_> = toolbox.definitions().collect();
+    let reported: Vec<_> = defs
+        .iter()
+        .copied()
+        .filter(|d| {
+            toolsmith::__private::explanations(d, &serde_json::json!({}))
+                .0
+                .is_some()
+        })
+        .collect();
+    assert!(
+        reported.len() >= 6,
+        "only {} shapes have a direct reporter",
+        reported.len()
+    );
+    let (cases, mut runner) = runner();
+    let refused = Mutex::new(0_usize);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    runner
+        .run(&any::<u64>(), |seed| {
+            let def = reported[(seed % reported.len() as u64) as usize];
+            let mut g = Gen {
+                root: def.input_schema(),
+                state: seed,
+            };
+            let mut doc = g.valid(def.input_schema(), 0);
+            for _ in 0..=g.below(4) {
+                g.mutate(&mut doc);
+            }
+            if !doc.is_object() {
+                return Ok(());
+            }
+            let (direct, full) = toolsmith::__private::explanations(def, &doc);
+            let sorted = |mut fields: Vec<toolsmith::FieldError>| {
+                fields.sort_by(|a, b| (&a.pointer, &a.message).cmp(&(&b.pointer, &b.message)));
+                fields
+            };
+            let direct = sorted(direct.expect("a reporter"));
+            let full = sorted(full.expect("the validator compiles"));
+            if !full.is_empty() {
+                *refused.lock().unwrap() += 1;
+            }
+            prop_assert_eq!(
+                &direct,
+                &full,
+                "tool `{}` on {}",
+                def.name(),
+                doc.to_string()
+            );
+            // Through the toolbox: the text form reads the members without building a map.
+            if !full.is_empty() && full.len() <= 20 {
+                let text = doc.to_string();
+                for outcome in [
+                    rt.block_on(toolbox.call(def.name(), text.as_str(), &ctx)),
+                    rt.block_on(toolbox.call(def.name(), &doc, &ctx)),
+                ] {
+                    let err = outcome.error();
+                    prop_assert!(err.is_some(), "`{}` accepted {}", def.name(), text);
+                    let fields = sorted(err.map(|e| e.fields().to_vec()).unwrap_or_default());
+                    prop_assert_eq!(&fields, &full, "tool `{}` on {}", def.name(), text);
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let refused = refused.into_inner().unwrap();
+    eprintln!(
+        "{} of {} shapes reported directly; {refused} of {cases} documents refused",
+        reported.len(),
+        defs.len()
+    );
+    assert!(
+        refused * 4 >= cases as usize,
+        "only {refused} of {cases} documents were refused"
+    );
 }

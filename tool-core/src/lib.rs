@@ -14,6 +14,7 @@ mod lint;
 mod outcome;
 mod policy;
 mod provider;
+mod report;
 mod schema;
 mod strict;
 mod tool;

@@ -19,7 +19,7 @@ pub use crate::tool::{
     Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, Emit, Emitted, LengthKind,
     ParamSpec, Tool, ToolDefinition, ToolSpec,
 };
-pub use crate::validate::{Num, parse_arguments};
+pub use crate::validate::{Num, explanations, parse_arguments};
 pub use crate::{ToolContext, ToolError, ToolOutcome};
 pub use std::sync::OnceLock;
 

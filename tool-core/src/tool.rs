@@ -423,6 +423,7 @@ pub struct ToolDefinition {
     pub(crate) full_validation: bool,
     inline: bool,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
+    report: OnceLock<Option<crate::report::Report>>,
 }
 
 impl ToolDefinition {
@@ -476,6 +477,7 @@ impl ToolDefinition {
             full_validation: built.full_validation,
             inline: spec.inline,
             validator: OnceLock::new(),
+            report: OnceLock::new(),
         }
     }
 
@@ -525,6 +527,7 @@ impl ToolDefinition {
             full_validation: true,
             inline: false,
             validator: OnceLock::new(),
+            report: OnceLock::new(),
         }
     }
 
@@ -833,6 +836,14 @@ impl ToolDefinition {
             .get_or_init(|| schema::compile(&self.input_schema))
             .as_ref()
             .map_err(String::as_str)
+    }
+
+    /// The direct reporter of invalid arguments, if the input schema is flat enough for one;
+    /// read from the schema on first use.
+    pub(crate) fn report(&self) -> Option<&crate::report::Report> {
+        self.report
+            .get_or_init(|| crate::report::Report::build(&self.input_schema))
+            .as_ref()
     }
 }
 

@@ -1,9 +1,10 @@
 //! Turning a model's arguments into the typed argument struct, or into errors the model can fix.
 //!
 //! The success path deserializes the text straight into the struct and checks the `#[arg]`
-//! constraints on the typed values. Only when that fails is the text parsed into a
-//! `serde_json::Value` and run through the full JSON Schema validator, which reports every
-//! violation with its JSON pointer. See `docs/validation.md` for why the two agree.
+//! constraints on the typed values. Only when that fails are the violations collected, each
+//! with its JSON pointer: by the direct reporter of `report.rs` for flat schemas, else by the
+//! full JSON Schema validator on the text parsed into a `serde_json::Value`. See
+//! `docs/validation.md` for why the paths agree.
 
 use std::cmp::Ordering;
 use std::fmt::Write as _;
@@ -13,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use crate::error::{FieldError, ToolError};
+use crate::report::{Member, Members};
 use crate::tool::{Arguments, Bound, Constraint, ToolDefinition};
 
 /// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct.
@@ -76,7 +78,8 @@ fn parse_text<A: DeserializeOwned>(
     check: Check<A>,
     unwrapped: bool,
 ) -> Result<A, ToolError> {
-    if text.trim().is_empty() {
+    // An object starts with `{`; only other texts can be blank.
+    if !text.starts_with('{') && text.trim().is_empty() {
         return parse_value(def, &Value::Object(Map::new()), check);
     }
     let mut duplicate = None;
@@ -85,6 +88,21 @@ fn parse_text<A: DeserializeOwned>(
             Ok(args) if check(&args, def) => return Ok(args),
             Ok(_) => {}
             Err(err) => duplicate = duplicate_field(&err),
+        }
+    }
+    // A flat schema's problems are found from the object's members, without a map.
+    if let Some(report) = def.report()
+        && let Ok(members) = serde_json::from_str::<Members<'_>>(text)
+        && !members.has_duplicates()
+    {
+        let fields = report.check(
+            members
+                .0
+                .iter()
+                .map(|(k, raw)| (k.as_ref(), Member::Raw(raw))),
+        );
+        if !fields.is_empty() {
+            return Err(invalid(def, fields));
         }
     }
     let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
@@ -117,11 +135,14 @@ fn slow_path<A: DeserializeOwned>(
     check: Check<A>,
     duplicate: Option<String>,
 ) -> Result<A, ToolError> {
-    let validator = def.validator().map_err(ToolError::internal)?;
-    let schema = def.input_schema();
-    let mut fields = Vec::new();
-    for err in validator.iter_errors(value) {
-        describe(schema, &err, &mut fields);
+    let mut fields = match (def.report(), value) {
+        (Some(report), Value::Object(map)) => {
+            report.check(map.iter().map(|(k, v)| (k.as_str(), Member::Value(v))))
+        }
+        _ => Vec::new(),
+    };
+    if fields.is_empty() {
+        fields = explain_with_validator(def, value)?;
     }
     if let Some(name) = duplicate {
         fields.push(FieldError::new(
@@ -156,6 +177,34 @@ fn slow_path<A: DeserializeOwned>(
             )],
         ))
     }
+}
+
+/// The problems with `value` as the direct reporter lists them (`None` when the tool's schema
+/// has none) and as the full validator does. For tests that hold the two to each other.
+#[doc(hidden)]
+pub fn explanations(
+    def: &ToolDefinition,
+    value: &Value,
+) -> (Option<Vec<FieldError>>, Result<Vec<FieldError>, ToolError>) {
+    let direct = def.report().map(|report| match value {
+        Value::Object(map) => report.check(map.iter().map(|(k, v)| (k.as_str(), Member::Value(v)))),
+        _ => Vec::new(),
+    });
+    (direct, explain_with_validator(def, value))
+}
+
+/// Every problem the full validator finds in `value`, described for the model.
+fn explain_with_validator(
+    def: &ToolDefinition,
+    value: &Value,
+) -> Result<Vec<FieldError>, ToolError> {
+    let validator = def.validator().map_err(ToolError::internal)?;
+    let schema = def.input_schema();
+    let mut fields = Vec::new();
+    for err in validator.iter_errors(value) {
+        describe(schema, &err, &mut fields);
+    }
+    Ok(fields)
 }
 
 /// At most this many problems are listed; a document with thousands of unknown keys should
@@ -195,6 +244,10 @@ fn invalid_json(def: &ToolDefinition, err: &serde_json::Error) -> ToolError {
 
 /// `duplicate field `x`` is serde's wording (`serde::de::Error::duplicate_field`).
 fn duplicate_field(err: &serde_json::Error) -> Option<String> {
+    // Syntax and EOF errors are not it; only data errors need their text read.
+    if err.classify() != serde_json::error::Category::Data {
+        return None;
+    }
     let text = err.to_string();
     let rest = text.strip_prefix("duplicate field `")?;
     Some(rest[..rest.find('`')?].to_owned())
@@ -229,7 +282,7 @@ pub(crate) fn normalize_integers(value: &Value) -> Value {
 // ---------------------------------------------------------------------------------------------
 // Messages
 
-fn escape(segment: &str) -> String {
+pub(crate) fn escape(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
@@ -238,21 +291,32 @@ fn unescape(segment: &str) -> String {
 }
 
 /// `text` cut to `max` characters, marked with `…` when cut.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let head: String = text.chars().take(max).collect();
-        format!("{head}…")
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    let mut text = text.to_owned();
+    shorten(&mut text, max);
+    text
+}
+
+/// Cuts `text` to `max` characters, marking the cut with `…`.
+fn shorten(text: &mut String, max: usize) {
+    // At most `max` bytes is at most `max` characters: no counting.
+    if text.len() <= max {
+        return;
+    }
+    if let Some((end, _)) = text.char_indices().nth(max) {
+        text.truncate(end);
+        text.push('…');
     }
 }
 
 /// A short rendering of a value for messages: long values are cut.
-fn brief(value: &Value) -> String {
-    cut(&value.to_string(), 60)
+pub(crate) fn brief(value: &Value) -> String {
+    let mut text = value.to_string();
+    shorten(&mut text, 60);
+    text
 }
 
-fn kind_of(value: &Value) -> &'static str {
+pub(crate) fn kind_of(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -264,7 +328,7 @@ fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-fn type_name(name: &str) -> &str {
+pub(crate) fn type_name(name: &str) -> &str {
     match name {
         "integer" => "an integer",
         "number" => "a number",
@@ -278,7 +342,7 @@ fn type_name(name: &str) -> &str {
 }
 
 /// "1 character", "2 characters".
-fn count(n: usize, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
@@ -286,7 +350,7 @@ fn count(n: usize, noun: &str) -> String {
     }
 }
 
-fn join_or(items: &[String]) -> String {
+pub(crate) fn join_or(items: &[String]) -> String {
     match items {
         [] => String::new(),
         [one] => one.clone(),
@@ -354,7 +418,11 @@ fn is_null_schema(schema: &Value) -> bool {
 }
 
 /// Appends the field errors for one validation error.
-fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<FieldError>) {
+pub(crate) fn describe(
+    root: &Value,
+    err: &jsonschema::ValidationError<'_>,
+    out: &mut Vec<FieldError>,
+) {
     let pointer = err.instance_path().as_str().to_owned();
     let schema_path = err.schema_path().as_str();
     let instance = err.instance();
@@ -499,28 +567,28 @@ fn describe(root: &Value, err: &jsonschema::ValidationError<'_>, out: &mut Vec<F
             "{} is {}; use at least {}",
             brief(instance),
             count(
-                instance.as_str().map_or(0, |s| s.chars().count()),
+                instance.as_str().map_or(0, |s| s.chars().count()) as u64,
                 "character"
             ),
-            count(usize::try_from(*limit).unwrap_or(usize::MAX), "character")
+            count(*limit, "character")
         ),
         ValidationErrorKind::MaxLength { limit } => format!(
             "is {}; use at most {}",
             count(
-                instance.as_str().map_or(0, |s| s.chars().count()),
+                instance.as_str().map_or(0, |s| s.chars().count()) as u64,
                 "character"
             ),
-            count(usize::try_from(*limit).unwrap_or(usize::MAX), "character")
+            count(*limit, "character")
         ),
         ValidationErrorKind::MinItems { limit } => format!(
             "has {}; send at least {}",
-            count(instance.as_array().map_or(0, Vec::len), "item"),
-            count(usize::try_from(*limit).unwrap_or(usize::MAX), "item")
+            count(instance.as_array().map_or(0, Vec::len) as u64, "item"),
+            count(*limit, "item")
         ),
         ValidationErrorKind::MaxItems { limit } => format!(
             "has {}; send at most {}",
-            count(instance.as_array().map_or(0, Vec::len), "item"),
-            count(usize::try_from(*limit).unwrap_or(usize::MAX), "item")
+            count(instance.as_array().map_or(0, Vec::len) as u64, "item"),
+            count(*limit, "item")
         ),
         ValidationErrorKind::MinProperties { limit } => {
             format!("must have at least {limit} keys")
@@ -633,13 +701,11 @@ pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
     else {
         return true;
     };
-    let ok = |bound: Option<Bound>, allowed: &[Ordering]| {
-        bound.is_none_or(|b| n.compare(b.into()).is_some_and(|o| allowed.contains(&o)))
-    };
-    ok(min, &[Ordering::Greater, Ordering::Equal])
-        && ok(max, &[Ordering::Less, Ordering::Equal])
-        && ok(exclusive_min, &[Ordering::Greater])
-        && ok(exclusive_max, &[Ordering::Less])
+    let cmp = |bound: Bound| n.compare(bound.into());
+    min.is_none_or(|b| matches!(cmp(b), Some(Ordering::Greater | Ordering::Equal)))
+        && max.is_none_or(|b| matches!(cmp(b), Some(Ordering::Less | Ordering::Equal)))
+        && exclusive_min.is_none_or(|b| cmp(b) == Some(Ordering::Greater))
+        && exclusive_max.is_none_or(|b| cmp(b) == Some(Ordering::Less))
 }
 
 /// Whether a length satisfies a `length` constraint.

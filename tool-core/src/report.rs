@@ -1,0 +1,568 @@
+//! Reporting invalid arguments without the full JSON Schema validator.
+//!
+//! When the typed path refuses a call, the model needs every problem with its pointer. Running
+//! the whole `jsonschema` validator for that costs far more than the call: it builds an error
+//! tree with schema locations, which must then be resolved back to messages. Most argument
+//! schemas are flat: an object of scalars, strings, string enums and optional values. For those,
+//! a [`Report`] read once from the schema checks each parameter's keywords directly and writes
+//! the same messages the validator path writes.
+//!
+//! A [`Report`] exists only for schemas made entirely of what it models; anything else (nested
+//! objects, arrays, combinators beyond "one of these values" and "this or null") leaves the
+//! tool on the validator path. The reporter only explains a refusal; when it finds nothing,
+//! the validator decides. `tests/differential.rs` checks that both paths list the same problems.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use jsonschema::Validator;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use crate::error::FieldError;
+use crate::validate::{
+    brief, compare_json_numbers, count, cut, describe, escape, join_or, kind_of, type_name,
+};
+
+/// Root keywords a reportable schema may have besides its properties.
+const ROOT_KEYS: &[&str] = &[
+    "$schema",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "$defs",
+    "title",
+    "description",
+];
+
+/// Keywords that assert nothing.
+const ANNOTATIONS: &[&str] = &[
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
+
+/// The per-parameter checks of one tool, read from its input schema.
+pub(crate) struct Report {
+    params: Vec<Param>,
+    /// "`a`, `b`", for the unknown-parameter hint.
+    known: String,
+}
+
+struct Param {
+    name: String,
+    pointer: String,
+    required: bool,
+    leaf: Leaf,
+}
+
+enum Leaf {
+    /// Independent assertions, checked in the schema's key order.
+    Keywords(Vec<Keyword>),
+    /// `anyOf`/`oneOf` whose branches are only constants, enums and `null`: one message.
+    Values { allowed: Vec<Value>, listed: String },
+    /// `anyOf: [T, {"type": "null"}]`: `null`, or what `T` says.
+    Nullable(Box<Leaf>),
+}
+
+enum Keyword {
+    Type {
+        types: Vec<String>,
+        expected: String,
+    },
+    Enum {
+        allowed: Vec<Value>,
+        listed: String,
+    },
+    Const(Value),
+    Minimum(Value),
+    Maximum(Value),
+    ExclusiveMinimum(Value),
+    ExclusiveMaximum(Value),
+    MinLength(u64),
+    MaxLength(u64),
+    /// `pattern` and `format`, checked by a validator of just those keywords.
+    Text(Box<Validator>),
+}
+
+impl Report {
+    /// The report for `schema`, or `None` when the schema has shapes it does not model.
+    pub(crate) fn build(schema: &Value) -> Option<Self> {
+        let root = schema.as_object()?;
+        if root.keys().any(|k| !ROOT_KEYS.contains(&k.as_str()))
+            || root.get("type").and_then(Value::as_str) != Some("object")
+            || root.get("additionalProperties") != Some(&Value::Bool(false))
+        {
+            return None;
+        }
+        let required: Vec<&str> = match root.get("required") {
+            None => Vec::new(),
+            Some(list) => list
+                .as_array()?
+                .iter()
+                .map(Value::as_str)
+                .collect::<Option<_>>()?,
+        };
+        let empty = Map::new();
+        let props = match root.get("properties") {
+            None => &empty,
+            Some(props) => props.as_object()?,
+        };
+        if required.iter().any(|name| !props.contains_key(*name)) {
+            return None;
+        }
+        let mut params = Vec::with_capacity(props.len());
+        for (name, node) in props {
+            params.push(Param {
+                name: name.clone(),
+                pointer: format!("/{}", escape(name)),
+                required: required.contains(&name.as_str()),
+                leaf: leaf(schema, node, 0)?,
+            });
+        }
+        let known = props
+            .keys()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Some(Self { params, known })
+    }
+
+    /// Every problem with `entries`, the keys and values of the arguments object in document
+    /// order, each key once. Empty when the reporter sees none (the validator then decides).
+    pub(crate) fn check<'v>(
+        &self,
+        entries: impl IntoIterator<Item = (&'v str, Member<'v>)>,
+    ) -> Vec<FieldError> {
+        let mut out = Vec::new();
+        let mut seen = vec![false; self.params.len()];
+        let mut unknown = Vec::new();
+        for (key, member) in entries {
+            match self.params.iter().position(|p| p.name == key) {
+                Some(i) => {
+                    seen[i] = true;
+                    let param = &self.params[i];
+                    let value = match member {
+                        Member::Value(value) => Cow::Borrowed(value),
+                        // Text the JSON parser has already accepted: it reads as a value.
+                        // (Only nesting deeper than serde_json's limit can fail: the validator
+                        // then explains the call instead.)
+                        Member::Raw(raw) => match serde_json::from_str(raw.get()) {
+                            Ok(value) => Cow::Owned(value),
+                            Err(_) => return Vec::new(),
+                        },
+                    };
+                    param.leaf.check(&param.pointer, &value, &mut out);
+                }
+                None => unknown.push(key),
+            }
+        }
+        for (param, seen) in self.params.iter().zip(seen) {
+            if param.required && !seen {
+                out.push(FieldError::new(
+                    param.pointer.clone(),
+                    format!("required parameter `{}` is missing; add it", param.name),
+                ));
+            }
+        }
+        for name in unknown {
+            let hint = if self.params.is_empty() {
+                "this object takes no parameters; remove it".to_owned()
+            } else {
+                format!("remove it; the known parameters are {}", self.known)
+            };
+            out.push(FieldError::new(
+                format!("/{}", escape(name)),
+                format!("unknown parameter `{}`; {hint}", cut(name, 60)),
+            ));
+        }
+        out
+    }
+}
+
+/// A member's value: parsed, or the text of it, parsed only when the key is a parameter.
+#[derive(Clone, Copy)]
+pub(crate) enum Member<'v> {
+    Value(&'v Value),
+    Raw(&'v RawValue),
+}
+
+/// The members of an arguments object, borrowed from its text: read without building a map.
+pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl Members<'_> {
+    /// Whether a key appears more than once.
+    pub(crate) fn has_duplicates(&self) -> bool {
+        let mut keys: Vec<&str> = self.0.iter().map(|(k, _)| k.as_ref()).collect();
+        keys.sort_unstable();
+        keys.windows(2).any(|pair| pair[0] == pair[1])
+    }
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = Members<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
+                while let Some(Key(key)) = map.next_key()? {
+                    members.push((key, map.next_value()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        deserializer.deserialize_map(Object)
+    }
+}
+
+/// A key, borrowed unless it has escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Key<'de>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
+/// How deep `$ref`s and `anyOf`s may nest before a schema is left to the validator.
+const MAX_DEPTH: usize = 8;
+
+fn leaf(root: &Value, node: &Value, depth: usize) -> Option<Leaf> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let node = node.as_object()?;
+    let asserting: Vec<(&String, &Value)> = node
+        .iter()
+        .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+        .collect();
+    // `$ref`, `anyOf` or `oneOf` alone (with annotations): follow it.
+    if let [(key, value)] = asserting[..] {
+        match key.as_str() {
+            "$ref" => return leaf(root, target(root, value)?, depth + 1),
+            "anyOf" | "oneOf" => return combinator(root, key, value.as_array()?, depth),
+            _ => {}
+        }
+    }
+    let mut keywords = Vec::with_capacity(asserting.len());
+    let mut text = Map::new();
+    for (key, value) in asserting {
+        keywords.push(match key.as_str() {
+            "type" => {
+                let types: Vec<String> = match value {
+                    Value::String(t) => vec![t.clone()],
+                    Value::Array(ts) => ts
+                        .iter()
+                        .map(|t| t.as_str().map(str::to_owned))
+                        .collect::<Option<_>>()?,
+                    _ => return None,
+                };
+                if !types.iter().all(|t| JSON_TYPES.contains(&t.as_str())) {
+                    return None;
+                }
+                let named: Vec<String> = types.iter().map(|t| type_name(t).to_owned()).collect();
+                Keyword::Type {
+                    expected: join_or(&named),
+                    types,
+                }
+            }
+            "enum" => {
+                let allowed = value.as_array()?.clone();
+                if !allowed.iter().all(plain_value) {
+                    return None;
+                }
+                Keyword::Enum {
+                    listed: listed(&allowed),
+                    allowed,
+                }
+            }
+            "const" if plain_value(value) => Keyword::Const(value.clone()),
+            "minimum" if value.is_number() => Keyword::Minimum(value.clone()),
+            "maximum" if value.is_number() => Keyword::Maximum(value.clone()),
+            "exclusiveMinimum" if value.is_number() => Keyword::ExclusiveMinimum(value.clone()),
+            "exclusiveMaximum" if value.is_number() => Keyword::ExclusiveMaximum(value.clone()),
+            "minLength" => Keyword::MinLength(value.as_u64()?),
+            "maxLength" => Keyword::MaxLength(value.as_u64()?),
+            "pattern" | "format" => {
+                text.insert(key.clone(), value.clone());
+                continue;
+            }
+            _ => return None,
+        });
+    }
+    if !text.is_empty() {
+        let validator = crate::schema::compile(&Value::Object(text)).ok()?;
+        keywords.push(Keyword::Text(Box::new(validator)));
+    }
+    Some(Leaf::Keywords(keywords))
+}
+
+const JSON_TYPES: &[&str] = &[
+    "null", "boolean", "integer", "number", "string", "array", "object",
+];
+
+/// Values compared by plain equality: numbers are left out, because JSON Schema compares them
+/// by value (`1` equals `1.0`).
+fn plain_value(value: &Value) -> bool {
+    matches!(value, Value::String(_) | Value::Bool(_) | Value::Null)
+}
+
+fn listed(values: &[Value]) -> String {
+    let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+    join_or(&shown)
+}
+
+fn target<'s>(root: &'s Value, reference: &Value) -> Option<&'s Value> {
+    root.pointer(reference.as_str()?.strip_prefix('#')?)
+}
+
+fn combinator(root: &Value, key: &str, branches: &[Value], depth: usize) -> Option<Leaf> {
+    let mut allowed = Vec::new();
+    if branches
+        .iter()
+        .all(|b| value_set(root, b, &mut allowed, depth + 1).is_some())
+    {
+        // `oneOf` fails on a value two branches allow; distinct values keep it "any of".
+        let distinct = allowed
+            .iter()
+            .enumerate()
+            .all(|(i, v)| !allowed[..i].contains(v));
+        if key == "oneOf" && !distinct {
+            return None;
+        }
+        return Some(Leaf::Values {
+            listed: listed(&allowed),
+            allowed,
+        });
+    }
+    // `T` or null; `oneOf` would also fail on a null that `T` allows: only `anyOf`.
+    if key != "anyOf" {
+        return None;
+    }
+    match branches {
+        [inner, null] | [null, inner] if is_null(null) && !is_null(inner) => {
+            Some(Leaf::Nullable(Box::new(leaf(root, inner, depth + 1)?)))
+        }
+        _ => None,
+    }
+}
+
+fn is_null(schema: &Value) -> bool {
+    schema.as_object().is_some_and(|node| {
+        node.get("type").and_then(Value::as_str) == Some("null")
+            && node
+                .keys()
+                .all(|k| k == "type" || ANNOTATIONS.contains(&k.as_str()))
+    })
+}
+
+/// Collects the values a branch allows, if it is made only of `const`, `enum`, `null` and
+/// combinations of them. A `type` beside them must admit every listed value.
+fn value_set(root: &Value, schema: &Value, out: &mut Vec<Value>, depth: usize) -> Option<()> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let node = schema.as_object()?;
+    let asserting: Vec<(&String, &Value)> = node
+        .iter()
+        .filter(|(k, _)| !ANNOTATIONS.contains(&k.as_str()))
+        .collect();
+    let ty = node.get("type");
+    match asserting[..] {
+        [(key, reference)] if key == "$ref" => {
+            return value_set(root, target(root, reference)?, out, depth + 1);
+        }
+        [(key, branches)] if key == "anyOf" || key == "oneOf" => {
+            for branch in branches.as_array()? {
+                value_set(root, branch, out, depth + 1)?;
+            }
+            return Some(());
+        }
+        _ => {}
+    }
+    let values: Vec<Value> = if let Some(values) = node.get("enum") {
+        values.as_array()?.clone()
+    } else if let Some(value) = node.get("const") {
+        vec![value.clone()]
+    } else if is_null(schema) {
+        vec![Value::Null]
+    } else {
+        return None;
+    };
+    let only_known = asserting
+        .iter()
+        .all(|(k, _)| matches!(k.as_str(), "enum" | "const" | "type"));
+    let typed = ty.is_none_or(|ty| values.iter().all(|v| has_type(v, ty)));
+    if !only_known || !typed || !values.iter().all(plain_value) || asserting.len() > 2 {
+        return None;
+    }
+    out.extend(values);
+    Some(())
+}
+
+/// Whether `value` is of the JSON type(s) `ty` (a name or a list of names).
+fn has_type(value: &Value, ty: &Value) -> bool {
+    match ty {
+        Value::String(t) => is_type(value, t),
+        Value::Array(ts) => ts
+            .iter()
+            .any(|t| t.as_str().is_some_and(|t| is_type(value, t))),
+        _ => false,
+    }
+}
+
+fn is_type(value: &Value, ty: &str) -> bool {
+    match (ty, value) {
+        ("null", Value::Null)
+        | ("boolean", Value::Bool(_))
+        | ("number", Value::Number(_))
+        | ("string", Value::String(_))
+        | ("array", Value::Array(_))
+        | ("object", Value::Object(_)) => true,
+        // JSON Schema counts a number with a zero fraction (`5.0`) as an integer.
+        ("integer", Value::Number(n)) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
+impl Leaf {
+    fn check(&self, pointer: &str, value: &Value, out: &mut Vec<FieldError>) {
+        match self {
+            Self::Keywords(keywords) => {
+                for keyword in keywords {
+                    keyword.check(pointer, value, out);
+                }
+            }
+            Self::Values { allowed, listed } => {
+                if !allowed.contains(value) {
+                    out.push(FieldError::new(
+                        pointer,
+                        format!("{} is not allowed; use one of {listed}", brief(value)),
+                    ));
+                }
+            }
+            Self::Nullable(inner) => {
+                if !value.is_null() {
+                    inner.check(pointer, value, out);
+                }
+            }
+        }
+    }
+}
+
+impl Keyword {
+    fn check(&self, pointer: &str, value: &Value, out: &mut Vec<FieldError>) {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let bound = |limit: &Value, refused: &[std::cmp::Ordering]| {
+            value.is_number()
+                && compare_json_numbers(value, limit).is_some_and(|o| refused.contains(&o))
+        };
+        let chars = || value.as_str().map(|s| s.chars().count() as u64);
+        let message = match self {
+            Self::Type { types, expected } => {
+                if types.iter().any(|t| is_type(value, t)) {
+                    return;
+                }
+                format!(
+                    "expected {expected}, got {} {}",
+                    kind_of(value),
+                    brief(value)
+                )
+            }
+            Self::Enum { allowed, listed } => {
+                if allowed.contains(value) {
+                    return;
+                }
+                format!("{} is not allowed; use one of {listed}", brief(value))
+            }
+            Self::Const(expected) => {
+                if value == expected {
+                    return;
+                }
+                format!(
+                    "{} is not allowed; the only allowed value is {expected}",
+                    brief(value)
+                )
+            }
+            Self::Minimum(limit) if bound(limit, &[Less]) => {
+                format!("{} is less than the minimum of {limit}", brief(value))
+            }
+            Self::Maximum(limit) if bound(limit, &[Greater]) => {
+                format!("{} is greater than the maximum of {limit}", brief(value))
+            }
+            Self::ExclusiveMinimum(limit) if bound(limit, &[Less, Equal]) => {
+                format!("{} must be greater than {limit}", brief(value))
+            }
+            Self::ExclusiveMaximum(limit) if bound(limit, &[Greater, Equal]) => {
+                format!("{} must be less than {limit}", brief(value))
+            }
+            Self::MinLength(min) => match chars() {
+                Some(n) if n < *min => format!(
+                    "{} is {}; use at least {}",
+                    brief(value),
+                    count(n, "character"),
+                    count(*min, "character")
+                ),
+                _ => return,
+            },
+            Self::MaxLength(max) => match chars() {
+                Some(n) if n > *max => format!(
+                    "is {}; use at most {}",
+                    count(n, "character"),
+                    count(*max, "character")
+                ),
+                _ => return,
+            },
+            Self::Text(validator) => {
+                if !value.is_string() || validator.is_valid(value) {
+                    return;
+                }
+                let start = out.len();
+                let schema = Value::Null;
+                for err in validator.iter_errors(value) {
+                    describe(&schema, &err, out);
+                }
+                for field in &mut out[start..] {
+                    field.pointer.insert_str(0, pointer);
+                }
+                return;
+            }
+            Self::Minimum(_)
+            | Self::Maximum(_)
+            | Self::ExclusiveMinimum(_)
+            | Self::ExclusiveMaximum(_) => return,
+        };
+        out.push(FieldError::new(pointer, message));
+    }
+}
