@@ -253,6 +253,24 @@ fn duplicate_field(err: &serde_json::Error) -> Option<String> {
     Some(rest[..rest.find('`')?].to_owned())
 }
 
+/// `value` with integral numbers written as integers (`5.0` → `5`); borrowed when it has none
+/// written with a fraction, which is almost always.
+pub(crate) fn normalized_integers(value: &Value) -> std::borrow::Cow<'_, Value> {
+    fn has_integral_float(value: &Value) -> bool {
+        match value {
+            Value::Number(n) => n.as_f64().is_some_and(|f| n.is_f64() && f.fract() == 0.0),
+            Value::Array(items) => items.iter().any(has_integral_float),
+            Value::Object(map) => map.values().any(has_integral_float),
+            _ => false,
+        }
+    }
+    if has_integral_float(value) {
+        std::borrow::Cow::Owned(normalize_integers(value))
+    } else {
+        std::borrow::Cow::Borrowed(value)
+    }
+}
+
 pub(crate) fn normalize_integers(value: &Value) -> Value {
     match value {
         Value::Number(n) if n.is_f64() => n
@@ -756,6 +774,15 @@ mod tests {
             normalize_integers(&json!({"a": [5.0, 5.5, -2.0]})),
             json!({"a": [5, 5.5, -2]})
         );
+        let whole = json!({"a": [5.0]});
+        assert!(
+            matches!(normalized_integers(&whole), std::borrow::Cow::Owned(v) if v == json!({"a": [5]}))
+        );
+        let plain = json!({"a": [5, 5.5, "x"]});
+        assert!(matches!(
+            normalized_integers(&plain),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

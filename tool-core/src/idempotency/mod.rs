@@ -140,7 +140,7 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    let hash = arguments_hash(&crate::validate::normalize_integers(arguments));
+    let hash = arguments_hash(&crate::validate::normalized_integers(arguments));
     derived_key(tool, principal, run, &hash)
 }
 
@@ -177,8 +177,8 @@ pub(crate) struct KeyScope<'a> {
 }
 
 pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
-    let normalized = crate::validate::normalize_integers(arguments);
-    let given = match &normalized {
+    let normalized = crate::validate::normalized_integers(arguments);
+    let given = match &*normalized {
         Value::Object(map) => map.get(KEY_PARAMETER),
         _ => None,
     };
@@ -189,7 +189,7 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> Ca
     let hash = arguments_hash(&normalized);
     // The fingerprint leaves the caller's key out: it is what a reused key is compared on.
     let fingerprint = if given.is_some() {
-        let mut without_key = normalized.clone();
+        let mut without_key = normalized.clone().into_owned();
         if let Value::Object(map) = &mut without_key {
             map.shift_remove(KEY_PARAMETER);
         }
@@ -250,9 +250,12 @@ impl Slot {
 /// # let _ = store;
 /// ```
 pub struct MemoryStore {
-    slots: Mutex<HashMap<String, Slot>>,
+    slots: Mutex<Slots>,
     capacity: usize,
 }
+
+/// Keys are digests or caller-given keys scoped by a digest; foldhash is seeded per process.
+type Slots = HashMap<String, Slot, foldhash::fast::RandomState>;
 
 impl Default for MemoryStore {
     fn default() -> Self {
@@ -265,7 +268,7 @@ impl MemoryStore {
     #[must_use]
     pub fn new(capacity: usize) -> Self {
         Self {
-            slots: Mutex::new(HashMap::new()),
+            slots: Mutex::new(Slots::default()),
             capacity: capacity.max(1),
         }
     }
@@ -273,7 +276,7 @@ impl MemoryStore {
     /// Keeps the store under its capacity: expired slots go first, then the oldest tenth of
     /// the finished ones at once, so that a full store costs one scan per many inserts rather
     /// than one per insert. Running slots are never evicted.
-    fn make_room(slots: &mut HashMap<String, Slot>, capacity: usize, now: Instant) {
+    fn make_room(slots: &mut Slots, capacity: usize, now: Instant) {
         if slots.len() < capacity {
             return;
         }
@@ -281,20 +284,19 @@ impl MemoryStore {
         if slots.len() < capacity {
             return;
         }
-        let mut done: Vec<(Instant, &String)> = slots
-            .iter()
-            .filter(|(_, s)| matches!(s, Slot::Done { .. }))
-            .map(|(k, s)| (s.until(), k))
+        // The expiry of the tenth-oldest finished slot; it and every older one go, in one
+        // pass without copying keys.
+        let mut done: Vec<Instant> = slots
+            .values()
+            .filter(|s| matches!(s, Slot::Done { .. }))
+            .map(Slot::until)
             .collect();
         let evict = (capacity / 10).max(1).min(done.len());
         if evict == 0 {
             return;
         }
-        done.select_nth_unstable(evict - 1);
-        let oldest: Vec<String> = done[..evict].iter().map(|(_, k)| (*k).clone()).collect();
-        for key in oldest {
-            slots.remove(&key);
-        }
+        let (_, &mut cutoff, _) = done.select_nth_unstable(evict - 1);
+        slots.retain(|_, slot| !matches!(slot, Slot::Done { until, .. } if *until <= cutoff));
     }
 }
 
@@ -354,14 +356,18 @@ impl IdempotencyStore for MemoryStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         let result = self.slots.lock().map_err(|_| poisoned()).map(|mut slots| {
-            slots.insert(
-                key.to_owned(),
-                Slot::Done {
-                    fingerprint: fingerprint.to_owned(),
-                    envelope: envelope.to_owned(),
-                    until: Instant::now() + ttl,
-                },
-            );
+            let done = Slot::Done {
+                fingerprint: fingerprint.to_owned(),
+                envelope: envelope.to_owned(),
+                until: Instant::now() + ttl,
+            };
+            // Usually the call's own reservation: replaced in place, its key kept.
+            match slots.get_mut(key) {
+                Some(slot) => *slot = done,
+                None => {
+                    slots.insert(key.to_owned(), done);
+                }
+            }
         });
         Box::pin(async move { result })
     }
