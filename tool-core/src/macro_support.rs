@@ -15,6 +15,7 @@ use serde_json::Value;
 
 pub use crate::lint::LintLevel;
 pub use crate::schema::normalize_doc;
+pub use crate::schema::schema_of;
 pub use crate::tool::{
     Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, Emit, Emitted, LengthKind,
     ParamSpec, Tool, ToolDefinition, ToolSpec,
@@ -217,28 +218,25 @@ pub fn default_value<T: Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
-/// Runs a sync tool on tokio's blocking pool (inline when no runtime is running).
-///
-/// # Errors
-///
-/// `internal_error` when the tool panicked.
-pub async fn run_blocking<R, F>(ctx: &ToolContext, f: F) -> Result<R, ToolError>
-where
-    R: Send + 'static,
-    F: FnOnce(&ToolContext) -> R + Send + 'static,
-{
+/// A sync tool's call, from its context to its outcome, as it runs on the blocking pool.
+pub type BlockingCall = Box<dyn FnOnce(&ToolContext) -> ToolOutcome + Send>;
+
+/// Runs a sync tool on tokio's blocking pool (inline when no runtime is running). Not generic:
+/// every tool of a crate shares one copy of the spawning code; the tool's own result is turned
+/// into its outcome on the pool.
+pub async fn run_blocking(ctx: &ToolContext, f: BlockingCall) -> ToolOutcome {
     let ctx = ctx.clone();
     match tokio::runtime::Handle::try_current() {
-        Ok(handle) => {
-            handle
-                .spawn_blocking(move || f(&ctx))
-                .await
-                .map_err(|err| match err.try_into_panic() {
+        Ok(handle) => handle
+            .spawn_blocking(move || f(&ctx))
+            .await
+            .unwrap_or_else(|err| {
+                ToolOutcome::Error(match err.try_into_panic() {
                     Ok(payload) => panic_error(payload.as_ref()),
                     Err(_) => ToolError::cancelled("The call was cancelled before it finished."),
                 })
-        }
-        Err(_) => Ok(f(&ctx)),
+            }),
+        Err(_) => f(&ctx),
     }
 }
 
@@ -339,12 +337,7 @@ impl<T: ?Sized> OutputProbe<T> {
 }
 
 fn output_schema_of<T: JsonSchema + ?Sized>() -> Option<Value> {
-    Some(
-        schemars::generate::SchemaSettings::draft2020_12()
-            .into_generator()
-            .into_root_schema_for::<T>()
-            .to_value(),
-    )
+    Some(crate::schema::schema_of::<T>())
 }
 
 /// `(&&&OutputProbe::<R>::new()).__toolsmith_output_schema()` finds, by autoref specialization,

@@ -137,14 +137,11 @@ impl Report {
 
     /// Every problem with `entries`, the keys and values of the arguments object in document
     /// order, each key once. Empty when the reporter sees none (the validator then decides).
-    pub(crate) fn check<'v>(
-        &self,
-        entries: impl IntoIterator<Item = (&'v str, Member<'v>)>,
-    ) -> Vec<FieldError> {
+    pub(crate) fn check(&self, entries: &[(&str, Member<'_>)]) -> Vec<FieldError> {
         let mut out = Vec::new();
         let mut seen = vec![false; self.params.len()];
         let mut unknown = Vec::new();
-        for (key, member) in entries {
+        for &(key, member) in entries {
             match self.params.iter().position(|p| p.name == key) {
                 Some(i) => {
                     seen[i] = true;

@@ -51,11 +51,17 @@ pub fn normalize_doc(raw: &str) -> String {
     lines[start..end].join("\n")
 }
 
-pub(crate) fn build<A: JsonSchema>(spec: &ToolSpec) -> Built {
-    let mut schema = SchemaSettings::draft2020_12()
+/// The JSON Schema (2020-12) schemars writes for `A`.
+#[must_use]
+pub fn schema_of<A: JsonSchema + ?Sized>() -> Value {
+    SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<A>()
-        .to_value();
+        .to_value()
+}
+
+/// The canonical input schema from the argument struct's `schema` and the tool's spec.
+pub(crate) fn build(spec: &ToolSpec, mut schema: Value) -> Built {
     let full_validation = has_unenforced_constraints(&schema);
     add_integer_bounds(&mut schema);
     let mut compiled = Compiled::default();

@@ -427,10 +427,20 @@ pub struct ToolDefinition {
 }
 
 impl ToolDefinition {
-    /// Builds the definition for the argument struct `A` that `#[tool]` generated.
+    /// The definition in `cell`, built on first use from the tool's spec and the schema of
+    /// the argument struct `#[tool]` generated. Not generic, so that a crate of many tools
+    /// compiles one copy of the building code.
     #[doc(hidden)]
-    pub fn build<A: schemars::JsonSchema>(spec: &'static ToolSpec) -> Self {
-        let built = schema::build::<A>(spec);
+    pub fn get_or_build(
+        cell: &'static OnceLock<Self>,
+        spec: &'static ToolSpec,
+        schema: fn() -> Value,
+    ) -> &'static Self {
+        cell.get_or_init(|| Self::from_spec(spec, schema()))
+    }
+
+    fn from_spec(spec: &'static ToolSpec, schema: Value) -> Self {
+        let built = schema::build(spec, schema);
         Self {
             name: Cow::Borrowed(spec.name),
             description: if spec.description_from_docs {

@@ -22,6 +22,10 @@ pub type Check<A> = fn(&A, &ToolDefinition) -> bool;
 
 /// Parses and validates `arguments` for the tool defined by `def`.
 ///
+/// The only code generic over `A` is the typed read from text and the check; everything else
+/// (explaining a refusal, unwrapping, normalizing) is shared by every tool, so that a crate of
+/// many tools compiles one copy of it.
+///
 /// # Errors
 ///
 /// `invalid_arguments` with one [`FieldError`] per violation; `internal_error` if the tool's
@@ -31,12 +35,115 @@ pub fn parse_arguments<A: DeserializeOwned>(
     arguments: Arguments<'_>,
     check: Check<A>,
 ) -> Result<A, ToolError> {
-    match arguments {
-        Arguments::Text(text) => parse_text(def, &text, check, false),
-        Arguments::Value(value) => match &*value {
-            Value::String(text) => parse_text(def, text, check, true),
-            value => parse_value(def, value, check),
+    let mut slot = None;
+    drive(
+        def,
+        arguments,
+        &mut |text| match crate::strict::from_str::<A>(text) {
+            Ok(args) => {
+                let passed = check(&args, def);
+                slot = Some(args);
+                Read::Typed { passed }
+            }
+            Err(err) => Read::Refused(err),
         },
+    )?;
+    slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))
+}
+
+/// What one typed read of a text gave.
+enum Read {
+    /// The struct was read (and kept by the reader); whether it passed the typed checks.
+    Typed { passed: bool },
+    /// serde refused the text.
+    Refused(serde_json::Error),
+}
+
+/// The steps of [`parse_arguments`] that do not depend on the argument struct. `read` reads a
+/// text into the struct; `Ok` means its last read passed.
+fn drive(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+    read: &mut dyn FnMut(&str) -> Read,
+) -> Result<(), ToolError> {
+    let mut duplicate = None;
+    if let Some(text) = typed_text(def, &arguments) {
+        match read(&text) {
+            Read::Typed { passed: true } => return Ok(()),
+            Read::Typed { passed: false } => {}
+            Read::Refused(err) => duplicate = duplicate_field(&err),
+        }
+    }
+    // Refused, or the tool validates fully: the document is explained or accepted as a whole.
+    let mut refused = None;
+    for text in accepted_texts(def, arguments, duplicate)? {
+        match read(&text) {
+            Read::Typed { passed: true } => return Ok(()),
+            Read::Typed { passed: false } => return Err(broken_constraint(def)),
+            Read::Refused(err) => refused = Some(err),
+        }
+    }
+    Err(unreadable(def, refused))
+}
+
+/// The texts of a document the schema accepts, to read in turn: as sent, then with integers
+/// written with a fraction (`5.0`, which JSON Schema accepts and serde refuses) normalized.
+fn accepted_texts(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+    duplicate: Option<String>,
+) -> Result<Vec<String>, ToolError> {
+    let accepted = explain(def, arguments, duplicate)?;
+    let mut texts = vec![accepted.to_string()];
+    if let std::borrow::Cow::Owned(normalized) = normalized_integers(&accepted) {
+        texts.push(normalized.to_string());
+    }
+    Ok(texts)
+}
+
+fn broken_constraint(def: &ToolDefinition) -> ToolError {
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            "the arguments break a constraint of the tool",
+        )],
+    )
+}
+
+fn unreadable(def: &ToolDefinition, err: Option<serde_json::Error>) -> ToolError {
+    let why = err.map_or_else(String::new, |err| format!(": {err}"));
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            format!("the arguments could not be read{why}"),
+        )],
+    )
+}
+
+/// The text the typed read tries first: the arguments' own text, `{}` for blank text, and the
+/// JSON text of a parsed object. None for a tool that validates fully.
+fn typed_text<'a>(
+    def: &ToolDefinition,
+    arguments: &'a Arguments<'_>,
+) -> Option<std::borrow::Cow<'a, str>> {
+    if def.full_validation {
+        return None;
+    }
+    let text = match arguments {
+        Arguments::Text(text) => text.as_ref(),
+        Arguments::Value(value) => match &**value {
+            Value::String(text) => text.as_str(),
+            value @ Value::Object(_) => return Some(std::borrow::Cow::Owned(value.to_string())),
+            _ => return None,
+        },
+    };
+    // An object starts with `{`; only other texts can be blank.
+    if !text.starts_with('{') && text.trim().is_empty() {
+        Some(std::borrow::Cow::Borrowed("{}"))
+    } else {
+        Some(std::borrow::Cow::Borrowed(text))
     }
 }
 
@@ -57,7 +164,7 @@ pub(crate) fn validate_full(
     if def.validator().is_ok_and(|v| v.is_valid(&value)) {
         return Ok(value);
     }
-    slow_path::<Value>(def, &value, |_, _| true, None)
+    explain_value(def, value, None)
 }
 
 fn text_value(def: &ToolDefinition, text: &str) -> Result<Value, ToolError> {
@@ -72,77 +179,71 @@ fn text_value(def: &ToolDefinition, text: &str) -> Result<Value, ToolError> {
     }
 }
 
-fn parse_text<A: DeserializeOwned>(
+/// Every problem with `arguments`, or the document when the schema accepts it. `duplicate` is
+/// a key the typed read found twice.
+fn explain(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+    duplicate: Option<String>,
+) -> Result<Value, ToolError> {
+    match arguments {
+        Arguments::Text(text) => explain_text(def, &text, duplicate, false),
+        Arguments::Value(value) => match value {
+            std::borrow::Cow::Borrowed(Value::String(text)) => {
+                explain_text(def, text, duplicate, true)
+            }
+            std::borrow::Cow::Owned(Value::String(text)) => {
+                explain_text(def, &text, duplicate, true)
+            }
+            value => explain_value(def, value.into_owned(), duplicate),
+        },
+    }
+}
+
+fn explain_text(
     def: &ToolDefinition,
     text: &str,
-    check: Check<A>,
+    duplicate: Option<String>,
     unwrapped: bool,
-) -> Result<A, ToolError> {
-    // An object starts with `{`; only other texts can be blank.
+) -> Result<Value, ToolError> {
     if !text.starts_with('{') && text.trim().is_empty() {
-        return parse_value(def, &Value::Object(Map::new()), check);
-    }
-    let mut duplicate = None;
-    if !def.full_validation {
-        match crate::strict::from_str::<A>(text) {
-            Ok(args) if check(&args, def) => return Ok(args),
-            Ok(_) => {}
-            Err(err) => duplicate = duplicate_field(&err),
-        }
+        return explain_value(def, Value::Object(Map::new()), duplicate);
     }
     // A flat schema's problems are found from the object's members, without a map.
     if let Some(report) = def.report()
         && let Ok(members) = serde_json::from_str::<Members<'_>>(text)
         && !members.has_duplicates()
     {
-        let fields = report.check(
-            members
-                .0
-                .iter()
-                .map(|(k, raw)| (k.as_ref(), Member::Raw(raw))),
-        );
+        let entries: Vec<(&str, Member<'_>)> = members
+            .0
+            .iter()
+            .map(|(k, raw)| (k.as_ref(), Member::Raw(raw)))
+            .collect();
+        let fields = report.check(&entries);
         if !fields.is_empty() {
             return Err(invalid(def, fields));
         }
     }
     let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
-    if let Value::String(inner) = &value
-        && !unwrapped
-    {
-        return parse_text(def, inner, check, true);
+    match value {
+        Value::String(inner) if !unwrapped => explain_text(def, &inner, duplicate, true),
+        value => explain_value(def, value, duplicate),
     }
-    slow_path(def, &value, check, duplicate)
 }
 
-fn parse_value<A: DeserializeOwned>(
+/// Reports every violation (the direct reporter, else the full validator), or returns the
+/// accepted document.
+fn explain_value(
     def: &ToolDefinition,
-    value: &Value,
-    check: Check<A>,
-) -> Result<A, ToolError> {
-    if !def.full_validation
-        && let Ok(args) = crate::strict::from_value::<A>(value)
-        && check(&args, def)
-    {
-        return Ok(args);
-    }
-    slow_path(def, value, check, None)
-}
-
-/// Validates with the full validator to report every violation, then decides.
-fn slow_path<A: DeserializeOwned>(
-    def: &ToolDefinition,
-    value: &Value,
-    check: Check<A>,
+    value: Value,
     duplicate: Option<String>,
-) -> Result<A, ToolError> {
-    let mut fields = match (def.report(), value) {
-        (Some(report), Value::Object(map)) => {
-            report.check(map.iter().map(|(k, v)| (k.as_str(), Member::Value(v))))
-        }
+) -> Result<Value, ToolError> {
+    let mut fields = match (def.report(), &value) {
+        (Some(report), Value::Object(map)) => report.check(&entries_of(map)),
         _ => Vec::new(),
     };
     if fields.is_empty() {
-        fields = explain_with_validator(def, value)?;
+        fields = explain_with_validator(def, &value)?;
     }
     if let Some(name) = duplicate {
         fields.push(FieldError::new(
@@ -150,33 +251,17 @@ fn slow_path<A: DeserializeOwned>(
             format!("`{name}` appears more than once; send each key once"),
         ));
     }
-    if !fields.is_empty() {
-        return Err(invalid(def, fields));
-    }
-    // The schema accepts the document. serde may still have refused a spelling the schema
-    // allows: integers written with a fraction (`5.0`). Retry with such numbers normalized.
-    let args = crate::strict::from_value::<A>(value)
-        .or_else(|_| crate::strict::from_value::<A>(&normalize_integers(value)))
-        .map_err(|err| {
-            invalid(
-                def,
-                vec![FieldError::new(
-                    "",
-                    format!("the arguments could not be read: {err}"),
-                )],
-            )
-        })?;
-    if check(&args, def) {
-        Ok(args)
+    if fields.is_empty() {
+        Ok(value)
     } else {
-        Err(invalid(
-            def,
-            vec![FieldError::new(
-                "",
-                "the arguments break a constraint of the tool",
-            )],
-        ))
+        Err(invalid(def, fields))
     }
+}
+
+fn entries_of(map: &Map<String, Value>) -> Vec<(&str, Member<'_>)> {
+    map.iter()
+        .map(|(k, v)| (k.as_str(), Member::Value(v)))
+        .collect()
 }
 
 /// The problems with `value` as the direct reporter lists them (`None` when the tool's schema
@@ -187,7 +272,7 @@ pub fn explanations(
     value: &Value,
 ) -> (Option<Vec<FieldError>>, Result<Vec<FieldError>, ToolError>) {
     let direct = def.report().map(|report| match value {
-        Value::Object(map) => report.check(map.iter().map(|(k, v)| (k.as_str(), Member::Value(v)))),
+        Value::Object(map) => report.check(&entries_of(map)),
         _ => Vec::new(),
     });
     (direct, explain_with_validator(def, value))

@@ -109,10 +109,15 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let emit = quote_spanned! {ret_span=>
         (&__out).__toolsmith_kind().emit(__out, __emit)
     };
+    // The future a call returns, once the arguments are read: the user's async fn finished in
+    // an async block, or a sync fn on the blocking pool through the one non-generic
+    // `run_blocking` (no per-tool future type at all).
     let run = if tool.sig.asyncness.is_some() {
         quote! {
-            let __out = #fn_ident(#ctx #(#values),*).await;
-            #finish
+            ::std::boxed::Box::pin(async move {
+                let __out = #fn_ident(#ctx #(#values),*).await;
+                #finish
+            })
         }
     } else {
         let ctx_param = if tool.takes_context {
@@ -121,10 +126,13 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             quote!(_)
         };
         quote! {
-            match ::toolsmith::__private::run_blocking(__ctx, move |#ctx_param| #fn_ident(#ctx #(#values),*)).await {
-                ::core::result::Result::Ok(__out) => #finish,
-                ::core::result::Result::Err(__err) => ::toolsmith::__private::ToolOutcome::Error(__err),
-            }
+            ::std::boxed::Box::pin(::toolsmith::__private::run_blocking(
+                __ctx,
+                ::std::boxed::Box::new(move |#ctx_param: &::toolsmith::__private::ToolContext| {
+                    let __out = #fn_ident(#ctx #(#values),*);
+                    #finish
+                }),
+            ))
         }
     };
 
@@ -171,17 +179,17 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             }
         }
     } else {
-        let read = read_arguments(quote!(::toolsmith::__private::ToolOutcome::Error(__err)));
+        let read = read_arguments(quote!(::std::boxed::Box::pin(::core::future::ready(
+            ::toolsmith::__private::ToolOutcome::Error(__err)
+        ))));
         quote! {
             fn call<'__a>(
                 &'__a self,
                 __arguments: ::toolsmith::__private::Arguments<'__a>,
                 __ctx: &'__a ::toolsmith::__private::ToolContext,
             ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
-                ::std::boxed::Box::pin(async move {
-                    #read
-                    #run
-                })
+                #read
+                #run
             }
         }
     };
@@ -242,7 +250,11 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 fn definition(&self) -> &::toolsmith::__private::ToolDefinition {
                     static __DEF: ::toolsmith::__private::OnceLock<::toolsmith::__private::ToolDefinition> =
                         ::toolsmith::__private::OnceLock::new();
-                    __DEF.get_or_init(|| ::toolsmith::__private::ToolDefinition::build::<__Args>(&__SPEC))
+                    ::toolsmith::__private::ToolDefinition::get_or_build(
+                        &__DEF,
+                        &__SPEC,
+                        ::toolsmith::__private::schema_of::<__Args>,
+                    )
                 }
 
                 #call

@@ -553,7 +553,13 @@ async fn run_once(
 ) -> ToolOutcome {
     let token = ctx.cancellation().child_token();
     let attempt_ctx = ctx.clone().with_cancellation(token.clone());
-    let call = CatchUnwind(tool.call(arguments, &attempt_ctx));
+    // A tool may do work before its future (generated tools read their arguments there).
+    let call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
+        Ok(future) => CatchUnwind(future),
+        Err(payload) => {
+            return ToolOutcome::Error(crate::__macro_support::panic_error(payload.as_ref()));
+        }
+    };
     let result = match timer(timeout) {
         Some(deadline) => Race { call, deadline }.await,
         None => Ok(call.await),
