@@ -144,7 +144,10 @@ macro_rules! int_range {
     ($($ty:ty),*) => {$(
         impl HasRange for $ty {
             fn number(&self) -> Option<Num> {
-                i128::try_from(*self).ok().map(Num::Int)
+                // Only a `u128` beyond `i128` does not fit; as a float it still compares right
+                // with every bound a `range` can hold.
+                #[allow(clippy::cast_precision_loss)]
+                Some(i128::try_from(*self).map_or(Num::Float(*self as f64), Num::Int))
             }
         }
     )*};
@@ -389,6 +392,18 @@ impl<T: ?Sized> OutputOpaque for OutputProbe<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_unsigned_values_are_range_checked() {
+        let at_most_ten = Constraint::Range {
+            min: None,
+            max: Some(Bound::UInt(10)),
+            exclusive_min: None,
+            exclusive_max: None,
+        };
+        assert!(!u128::MAX.range_ok(&at_most_ten));
+        assert!(7_u128.range_ok(&at_most_ten));
+    }
 
     #[test]
     fn text_length_from_bytes_agrees_with_counting() {

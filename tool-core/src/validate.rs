@@ -35,10 +35,19 @@ pub fn parse_arguments<A: DeserializeOwned>(
     arguments: Arguments<'_>,
     check: Check<A>,
 ) -> Result<A, ToolError> {
+    let refused = match typed_text(def, &arguments) {
+        Some(text) => match crate::strict::from_str::<A>(&text) {
+            Ok(args) if check(&args, def) => return Ok(args),
+            Ok(_) => None,
+            Err(err) => Some(err),
+        },
+        None => None,
+    };
     let mut slot = None;
-    drive(
+    explain_refusal(
         def,
         arguments,
+        refused.as_ref(),
         &mut |text| match crate::strict::from_str::<A>(text) {
             Ok(args) => {
                 let passed = check(&args, def);
@@ -59,22 +68,16 @@ enum Read {
     Refused(serde_json::Error),
 }
 
-/// The steps of [`parse_arguments`] that do not depend on the argument struct. `read` reads a
-/// text into the struct; `Ok` means its last read passed.
-fn drive(
+/// The steps of [`parse_arguments`] after the typed read refused the arguments (or was
+/// skipped), which do not depend on the argument struct: every problem, or the accepted
+/// document read again through `read`. `Ok` means its last read passed.
+fn explain_refusal(
     def: &ToolDefinition,
     arguments: Arguments<'_>,
+    refused: Option<&serde_json::Error>,
     read: &mut dyn FnMut(&str) -> Read,
 ) -> Result<(), ToolError> {
-    let mut duplicate = None;
-    if let Some(text) = typed_text(def, &arguments) {
-        match read(&text) {
-            Read::Typed { passed: true } => return Ok(()),
-            Read::Typed { passed: false } => {}
-            Read::Refused(err) => duplicate = duplicate_field(&err),
-        }
-    }
-    // Refused, or the tool validates fully: the document is explained or accepted as a whole.
+    let duplicate = refused.and_then(duplicate_field);
     let mut refused = None;
     for text in accepted_texts(def, arguments, duplicate)? {
         match read(&text) {
