@@ -6,6 +6,8 @@
 //! - `success/call_into`: `Toolbox::call_into`, the fastest public path (envelope written into a
 //!   reused buffer), inline tool;
 //! - `success/call_then_to_json`: `Toolbox::call` then `ToolOutcome::to_json`, inline tool;
+//! - `success/call_into_value`: `call_into` with arguments already parsed into a `Value`, against
+//!   a floor that reads the struct from the `Value`;
 //! - `success/blocking_then_to_json`: the same function without `inline`, on the blocking pool;
 //! - `registry/1000_tools_vs_1`: `call_into` among 1,000 registered tools against the tool alone;
 //! - `failure/*`: invalid arguments (one violation, four violations), every violation collected
@@ -147,7 +149,15 @@ struct FloorArgs {
 }
 
 fn floor(text: &str) -> Result<String, serde_json::Error> {
-    let args: FloorArgs = serde_json::from_str(text)?;
+    floor_of(serde_json::from_str(text)?)
+}
+
+/// The floor for arguments that arrive parsed (Anthropic, Gemini, MCP): read from the `Value`.
+fn floor_value(value: &serde_json::Value) -> Result<String, serde_json::Error> {
+    floor_of(FloorArgs::deserialize(value)?)
+}
+
+fn floor_of(args: FloorArgs) -> Result<String, serde_json::Error> {
     let out = plan(
         args.query,
         args.num_results.unwrap_or(5),
@@ -196,6 +206,20 @@ fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         "call_then_to_json",
         |_| floor(black_box(VALID)),
         |_| support::run(rt, toolbox.call("search_web", black_box(VALID), &ctx)).to_json(),
+    );
+    let parsed: serde_json::Value = serde_json::from_str(VALID).expect("valid JSON");
+    support::bench_pair(
+        &mut group,
+        "success",
+        "call_into_value",
+        |_| floor_value(black_box(&parsed)),
+        |_| {
+            out.clear();
+            support::run(
+                rt,
+                toolbox.call_into("search_web", black_box(&parsed), &ctx, &mut out),
+            )
+        },
     );
     support::bench_pair(
         &mut group,
@@ -303,6 +327,7 @@ fn main() {
         &[
             ("success/call_into", 1.15),
             ("success/call_then_to_json", 1.25),
+            ("success/call_into_value", f64::INFINITY),
             ("success/blocking_then_to_json", f64::INFINITY),
             ("registry/1000_tools_vs_1", 1.05),
             ("failure/one_violation", 3.0),

@@ -418,6 +418,13 @@ pub(crate) fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_j
     Ok(value)
 }
 
+/// Deserializes `T` from a parsed value through [`Strict`].
+pub(crate) fn from_value<T: de::DeserializeOwned>(
+    value: &serde_json::Value,
+) -> Result<T, serde_json::Error> {
+    T::deserialize(Strict(value))
+}
+
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
@@ -456,6 +463,7 @@ mod tests {
         );
         assert!(from_str::<Point>("[1,2]").is_err());
         assert!(from_str::<Outer>(r#"{"points":[[1,2]],"shape":null}"#).is_err());
+        assert!(from_value::<Point>(&serde_json::json!([1, 2])).is_err());
     }
 
     #[test]
@@ -483,6 +491,11 @@ mod tests {
         assert!(from_str::<Shape>("{}").is_err());
         assert!(from_str::<Shape>(r#""Circle""#).is_err());
         let outer = from_str::<Outer>(r#"{"points": [], "shape": {"Circle": 2.0}}"#).unwrap();
+        assert_eq!(outer.shape, Some(Shape::Circle(2.0)));
+        assert!(from_value::<Shape>(&serde_json::json!({"Empty": null})).is_err());
+        let outer =
+            from_value::<Outer>(&serde_json::json!({"points": [], "shape": {"Circle": 2.0}}))
+                .unwrap();
         assert_eq!(outer.shape, Some(Shape::Circle(2.0)));
     }
 }

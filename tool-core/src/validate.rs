@@ -22,7 +22,8 @@ pub type Check<A> = fn(&A, &ToolDefinition) -> bool;
 
 /// Parses and validates `arguments` for the tool defined by `def`.
 ///
-/// The only code generic over `A` is the typed read from text and the check; everything else
+/// The only code generic over `A` is the typed read (from text, or from an object that arrived
+/// parsed, or the accepted document after a refusal) and the check; everything else
 /// (explaining a refusal, unwrapping, normalizing) is shared by every tool, so that a crate of
 /// many tools compiles one copy of it.
 ///
@@ -35,20 +36,22 @@ pub fn parse_arguments<A: DeserializeOwned>(
     arguments: Arguments<'_>,
     check: Check<A>,
 ) -> Result<A, ToolError> {
-    let refused = match typed_text(def, &arguments) {
-        Some(text) => match crate::strict::from_str::<A>(&text) {
-            Ok(args) if check(&args, def) => return Ok(args),
-            Ok(_) => None,
-            Err(err) => Some(err),
-        },
+    let read = match typed_input(def, &arguments) {
+        Some(Typed::Text(text)) => Some(crate::strict::from_str::<A>(text)),
+        Some(Typed::Value(value)) => Some(crate::strict::from_value::<A>(value)),
         None => None,
+    };
+    let refused = match read {
+        Some(Ok(args)) if check(&args, def) => return Ok(args),
+        Some(Ok(_)) | None => None,
+        Some(Err(err)) => Some(err),
     };
     let mut slot = None;
     explain_refusal(
         def,
         arguments,
         refused.as_ref(),
-        &mut |text| match crate::strict::from_str::<A>(text) {
+        &mut |value| match crate::strict::from_value::<A>(value) {
             Ok(args) => {
                 let passed = check(&args, def);
                 slot = Some(args);
@@ -60,27 +63,27 @@ pub fn parse_arguments<A: DeserializeOwned>(
     slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))
 }
 
-/// What one typed read of a text gave.
+/// What one typed read of an accepted document gave.
 enum Read {
     /// The struct was read (and kept by the reader); whether it passed the typed checks.
     Typed { passed: bool },
-    /// serde refused the text.
+    /// serde refused the document.
     Refused(serde_json::Error),
 }
 
 /// The steps of [`parse_arguments`] after the typed read refused the arguments (or was
 /// skipped), which do not depend on the argument struct: every problem, or the accepted
-/// document read again through `read`. `Ok` means its last read passed.
+/// document read through `read`. `Ok` means its last read passed.
 fn explain_refusal(
     def: &ToolDefinition,
     arguments: Arguments<'_>,
     refused: Option<&serde_json::Error>,
-    read: &mut dyn FnMut(&str) -> Read,
+    read: &mut dyn FnMut(&Value) -> Read,
 ) -> Result<(), ToolError> {
     let duplicate = refused.and_then(duplicate_field);
     let mut refused = None;
-    for text in accepted_texts(def, arguments, duplicate)? {
-        match read(&text) {
+    for value in accepted_values(def, arguments, duplicate)? {
+        match read(&value) {
             Read::Typed { passed: true } => return Ok(()),
             Read::Typed { passed: false } => return Err(broken_constraint(def)),
             Read::Refused(err) => refused = Some(err),
@@ -89,19 +92,19 @@ fn explain_refusal(
     Err(unreadable(def, refused))
 }
 
-/// The texts of a document the schema accepts, to read in turn: as sent, then with integers
+/// A document the schema accepts, in the forms to read in turn: as sent, then with integers
 /// written with a fraction (`5.0`, which JSON Schema accepts and serde refuses) normalized.
-fn accepted_texts(
+fn accepted_values(
     def: &ToolDefinition,
     arguments: Arguments<'_>,
     duplicate: Option<String>,
-) -> Result<Vec<String>, ToolError> {
+) -> Result<Vec<Value>, ToolError> {
     let accepted = explain(def, arguments, duplicate)?;
-    let mut texts = vec![accepted.to_string()];
-    if let std::borrow::Cow::Owned(normalized) = normalized_integers(&accepted) {
-        texts.push(normalized.to_string());
-    }
-    Ok(texts)
+    let normalized = match normalized_integers(&accepted) {
+        std::borrow::Cow::Owned(normalized) => Some(normalized),
+        std::borrow::Cow::Borrowed(_) => None,
+    };
+    Ok(std::iter::once(accepted).chain(normalized).collect())
 }
 
 fn broken_constraint(def: &ToolDefinition) -> ToolError {
@@ -125,12 +128,18 @@ fn unreadable(def: &ToolDefinition, err: Option<serde_json::Error>) -> ToolError
     )
 }
 
-/// The text the typed read tries first: the arguments' own text, `{}` for blank text, and the
-/// JSON text of a parsed object. None for a tool that validates fully.
-fn typed_text<'a>(
-    def: &ToolDefinition,
-    arguments: &'a Arguments<'_>,
-) -> Option<std::borrow::Cow<'a, str>> {
+/// What the typed read tries first.
+enum Typed<'a> {
+    /// The arguments' own text (`{}` for blank text).
+    Text(&'a str),
+    /// An object that arrived parsed (Anthropic, Gemini, MCP), read as it is: writing it out as
+    /// text to read it again would cost more than the read.
+    Value(&'a Value),
+}
+
+/// The typed read's input; none for a tool that validates fully, or for arguments that are
+/// neither text nor an object (the explanation says what is wrong with them).
+fn typed_input<'a>(def: &ToolDefinition, arguments: &'a Arguments<'_>) -> Option<Typed<'a>> {
     if def.full_validation {
         return None;
     }
@@ -138,15 +147,15 @@ fn typed_text<'a>(
         Arguments::Text(text) => text.as_ref(),
         Arguments::Value(value) => match &**value {
             Value::String(text) => text.as_str(),
-            value @ Value::Object(_) => return Some(std::borrow::Cow::Owned(value.to_string())),
+            value @ Value::Object(_) => return Some(Typed::Value(value)),
             _ => return None,
         },
     };
     // An object starts with `{`; only other texts can be blank.
     if !text.starts_with('{') && text.trim().is_empty() {
-        Some(std::borrow::Cow::Borrowed("{}"))
+        Some(Typed::Text("{}"))
     } else {
-        Some(std::borrow::Cow::Borrowed(text))
+        Some(Typed::Text(text))
     }
 }
 
@@ -191,15 +200,12 @@ fn explain(
 ) -> Result<Value, ToolError> {
     match arguments {
         Arguments::Text(text) => explain_text(def, &text, duplicate, false),
-        Arguments::Value(value) => match value {
-            std::borrow::Cow::Borrowed(Value::String(text)) => {
-                explain_text(def, text, duplicate, true)
+        Arguments::Value(value) => {
+            if let Value::String(text) = &*value {
+                return explain_text(def, text, duplicate, true);
             }
-            std::borrow::Cow::Owned(Value::String(text)) => {
-                explain_text(def, &text, duplicate, true)
-            }
-            value => explain_value(def, value.into_owned(), duplicate),
-        },
+            explain_value(def, value.into_owned(), duplicate)
+        }
     }
 }
 
@@ -346,7 +352,7 @@ fn duplicate_field(err: &serde_json::Error) -> Option<String> {
 pub(crate) fn normalized_integers(value: &Value) -> std::borrow::Cow<'_, Value> {
     fn has_integral_float(value: &Value) -> bool {
         match value {
-            Value::Number(n) => n.as_f64().is_some_and(|f| n.is_f64() && f.fract() == 0.0),
+            Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
             Value::Array(items) => items.iter().any(has_integral_float),
             Value::Object(map) => map.values().any(has_integral_float),
             _ => false,

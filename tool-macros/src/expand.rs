@@ -147,25 +147,22 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 };
         }
     };
-    let call = if inline {
+    // `call` always has this signature; an inline tool also has `call_inline`, which `call`
+    // wraps in a ready future.
+    let (call_body, call_inline) = if inline {
         let read = read_arguments(quote!(::core::option::Option::Some(
             ::core::result::Result::Err(__err)
         )));
-        quote! {
-            fn call<'__a>(
-                &'__a self,
-                __arguments: ::toolsmith::__private::Arguments<'__a>,
-                __ctx: &'__a ::toolsmith::__private::ToolContext,
-            ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
-                let __out = ::toolsmith::__private::Tool::call_inline(
-                    self,
-                    __arguments,
-                    __ctx,
-                    ::toolsmith::__private::Emit::Raw,
-                );
-                ::std::boxed::Box::pin(::core::future::ready(::toolsmith::__private::inline_outcome(__out)))
-            }
-
+        let body = quote! {
+            let __out = ::toolsmith::__private::Tool::call_inline(
+                self,
+                __arguments,
+                __ctx,
+                ::toolsmith::__private::Emit::Raw,
+            );
+            ::std::boxed::Box::pin(::core::future::ready(::toolsmith::__private::inline_outcome(__out)))
+        };
+        let call_inline = quote! {
             fn call_inline(
                 &self,
                 __arguments: ::toolsmith::__private::Arguments<'_>,
@@ -177,21 +174,24 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 let __out = #fn_ident(#ctx #(#values),*);
                 ::core::option::Option::Some(#emit)
             }
-        }
+        };
+        (body, call_inline)
     } else {
         let read = read_arguments(quote!(::std::boxed::Box::pin(::core::future::ready(
             ::toolsmith::__private::ToolOutcome::Error(__err)
         ))));
-        quote! {
-            fn call<'__a>(
-                &'__a self,
-                __arguments: ::toolsmith::__private::Arguments<'__a>,
-                __ctx: &'__a ::toolsmith::__private::ToolContext,
-            ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
-                #read
-                #run
-            }
+        (quote!(#read #run), TokenStream::new())
+    };
+    let call = quote! {
+        fn call<'__a>(
+            &'__a self,
+            __arguments: ::toolsmith::__private::Arguments<'__a>,
+            __ctx: &'__a ::toolsmith::__private::ToolContext,
+        ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
+            #call_body
         }
+
+        #call_inline
     };
 
     quote! {
