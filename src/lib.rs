@@ -5,12 +5,12 @@
 pub use toolsmith_core::{
     Annotations, ApprovalDecision, ApprovalRequest, Approvals, Approver, Arguments, AuditRecord,
     AuditSink, Authorizer, BoxFuture, CallParseError, CallStatus, CancellationToken, CircuitPolicy,
-    Degradation, Dialect, Effect, Emit, Emitted, Enablement, ErrorCode, ExportError, FieldError,
-    IdempotencyPolicy, IdempotencyStore, JsonLinesSink, KEY_PARAMETER, LintFinding, LintLevel,
-    MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation, RetryPolicy, RunBudget,
-    StoreError, Switch, Tool, ToolCall, ToolContext, ToolDefinition, ToolError, ToolOutcome,
-    ToolPolicy, Toolbox, ToolsChanged, UnknownDialect, arguments_hash, derive_idempotency_key,
-    encode_result,
+    Degradation, Dialect, ECHO_CAP, Effect, Emit, Emitted, Enablement, ErrorCode, ExportError,
+    FieldError, IdempotencyPolicy, IdempotencyStore, InputLimits, JsonLinesSink, KEY_PARAMETER,
+    LintFinding, LintLevel, MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation,
+    RetryPolicy, RunBudget, StoreError, Switch, Tool, ToolCall, ToolContext, ToolDefinition,
+    ToolError, ToolOutcome, ToolPolicy, Toolbox, ToolsChanged, UnknownDialect, arguments_hash,
+    derive_idempotency_key, encode_result,
 };
 
 /// The Redis idempotency store (feature `redis`).

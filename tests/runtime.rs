@@ -348,12 +348,30 @@ async fn lookup_does_not_depend_on_the_number_of_tools() {
 async fn errors_stay_small_for_huge_input() {
     let toolbox = Toolbox::new().with(Add);
     let mut args = serde_json::Map::new();
-    for i in 0..5000 {
+    for i in 0..900 {
         args.insert(format!("key_{i}_{}", "x".repeat(200)), json!(i));
     }
     let out = call(&toolbox, "add", &Value::Object(args).to_string()).await;
     let fields = out["error"]["fields"].as_array().unwrap();
     assert_eq!(fields.len(), 21);
-    assert_eq!(fields[20]["message"], "and 4982 more problems");
+    assert_eq!(
+        fields[20]["message"],
+        "and more problems: fix these and call again to see the rest"
+    );
     assert!(out.to_string().len() < 20_000, "{}", out.to_string().len());
+    // Past the limits, one problem names the limit.
+    let mut args = serde_json::Map::new();
+    for i in 0..5000 {
+        args.insert(format!("key_{i}"), json!(i));
+    }
+    let out = call(&toolbox, "add", &Value::Object(args).to_string()).await;
+    let fields = out["error"]["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 1);
+    assert_eq!(fields[0]["pointer"], "");
+    assert!(
+        fields[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("more than 1000 keys, the limit (max_members)")
+    );
 }

@@ -46,6 +46,7 @@ struct Inner {
     cancellation: CancellationToken,
     deadline: Option<Instant>,
     idempotency_key: Option<Arc<str>>,
+    input_limits: Option<crate::limits::InputLimits>,
 }
 
 impl Default for ToolContext {
@@ -73,6 +74,7 @@ impl ToolContext {
                 cancellation: CancellationToken::new(),
                 deadline: None,
                 idempotency_key: None,
+                input_limits: None,
             }),
         }
     }
@@ -210,6 +212,17 @@ impl ToolContext {
     pub(crate) fn with_idempotency_key(self, key: &str) -> Self {
         let key: Arc<str> = Arc::from(key);
         self.edit(|inner| inner.idempotency_key = Some(key))
+    }
+
+    /// The limits this call's arguments are read under, when the toolbox set them (its own
+    /// [`with_input_limits`](crate::Toolbox::with_input_limits), for a tool that sets none).
+    #[must_use]
+    pub fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
+        self.inner.input_limits.as_ref()
+    }
+
+    pub(crate) fn with_input_limits(self, limits: crate::limits::InputLimits) -> Self {
+        self.edit(|inner| inner.input_limits = Some(limits))
     }
 
     /// The run id, if set.

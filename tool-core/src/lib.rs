@@ -7,13 +7,16 @@
 #![warn(missing_docs)]
 
 mod context;
+mod echo;
 mod error;
 mod idempotency;
 mod join;
+mod limits;
 mod lint;
 mod outcome;
 mod policy;
 mod provider;
+mod reader;
 mod report;
 mod schema;
 mod strict;
@@ -31,6 +34,7 @@ pub mod testing;
 pub mod __macro_support;
 
 pub use context::ToolContext;
+pub use echo::ECHO_CAP;
 pub use error::{ErrorCode, FieldError, ToolError};
 #[cfg(feature = "redis")]
 pub use idempotency::RedisStore;
@@ -38,6 +42,7 @@ pub use idempotency::{
     IdempotencyPolicy, IdempotencyStore, KEY_PARAMETER, MIN_KEY_LEN, MemoryStore, Reservation,
     StoreError, derive_idempotency_key,
 };
+pub use limits::InputLimits;
 pub use lint::{LintFinding, LintLevel};
 pub use outcome::{Degradation, ToolOutcome};
 pub use policy::{

@@ -21,7 +21,7 @@ pub use crate::tool::{
     ParamSpec, Tool, ToolDefinition, ToolSpec,
 };
 pub use crate::validate::{Num, explanations, parse_arguments};
-pub use crate::{ToolContext, ToolError, ToolOutcome};
+pub use crate::{InputLimits, ToolContext, ToolError, ToolOutcome};
 pub use std::sync::OnceLock;
 
 /// Every parameter type must be readable from JSON and describable as JSON Schema.

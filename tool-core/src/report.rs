@@ -12,12 +12,7 @@
 //! tool on the validator path. The reporter only explains a refusal; when it finds nothing,
 //! the validator decides. `tests/differential.rs` checks that both paths list the same problems.
 
-use std::borrow::Cow;
-use std::fmt;
-
 use jsonschema::Validator;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::FieldError;
@@ -135,30 +130,20 @@ impl Report {
         Some(Self { params, known })
     }
 
-    /// Every problem with `entries`, the keys and values of the arguments object in document
-    /// order, each key once. Empty when the reporter sees none (the validator then decides).
-    pub(crate) fn check(&self, entries: &[(&str, Member<'_>)]) -> Vec<FieldError> {
+    /// Every problem with the arguments object `map`, in document order. Empty when the
+    /// reporter sees none (the validator then decides).
+    pub(crate) fn check(&self, map: &Map<String, Value>) -> Vec<FieldError> {
         let mut out = Vec::new();
         let mut seen = vec![false; self.params.len()];
         let mut unknown = Vec::new();
-        for &(key, member) in entries {
-            match self.params.iter().position(|p| p.name == key) {
+        for (key, value) in map {
+            match self.params.iter().position(|p| p.name == *key) {
                 Some(i) => {
                     seen[i] = true;
                     let param = &self.params[i];
-                    let value = match member {
-                        Member::Value(value) => Cow::Borrowed(value),
-                        // Text the JSON parser has already accepted: it reads as a value.
-                        // (Only nesting deeper than serde_json's limit can fail: the validator
-                        // then explains the call instead.)
-                        Member::Raw(raw) => match serde_json::from_str(raw.get()) {
-                            Ok(value) => Cow::Owned(value),
-                            Err(_) => return Vec::new(),
-                        },
-                    };
-                    param.leaf.check(&param.pointer, &value, &mut out);
+                    param.leaf.check(&param.pointer, value, &mut out);
                 }
-                None => unknown.push(key),
+                None => unknown.push(key.as_str()),
             }
         }
         for (param, seen) in self.params.iter().zip(seen) {
@@ -181,72 +166,6 @@ impl Report {
             ));
         }
         out
-    }
-}
-
-/// A member's value: parsed, or the text of it, parsed only when the key is a parameter.
-#[derive(Clone, Copy)]
-pub(crate) enum Member<'v> {
-    Value(&'v Value),
-    Raw(&'v RawValue),
-}
-
-/// The members of an arguments object, borrowed from its text: read without building a map.
-pub(crate) struct Members<'a>(pub(crate) Vec<(Cow<'a, str>, &'a RawValue)>);
-
-impl Members<'_> {
-    /// Whether a key appears more than once.
-    pub(crate) fn has_duplicates(&self) -> bool {
-        let mut keys: Vec<&str> = self.0.iter().map(|(k, _)| k.as_ref()).collect();
-        keys.sort_unstable();
-        keys.windows(2).any(|pair| pair[0] == pair[1])
-    }
-}
-
-impl<'de> Deserialize<'de> for Members<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = Members<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Members<'de>, M::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(4));
-                while let Some(Key(key)) = map.next_key()? {
-                    members.push((key, map.next_value()?));
-                }
-                Ok(Members(members))
-            }
-        }
-        deserializer.deserialize_map(Object)
-    }
-}
-
-/// A key, borrowed unless it has escapes.
-struct Key<'a>(Cow<'a, str>);
-
-impl<'de> Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl<'de> Visitor<'de> for Text {
-            type Value = Key<'de>;
-
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string")
-            }
-
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(Text)
     }
 }
 

@@ -7,24 +7,76 @@
 //! reads structs only from objects and enums only in the forms the schema lists: a unit variant
 //! as a string, other variants as an object with exactly one key.
 //!
+//! The adapter also enforces the [`InputLimits`] while it reads (values, depth, members of an
+//! object, items of an array) and, on text, refuses a key that appears twice in one object:
+//! serde's derived structs refuse a repeated field, but maps and `serde_json::Value` keep the
+//! last one. Any refusal sends the call to the explaining reader, which says where.
+//!
 //! serde buffers the input of internally tagged, adjacently tagged and untagged enums (and of
 //! `#[serde(flatten)]`) and reads it again outside of any deserializer we control; the schema
 //! analysis in `schema.rs` sends tools whose schema has such shapes through the full validator.
 
+use std::cell::Cell;
+use std::collections::HashSet;
 use std::fmt;
+use std::hash::BuildHasher;
 
 use serde::de::{
     self, DeserializeSeed, Deserializer, EnumAccess, IgnoredAny, IntoDeserializer, MapAccess,
     SeqAccess, Unexpected, VariantAccess, Visitor,
 };
 
+use crate::limits::InputLimits;
+
+/// What one read may still do: the limits, the values read so far, the open containers.
+pub(crate) struct Guard {
+    limits: InputLimits,
+    nodes: Cell<usize>,
+    depth: Cell<usize>,
+    /// Whether keys are checked for repeats (text; a parsed value cannot repeat a key).
+    track_keys: bool,
+}
+
+impl Guard {
+    pub(crate) fn new(limits: &InputLimits, track_keys: bool) -> Self {
+        Self {
+            limits: *limits,
+            nodes: Cell::new(0),
+            depth: Cell::new(0),
+            track_keys,
+        }
+    }
+
+    fn node<E: de::Error>(&self) -> Result<(), E> {
+        let n = self.nodes.get() + 1;
+        if n > self.limits.max_nodes {
+            return Err(E::custom("too many values"));
+        }
+        self.nodes.set(n);
+        Ok(())
+    }
+
+    fn enter<E: de::Error>(&self) -> Result<(), E> {
+        let d = self.depth.get() + 1;
+        if d > self.limits.max_depth {
+            return Err(E::custom("nested too deep"));
+        }
+        self.depth.set(d);
+        Ok(())
+    }
+
+    fn leave(&self) {
+        self.depth.set(self.depth.get().saturating_sub(1));
+    }
+}
+
 /// The strict adapter around a deserializer.
-pub(crate) struct Strict<D>(pub(crate) D);
+pub(crate) struct Strict<'g, D>(pub(crate) D, pub(crate) &'g Guard);
 
 macro_rules! forward {
     ($($method:ident),*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(Wrap(visitor))
+            self.0.$method(Wrap(visitor, self.1))
         }
     )*};
 }
@@ -37,7 +89,7 @@ macro_rules! forward_plain {
     )*};
 }
 
-impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     type Error = D::Error;
 
     forward!(
@@ -77,7 +129,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_unit_struct(name, Wrap(visitor))
+        self.0.deserialize_unit_struct(name, Wrap(visitor, self.1))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -85,7 +137,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_newtype_struct(name, Wrap(visitor))
+        self.0
+            .deserialize_newtype_struct(name, Wrap(visitor, self.1))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -93,7 +146,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_tuple(len, Wrap(visitor))
+        self.0.deserialize_tuple(len, Wrap(visitor, self.1))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -102,7 +155,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_tuple_struct(name, len, Wrap(visitor))
+        self.0
+            .deserialize_tuple_struct(name, len, Wrap(visitor, self.1))
     }
 
     /// Objects only: the schema of a struct is `type: object`.
@@ -112,7 +166,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_map(Wrap(visitor))
+        self.0.deserialize_map(Wrap(visitor, self.1))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -121,7 +175,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_any(EnumVisitor(visitor))
+        self.0.deserialize_any(EnumVisitor(visitor, self.1))
     }
 
     fn is_human_readable(&self) -> bool {
@@ -130,7 +184,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<D> {
 }
 
 /// Passes every value through, wrapping what it hands on so nested values stay strict.
-struct Wrap<V>(V);
+struct Wrap<'g, V>(V, &'g Guard);
 
 macro_rules! visit {
     ($($method:ident($ty:ty)),*) => {$(
@@ -140,7 +194,7 @@ macro_rules! visit {
     )*};
 }
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
+impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -179,96 +233,404 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<V> {
     }
 
     fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_some(Strict(d))
+        self.0.visit_some(Strict(d, self.1))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.visit_newtype_struct(Strict(d))
+        self.0.visit_newtype_struct(Strict(d, self.1))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_seq(SeqWrap(seq))
+        let guard = self.1;
+        guard.enter()?;
+        let out = self.0.visit_seq(SeqWrap {
+            seq,
+            guard,
+            items: 0,
+        });
+        guard.leave();
+        out
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_map(MapWrap(map))
+        let guard = self.1;
+        guard.enter()?;
+        let out = self.0.visit_map(MapWrap {
+            map,
+            guard,
+            members: 0,
+            keys: Keys::default(),
+        });
+        guard.leave();
+        out
     }
 
     fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_enum(EnumWrap(data))
+        self.0.visit_enum(EnumWrap(data, self.1))
     }
 }
 
-struct Seed<S>(S);
+/// A value inside a container: one more node, read strictly.
+struct Seed<'g, S>(S, &'g Guard);
 
-impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<S> {
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Seed<'_, S> {
     type Value = S::Value;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        self.0.deserialize(Strict(d))
+        self.1.node()?;
+        self.0.deserialize(Strict(d, self.1))
     }
 }
 
-struct SeqWrap<A>(A);
+struct SeqWrap<'g, A> {
+    seq: A,
+    guard: &'g Guard,
+    items: usize,
+}
 
-impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for SeqWrap<A> {
+impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for SeqWrap<'_, A> {
     type Error = A::Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
     ) -> Result<Option<T::Value>, Self::Error> {
-        self.0.next_element_seed(Seed(seed))
+        let item = self.seq.next_element_seed(Seed(seed, self.guard))?;
+        if item.is_some() {
+            self.items += 1;
+            if self.items > self.guard.limits.max_items {
+                return Err(de::Error::custom("too many items"));
+            }
+        }
+        Ok(item)
     }
 
     fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
+        self.seq.size_hint()
     }
 }
 
-struct MapWrap<A>(A);
+struct MapWrap<'g, A> {
+    map: A,
+    guard: &'g Guard,
+    members: usize,
+    keys: Keys,
+}
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<A> {
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'_, A> {
     type Error = A::Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Self::Error> {
-        self.0.next_key_seed(Seed(seed))
+        let key = if self.guard.track_keys {
+            self.map.next_key_seed(KeySeed {
+                seed,
+                keys: &mut self.keys,
+            })?
+        } else {
+            self.map.next_key_seed(seed)?
+        };
+        if key.is_some() {
+            self.members += 1;
+            if self.members > self.guard.limits.max_members {
+                return Err(de::Error::custom("too many keys"));
+            }
+        }
+        Ok(key)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(
         &mut self,
         seed: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.next_value_seed(Seed(seed))
+        self.map.next_value_seed(Seed(seed, self.guard))
     }
 
     fn size_hint(&self) -> Option<usize> {
-        self.0.size_hint()
+        self.map.size_hint()
+    }
+}
+
+/// The keys of one object seen so far, as hashes: a repeat (or, rarely, a collision) refuses
+/// the typed read, and the explaining reader then compares the keys themselves.
+#[derive(Default)]
+struct Keys {
+    few: [u64; 8],
+    len: usize,
+    many: Option<HashSet<u64, foldhash::fast::RandomState>>,
+}
+
+impl Keys {
+    /// Records a key; `false` if it was seen before.
+    fn insert(&mut self, key: &[u8]) -> bool {
+        let hash = foldhash::fast::FixedState::with_seed(0x746f_6f6c_736d_6974).hash_one(key);
+        if let Some(many) = &mut self.many {
+            return many.insert(hash);
+        }
+        if self.few[..self.len].contains(&hash) {
+            return false;
+        }
+        if self.len < self.few.len() {
+            self.few[self.len] = hash;
+            self.len += 1;
+        } else {
+            let mut many: HashSet<u64, foldhash::fast::RandomState> =
+                self.few.iter().copied().collect();
+            many.insert(hash);
+            self.many = Some(many);
+        }
+        true
+    }
+}
+
+/// A key, recorded as its deserializer hands it to the key's visitor.
+struct KeySeed<'k, S> {
+    seed: S,
+    keys: &'k mut Keys,
+}
+
+impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, S> {
+    type Value = S::Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.seed.deserialize(KeyDe(d, self.keys))
+    }
+}
+
+struct KeyDe<'k, D>(D, &'k mut Keys);
+
+macro_rules! key_forward {
+    ($($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            self.0.$method(KeyVisitor(visitor, self.1))
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDe<'_, D> {
+    type Error = D::Error;
+
+    key_forward!(
+        deserialize_any,
+        deserialize_bool,
+        deserialize_i8,
+        deserialize_i16,
+        deserialize_i32,
+        deserialize_i64,
+        deserialize_i128,
+        deserialize_u8,
+        deserialize_u16,
+        deserialize_u32,
+        deserialize_u64,
+        deserialize_u128,
+        deserialize_f32,
+        deserialize_f64,
+        deserialize_char,
+        deserialize_str,
+        deserialize_string,
+        deserialize_bytes,
+        deserialize_byte_buf,
+        deserialize_option,
+        deserialize_unit,
+        deserialize_seq,
+        deserialize_map,
+        deserialize_identifier,
+        deserialize_ignored_any
+    );
+
+    fn deserialize_unit_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0
+            .deserialize_unit_struct(name, KeyVisitor(visitor, self.1))
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0
+            .deserialize_newtype_struct(name, KeyVisitor(visitor, self.1))
+    }
+
+    fn deserialize_tuple<V: Visitor<'de>>(
+        self,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_tuple(len, KeyVisitor(visitor, self.1))
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0
+            .deserialize_tuple_struct(name, len, KeyVisitor(visitor, self.1))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0
+            .deserialize_struct(name, fields, KeyVisitor(visitor, self.1))
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        self.0
+            .deserialize_enum(name, variants, KeyVisitor(visitor, self.1))
+    }
+
+    fn is_human_readable(&self) -> bool {
+        self.0.is_human_readable()
+    }
+}
+
+/// Records the key's text (or number, for maps keyed by integers), then hands it on.
+struct KeyVisitor<'k, V>(V, &'k mut Keys);
+
+impl<V> KeyVisitor<'_, V> {
+    fn record<E: de::Error>(&mut self, key: &[u8]) -> Result<(), E> {
+        if self.1.insert(key) {
+            Ok(())
+        } else {
+            Err(E::custom("a key appears twice"))
+        }
+    }
+}
+
+macro_rules! key_visit_number {
+    ($($method:ident($ty:ty)),*) => {$(
+        fn $method<E: de::Error>(mut self, v: $ty) -> Result<Self::Value, E> {
+            self.record(v.to_string().as_bytes())?;
+            self.0.$method(v)
+        }
+    )*};
+}
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for KeyVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_str<E: de::Error>(mut self, v: &str) -> Result<Self::Value, E> {
+        self.record(v.as_bytes())?;
+        self.0.visit_str(v)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(mut self, v: &'de str) -> Result<Self::Value, E> {
+        self.record(v.as_bytes())?;
+        self.0.visit_borrowed_str(v)
+    }
+
+    fn visit_string<E: de::Error>(mut self, v: String) -> Result<Self::Value, E> {
+        self.record(v.as_bytes())?;
+        self.0.visit_string(v)
+    }
+
+    fn visit_bytes<E: de::Error>(mut self, v: &[u8]) -> Result<Self::Value, E> {
+        self.record(v)?;
+        self.0.visit_bytes(v)
+    }
+
+    fn visit_borrowed_bytes<E: de::Error>(mut self, v: &'de [u8]) -> Result<Self::Value, E> {
+        self.record(v)?;
+        self.0.visit_borrowed_bytes(v)
+    }
+
+    fn visit_byte_buf<E: de::Error>(mut self, v: Vec<u8>) -> Result<Self::Value, E> {
+        self.record(&v)?;
+        self.0.visit_byte_buf(v)
+    }
+
+    key_visit_number!(
+        visit_i8(i8),
+        visit_i16(i16),
+        visit_i32(i32),
+        visit_i64(i64),
+        visit_i128(i128),
+        visit_u8(u8),
+        visit_u16(u16),
+        visit_u32(u32),
+        visit_u64(u64),
+        visit_u128(u128),
+        visit_bool(bool),
+        visit_char(char)
+    );
+
+    fn visit_f32<E: de::Error>(self, v: f32) -> Result<Self::Value, E> {
+        self.0.visit_f32(v)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        self.0.visit_f64(v)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_none()
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.0.visit_unit()
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.visit_some(d)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        self.0.visit_newtype_struct(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_map(map)
+    }
+
+    fn visit_enum<A: EnumAccess<'de>>(self, data: A) -> Result<Self::Value, A::Error> {
+        self.0.visit_enum(data)
     }
 }
 
 /// An enum handed over by a deserializer that has its own enum support.
-struct EnumWrap<A>(A);
+struct EnumWrap<'g, A>(A, &'g Guard);
 
-impl<'de, A: EnumAccess<'de>> EnumAccess<'de> for EnumWrap<A> {
+impl<'g, 'de, A: EnumAccess<'de>> EnumAccess<'de> for EnumWrap<'g, A> {
     type Error = A::Error;
-    type Variant = VariantWrap<A::Variant>;
+    type Variant = VariantWrap<'g, A::Variant>;
 
     fn variant_seed<V: DeserializeSeed<'de>>(
         self,
         seed: V,
     ) -> Result<(V::Value, Self::Variant), Self::Error> {
         let (value, variant) = self.0.variant_seed(seed)?;
-        Ok((value, VariantWrap(variant)))
+        Ok((value, VariantWrap(variant, self.1)))
     }
 }
 
-struct VariantWrap<A>(A);
+struct VariantWrap<'g, A>(A, &'g Guard);
 
-impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<A> {
+impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<'_, A> {
     type Error = A::Error;
 
     fn unit_variant(self) -> Result<(), Self::Error> {
@@ -279,11 +641,11 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<A> {
         self,
         seed: T,
     ) -> Result<T::Value, Self::Error> {
-        self.0.newtype_variant_seed(Seed(seed))
+        self.0.newtype_variant_seed(Seed(seed, self.1))
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, Self::Error> {
-        self.0.tuple_variant(len, Wrap(v))
+        self.0.tuple_variant(len, Wrap(v, self.1))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -291,14 +653,14 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<A> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.struct_variant(fields, Wrap(v))
+        self.0.struct_variant(fields, Wrap(v, self.1))
     }
 }
 
 /// Reads an externally tagged enum: a string for a unit variant, or an object with one key.
-struct EnumVisitor<V>(V);
+struct EnumVisitor<'g, V>(V, &'g Guard);
 
-impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<V> {
+impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<'_, V> {
     type Value = V::Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -319,22 +681,26 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<V> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        self.0.visit_enum(MapEnum(map))
+        let guard = self.1;
+        guard.enter()?;
+        let out = self.0.visit_enum(MapEnum(map, guard));
+        guard.leave();
+        out
     }
 }
 
-struct MapEnum<A>(A);
+struct MapEnum<'g, A>(A, &'g Guard);
 
-impl<'de, A: MapAccess<'de>> EnumAccess<'de> for MapEnum<A> {
+impl<'g, 'de, A: MapAccess<'de>> EnumAccess<'de> for MapEnum<'g, A> {
     type Error = A::Error;
-    type Variant = MapVariant<A>;
+    type Variant = MapVariant<'g, A>;
 
     fn variant_seed<V: DeserializeSeed<'de>>(
         mut self,
         seed: V,
     ) -> Result<(V::Value, Self::Variant), Self::Error> {
         match self.0.next_key_seed(seed)? {
-            Some(variant) => Ok((variant, MapVariant(self.0))),
+            Some(variant) => Ok((variant, MapVariant(self.0, self.1))),
             None => Err(de::Error::invalid_length(
                 0,
                 &"an object with exactly one key naming the variant",
@@ -343,11 +709,11 @@ impl<'de, A: MapAccess<'de>> EnumAccess<'de> for MapEnum<A> {
     }
 }
 
-struct MapVariant<A>(A);
+struct MapVariant<'g, A>(A, &'g Guard);
 
-impl<'de, A: MapAccess<'de>> MapVariant<A> {
+impl<'de, A: MapAccess<'de>> MapVariant<'_, A> {
     fn value<T: DeserializeSeed<'de>>(mut self, seed: T) -> Result<T::Value, A::Error> {
-        let value = self.0.next_value_seed(Seed(seed))?;
+        let value = self.0.next_value_seed(Seed(seed, self.1))?;
         if self.0.next_key::<IgnoredAny>()?.is_some() {
             return Err(de::Error::invalid_length(
                 2,
@@ -358,7 +724,7 @@ impl<'de, A: MapAccess<'de>> MapVariant<A> {
     }
 }
 
-impl<'de, A: MapAccess<'de>> VariantAccess<'de> for MapVariant<A> {
+impl<'de, A: MapAccess<'de>> VariantAccess<'de> for MapVariant<'_, A> {
     type Error = A::Error;
 
     /// The schema lists a unit variant as a string only.
@@ -410,26 +776,84 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
     }
 }
 
-/// Deserializes `T` from JSON text through [`Strict`], requiring the whole text to be consumed.
-pub(crate) fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+/// Deserializes `T` from JSON text through [`Strict`] under `limits`, requiring the whole
+/// text to be consumed. The byte limit is the caller's to check.
+pub(crate) fn from_str<T: de::DeserializeOwned>(
+    text: &str,
+    limits: &InputLimits,
+) -> Result<T, serde_json::Error> {
+    let guard = Guard::new(limits, true);
+    guard.node::<serde_json::Error>()?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = T::deserialize(Strict(&mut de))?;
+    let value = T::deserialize(Strict(&mut de, &guard))?;
     de.end()?;
     Ok(value)
 }
 
-/// Deserializes `T` from a parsed value through [`Strict`].
+/// Deserializes `T` from a parsed value through [`Strict`]. The value's limits are checked
+/// before (without recursion); here they hold again for values nested in what the struct
+/// reads, at no extra cost.
 pub(crate) fn from_value<T: de::DeserializeOwned>(
     value: &serde_json::Value,
+    limits: &InputLimits,
 ) -> Result<T, serde_json::Error> {
-    T::deserialize(Strict(value))
+    let guard = Guard::new(limits, false);
+    guard.node::<serde_json::Error>()?;
+    T::deserialize(Strict(value, &guard))
 }
 
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
 
+    use std::collections::BTreeMap;
+
     use super::*;
+
+    fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
+        super::from_str(text, &InputLimits::DEFAULT)
+    }
+
+    fn from_value<T: de::DeserializeOwned>(
+        value: &serde_json::Value,
+    ) -> Result<T, serde_json::Error> {
+        super::from_value(value, &InputLimits::DEFAULT)
+    }
+
+    #[test]
+    fn repeated_keys_are_refused_in_maps_and_values_at_every_depth() {
+        assert!(from_str::<BTreeMap<String, u8>>(r#"{"a":1,"b":2}"#).is_ok());
+        assert!(from_str::<BTreeMap<String, u8>>(r#"{"a":1,"a":2}"#).is_err());
+        assert!(from_str::<serde_json::Value>(r#"[{"x":{"y":1,"y":2}}]"#).is_err());
+        assert!(from_str::<BTreeMap<u8, u8>>(r#"{"1":1,"1":2}"#).is_err());
+        assert!(from_str::<Outer>(r#"{"points":[{"x":1,"y":2,"x":3}],"shape":null}"#).is_err());
+        // Many keys spill from the inline set and are still compared.
+        let many: String = (0..20).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        assert!(from_str::<BTreeMap<String, u8>>(&format!("{{{many}\"k3\":0}}")).is_err());
+        assert!(from_str::<BTreeMap<String, u8>>(&format!("{{{many}\"k99\":0}}")).is_ok());
+    }
+
+    #[test]
+    fn limits_hold_while_reading() {
+        let limits = InputLimits::DEFAULT.with_max_items(3);
+        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits).is_ok());
+        assert!(super::from_str::<Vec<u8>>("[1,2,3,4]", &limits).is_err());
+        let limits = InputLimits::DEFAULT.with_max_depth(2);
+        assert!(super::from_str::<Vec<Vec<u8>>>("[[1]]", &limits).is_ok());
+        assert!(super::from_str::<Vec<Vec<Vec<u8>>>>("[[[1]]]", &limits).is_err());
+        let limits = InputLimits::DEFAULT.with_max_nodes(3);
+        assert!(super::from_str::<Vec<u8>>("[1,2]", &limits).is_ok());
+        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits).is_err());
+        let limits = InputLimits::DEFAULT.with_max_members(1);
+        assert!(super::from_str::<BTreeMap<String, u8>>(r#"{"a":1,"b":2}"#, &limits).is_err());
+        assert!(
+            super::from_value::<Vec<Vec<Vec<u8>>>>(
+                &serde_json::json!([[[1]]]),
+                &InputLimits::DEFAULT.with_max_depth(2)
+            )
+            .is_err()
+        );
+    }
 
     #[derive(Debug, Deserialize, PartialEq)]
     struct Point {

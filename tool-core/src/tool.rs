@@ -232,6 +232,8 @@ pub struct ToolSpec {
     pub data_classification: Option<&'static str>,
     /// `#[tool(version = "1.2.0")]`.
     pub version: Option<&'static str>,
+    /// `#[tool(limits(max_bytes = ..))]`.
+    pub input_limits: Option<crate::limits::InputLimits>,
 }
 
 /// What a tool does to the world, from `#[tool(effect = "read" | "write" | "destructive")]`.
@@ -424,6 +426,7 @@ pub struct ToolDefinition {
     inline: bool,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     report: OnceLock<Option<crate::report::Report>>,
+    input_limits: Option<crate::limits::InputLimits>,
 }
 
 impl ToolDefinition {
@@ -488,6 +491,7 @@ impl ToolDefinition {
             inline: spec.inline,
             validator: OnceLock::new(),
             report: OnceLock::new(),
+            input_limits: spec.input_limits,
         }
     }
 
@@ -538,7 +542,30 @@ impl ToolDefinition {
             inline: false,
             validator: OnceLock::new(),
             report: OnceLock::new(),
+            input_limits: None,
         }
+    }
+
+    /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool
+    /// that takes more (or less) than the defaults; see [`InputLimits`](crate::InputLimits).
+    ///
+    /// ```
+    /// use toolsmith_core::{InputLimits, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    ///     .with_input_limits(InputLimits::default().with_max_bytes(16));
+    /// let err = def.validate(r#"{"text": "longer than sixteen bytes"}"#.into()).unwrap_err();
+    /// assert!(err.message().contains("max_bytes"));
+    /// ```
+    #[must_use]
+    pub fn with_input_limits(mut self, limits: crate::limits::InputLimits) -> Self {
+        self.input_limits = Some(limits);
+        self
+    }
+
+    /// The limits set for this tool's arguments, if it sets its own.
+    #[must_use]
+    pub fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
+        self.input_limits.as_ref()
     }
 
     /// Sets the human-readable title (MCP's `title`).
@@ -791,11 +818,16 @@ impl ToolDefinition {
     /// Validates a model's arguments against the input schema with the full validator and
     /// returns them as a value, or an `invalid_arguments` error listing every violation.
     ///
+    /// The text is read under the tool's [`InputLimits`](crate::InputLimits), a key repeated
+    /// in one object is refused, and numbers are read exactly: an integer written `5.0` is the
+    /// integer 5, and a number no integer parameter can take exactly is refused rather than
+    /// rounded.
+    ///
     /// # Errors
     ///
     /// `invalid_arguments`, or `internal_error` if the schema itself does not compile.
     pub fn validate(&self, arguments: Arguments<'_>) -> Result<Value, crate::ToolError> {
-        crate::validate::validate_full(self, arguments)
+        crate::validate::validate_full(self, &arguments, crate::validate::limits_for(self, None))
     }
 
     /// The tool's name, e.g. `"search_web"`.

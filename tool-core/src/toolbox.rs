@@ -420,6 +420,18 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let arguments = arguments.into();
+        let limited;
+        let ctx = match self.limited_context(name, ctx) {
+            Some(with_limits) => {
+                limited = with_limits;
+                &limited
+            }
+            None => ctx,
+        };
+        let arguments = match self.admit(name, arguments, ctx) {
+            Ok(arguments) => arguments,
+            Err(err) => return ToolOutcome::Error(err),
+        };
         let ran = match self.run_fast(name, &arguments, ctx, None) {
             Ok(ran) => ran,
             // Boxed: the full path's future is large, and most calls never build it.
@@ -478,8 +490,24 @@ impl Toolbox {
         out: &mut Vec<u8>,
     ) -> CallStatus {
         let start = out.len();
-        out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
         let arguments = arguments.into();
+        let limited;
+        let ctx = match self.limited_context(name, ctx) {
+            Some(with_limits) => {
+                limited = with_limits;
+                &limited
+            }
+            None => ctx,
+        };
+        let arguments = match self.admit(name, arguments, ctx) {
+            Ok(arguments) => arguments,
+            Err(err) => {
+                let outcome = ToolOutcome::Error(err);
+                outcome.write_json(out);
+                return CallStatus::of(&outcome);
+            }
+        };
+        out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
         let ran = match self.run_fast(name, &arguments, ctx, Some(&mut *out)) {
             Ok(ran) => ran,
             Err(first) => {
@@ -580,6 +608,41 @@ impl Toolbox {
             Some(enabled) => enabled.enabled(ctx).await,
             None => true,
         }
+    }
+
+    /// Sets the limits on arguments (size, depth, values, keys per object, items per array)
+    /// for the tools that set none of their own; see [`InputLimits`](crate::InputLimits) for
+    /// the defaults and why.
+    ///
+    /// ```
+    /// use toolsmith::{tool, InputLimits, ToolContext, Toolbox};
+    ///
+    /// /// Sums numbers. Pure, no side effects. Not for more than a thousand numbers.
+    /// #[tool(effect = "read", inline)]
+    /// fn sum(
+    ///     /// The numbers to add.
+    ///     numbers: Vec<i64>,
+    /// ) -> i64 {
+    ///     numbers.iter().fold(0, |a, b| a.saturating_add(*b))
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new()
+    ///     .with(Sum)
+    ///     .with_input_limits(InputLimits::default().with_max_items(3));
+    /// let ctx = ToolContext::new();
+    /// let out = toolbox.call("sum", r#"{"numbers": [1, 2, 3]}"#, &ctx).await;
+    /// assert_eq!(out.into_result::<i64>().unwrap(), 6);
+    /// let out = toolbox.call("sum", r#"{"numbers": [1, 2, 3, 4]}"#, &ctx).await;
+    /// let err = out.error().unwrap();
+    /// assert_eq!(err.fields()[0].pointer, "/numbers");
+    /// assert!(err.fields()[0].message.contains("more than 3 items, the limit (max_items)"));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_input_limits(mut self, limits: crate::limits::InputLimits) -> Self {
+        self.settings.input_limits = Some(limits);
+        self
     }
 
     /// Sets the time each attempt may take, for tools that set none (default 30 s).
@@ -883,6 +946,51 @@ impl Toolbox {
         }
     }
 
+    /// A context that carries the toolbox's limits on arguments, when the tool `name` sets
+    /// none of its own and the toolbox has some (the tool's read finds them there).
+    fn limited_context(&self, name: &str, ctx: &ToolContext) -> Option<ToolContext> {
+        let limits = self.settings.input_limits?;
+        let def = self.get(name)?.definition();
+        (def.input_limits().is_none() && ctx.input_limits() != Some(&limits))
+            .then(|| ctx.clone().with_input_limits(limits))
+    }
+
+    /// Refuses, before anything reads or copies them, parsed arguments over the limits (a
+    /// host may hand in a value nested deeper than any stack: a copy or a drop would recurse
+    /// through it). An owned value so refused is taken apart without recursion.
+    fn admit<'x>(
+        &self,
+        name: &str,
+        arguments: Arguments<'x>,
+        ctx: &ToolContext,
+    ) -> Result<Arguments<'x>, ToolError> {
+        let Arguments::Value(value) = &arguments else {
+            return Ok(arguments);
+        };
+        let def = self.get(name).map(|tool| tool.definition());
+        let limits = match def {
+            Some(def) => crate::validate::limits_for(def, Some(ctx)),
+            None => ctx
+                .input_limits()
+                .unwrap_or(&crate::limits::InputLimits::DEFAULT),
+        };
+        let Some((limit, pointer)) = crate::limits::check_value(value, limits).broken else {
+            return Ok(arguments);
+        };
+        if let Arguments::Value(std::borrow::Cow::Owned(value)) = arguments {
+            crate::limits::dismantle(value);
+        }
+        let mut err = match def {
+            Some(def) => crate::validate::refused(def, vec![limit.field(limits, pointer)]),
+            None => ToolError::invalid_arguments(format!(
+                "The arguments are invalid: {}. Fix this and call again.",
+                limit.field(limits, pointer)
+            )),
+        };
+        err.finish(name, ctx.trace_id());
+        Err(err)
+    }
+
     pub(crate) fn unknown(&self, name: &str, available: &[&str]) -> ToolError {
         let mut names = available.to_vec();
         names.sort_unstable();
@@ -891,7 +999,7 @@ impl Toolbox {
         } else {
             format!("the available tools are `{}`", names.join("`, `"))
         };
-        let shown: String = name.chars().take(64).collect();
+        let shown = crate::echo::echo(name);
         ToolError::unknown_tool(format!(
             "There is no tool named `{shown}`; {listed}. Call one of those instead."
         ))

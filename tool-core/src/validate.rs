@@ -1,11 +1,14 @@
 //! Turning a model's arguments into the typed argument struct, or into errors the model can fix.
 //!
-//! The success path deserializes the text straight into the struct and checks the `#[arg]`
-//! constraints on the typed values. Only when that fails are the violations collected, each
-//! with its JSON pointer: by the direct reporter of `report.rs` for flat schemas, else by the
-//! full JSON Schema validator on the text parsed into a `serde_json::Value`. See
+//! The success path deserializes the text straight into the struct (through the strict
+//! adapter, which also holds the [`InputLimits`] and refuses repeated keys) and checks the
+//! `#[arg]` constraints on the typed values. Only when that fails is the document read again
+//! by the explaining reader (`reader.rs`: exact numbers, repeated keys and limits with their
+//! pointers) and its violations collected, each with its JSON pointer: by the direct reporter
+//! of `report.rs` for flat schemas, else by the full JSON Schema validator. See
 //! `docs/validation.md` for why the paths agree.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 
@@ -13,19 +16,32 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::context::ToolContext;
 use crate::error::{FieldError, ToolError};
-use crate::report::{Member, Members};
+use crate::limits::{InputLimits, Limit};
+use crate::reader::{Inexact, Refusal};
 use crate::tool::{Arguments, Bound, Constraint, ToolDefinition};
 
 /// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct.
 pub type Check<A> = fn(&A, &ToolDefinition) -> bool;
 
+/// The limits a call of the tool defined by `def` is read under: the context's (a toolbox
+/// sets them), else the tool's own, else the defaults.
+pub(crate) fn limits_for<'a>(
+    def: &'a ToolDefinition,
+    ctx: Option<&'a ToolContext>,
+) -> &'a InputLimits {
+    ctx.and_then(ToolContext::input_limits)
+        .or_else(|| def.input_limits())
+        .unwrap_or(&InputLimits::DEFAULT)
+}
+
 /// Parses and validates `arguments` for the tool defined by `def`.
 ///
 /// The only code generic over `A` is the typed read (from text, or from an object that arrived
 /// parsed, or the accepted document after a refusal) and the check; everything else
-/// (explaining a refusal, unwrapping, normalizing) is shared by every tool, so that a crate of
-/// many tools compiles one copy of it.
+/// (explaining a refusal, unwrapping, reading exactly) is shared by every tool, so that a crate
+/// of many tools compiles one copy of it.
 ///
 /// # Errors
 ///
@@ -34,33 +50,45 @@ pub type Check<A> = fn(&A, &ToolDefinition) -> bool;
 pub fn parse_arguments<A: DeserializeOwned>(
     def: &ToolDefinition,
     arguments: Arguments<'_>,
+    ctx: &ToolContext,
     check: Check<A>,
 ) -> Result<A, ToolError> {
-    let read = match typed_input(def, &arguments) {
-        Some(Typed::Text(text)) => Some(crate::strict::from_str::<A>(text)),
-        Some(Typed::Value(value)) => Some(crate::strict::from_value::<A>(value)),
+    let limits = limits_for(def, Some(ctx));
+    let read = match typed_input(def, &arguments, limits) {
+        Some(Typed::Text(text)) => Some(crate::strict::from_str::<A>(text, limits)),
+        Some(Typed::Value(value)) => Some(crate::strict::from_value::<A>(value, limits)),
         None => None,
     };
-    let refused = match read {
+    match read {
         Some(Ok(args)) if check(&args, def) => return Ok(args),
-        Some(Ok(_)) | None => None,
-        Some(Err(err)) => Some(err),
-    };
+        _ => {}
+    }
     let mut slot = None;
-    explain_refusal(
-        def,
-        arguments,
-        refused.as_ref(),
-        &mut |value| match crate::strict::from_value::<A>(value) {
-            Ok(args) => {
-                let passed = check(&args, def);
-                slot = Some(args);
-                Read::Typed { passed }
-            }
-            Err(err) => Read::Refused(err),
-        },
-    )?;
+    let explained =
+        explain_refusal(
+            def,
+            &arguments,
+            limits,
+            &mut |value| match crate::strict::from_value::<A>(value, limits) {
+                Ok(args) => {
+                    let passed = check(&args, def);
+                    slot = Some(args);
+                    Read::Typed { passed }
+                }
+                Err(err) => Read::Refused(err),
+            },
+        );
+    release(arguments);
+    explained?;
     slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))
+}
+
+/// Drops refused arguments; a parsed value is taken apart without recursion, since it may be
+/// nested deeper than the stack allows.
+fn release(arguments: Arguments<'_>) {
+    if let Arguments::Value(Cow::Owned(value)) = arguments {
+        crate::limits::dismantle(value);
+    }
 }
 
 /// What one typed read of an accepted document gave.
@@ -73,38 +101,38 @@ enum Read {
 
 /// The steps of [`parse_arguments`] after the typed read refused the arguments (or was
 /// skipped), which do not depend on the argument struct: every problem, or the accepted
-/// document read through `read`. `Ok` means its last read passed.
+/// document read through `read`. `Ok` means its read passed.
 fn explain_refusal(
     def: &ToolDefinition,
-    arguments: Arguments<'_>,
-    refused: Option<&serde_json::Error>,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
     read: &mut dyn FnMut(&Value) -> Read,
 ) -> Result<(), ToolError> {
-    let duplicate = refused.and_then(duplicate_field);
-    let mut refused = None;
-    for value in accepted_values(def, arguments, duplicate)? {
-        match read(&value) {
-            Read::Typed { passed: true } => return Ok(()),
-            Read::Typed { passed: false } => return Err(broken_constraint(def)),
-            Read::Refused(err) => refused = Some(err),
+    let document = document(def, arguments, limits)?;
+    explain_value(def, &document.value)?;
+    match read(&document.value) {
+        Read::Typed { passed: true } => Ok(()),
+        Read::Typed { passed: false } => Err(broken_constraint(def)),
+        Read::Refused(_) if !document.inexact.is_empty() => {
+            Err(invalid(def, inexact_fields(&document.inexact)))
         }
+        Read::Refused(err) => Err(unreadable(def, Some(err))),
     }
-    Err(unreadable(def, refused))
 }
 
-/// A document the schema accepts, in the forms to read in turn: as sent, then with integers
-/// written with a fraction (`5.0`, which JSON Schema accepts and serde refuses) normalized.
-fn accepted_values(
-    def: &ToolDefinition,
-    arguments: Arguments<'_>,
-    duplicate: Option<String>,
-) -> Result<Vec<Value>, ToolError> {
-    let accepted = explain(def, arguments, duplicate)?;
-    let normalized = match normalized_integers(&accepted) {
-        std::borrow::Cow::Owned(normalized) => Some(normalized),
-        std::borrow::Cow::Borrowed(_) => None,
-    };
-    Ok(std::iter::once(accepted).chain(normalized).collect())
+fn inexact_fields(inexact: &[Inexact]) -> Vec<FieldError> {
+    inexact
+        .iter()
+        .map(|number| {
+            FieldError::new(
+                number.pointer.clone(),
+                format!(
+                    "{} is not an integer this parameter can take exactly (it has a fraction, or is beyond the 64-bit range); send a whole number within the parameter's range, without a fraction or exponent",
+                    number.literal
+                ),
+            )
+        })
+        .collect()
 }
 
 fn broken_constraint(def: &ToolDefinition) -> ToolError {
@@ -118,7 +146,9 @@ fn broken_constraint(def: &ToolDefinition) -> ToolError {
 }
 
 fn unreadable(def: &ToolDefinition, err: Option<serde_json::Error>) -> ToolError {
-    let why = err.map_or_else(String::new, |err| format!(": {err}"));
+    let why = err.map_or_else(String::new, |err| {
+        format!(": {}", crate::echo::echo_to(&err.to_string(), 200))
+    });
     invalid(
         def,
         vec![FieldError::new(
@@ -137,9 +167,15 @@ enum Typed<'a> {
     Value(&'a Value),
 }
 
-/// The typed read's input; none for a tool that validates fully, or for arguments that are
-/// neither text nor an object (the explanation says what is wrong with them).
-fn typed_input<'a>(def: &ToolDefinition, arguments: &'a Arguments<'_>) -> Option<Typed<'a>> {
+/// The typed read's input; none for a tool that validates fully, for arguments that are
+/// neither text nor an object (the explanation says what is wrong with them), for text over
+/// the byte limit and for a parsed value the typed read must not see as it is (over a limit,
+/// or with integers written as floats).
+fn typed_input<'a>(
+    def: &ToolDefinition,
+    arguments: &'a Arguments<'_>,
+    limits: &InputLimits,
+) -> Option<Typed<'a>> {
     if def.full_validation {
         return None;
     }
@@ -147,10 +183,17 @@ fn typed_input<'a>(def: &ToolDefinition, arguments: &'a Arguments<'_>) -> Option
         Arguments::Text(text) => text.as_ref(),
         Arguments::Value(value) => match &**value {
             Value::String(text) => text.as_str(),
-            value @ Value::Object(_) => return Some(Typed::Value(value)),
+            value @ Value::Object(_) => {
+                let found = crate::limits::check_value(value, limits);
+                return (found.broken.is_none() && !found.integral_floats)
+                    .then_some(Typed::Value(value));
+            }
             _ => return None,
         },
     };
+    if limits.too_long(text.len()) {
+        return None;
+    }
     // An object starts with `{`; only other texts can be blank.
     if !text.starts_with('{') && text.trim().is_empty() {
         Some(Typed::Text("{}"))
@@ -163,114 +206,124 @@ fn typed_input<'a>(def: &ToolDefinition, arguments: &'a Arguments<'_>) -> Option
 /// them as a value.
 pub(crate) fn validate_full(
     def: &ToolDefinition,
-    arguments: Arguments<'_>,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
 ) -> Result<Value, ToolError> {
-    let value = match arguments {
-        Arguments::Text(text) => text_value(def, &text)?,
-        Arguments::Value(value) => match &*value {
-            Value::String(text) => text_value(def, text)?,
-            value => value.clone(),
-        },
-    };
+    let document = document(def, arguments, limits)?;
+    let value = document.value.into_owned();
     // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
-    if def.validator().is_ok_and(|v| v.is_valid(&value)) {
-        return Ok(value);
+    if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
+        explain_value(def, &value)?;
     }
-    explain_value(def, value, None)
+    if !document.inexact.is_empty() {
+        // The validator takes a float that looks integral for an integer; the typed read
+        // would refuse it, so a value handed to a reviewer or a hash must not carry it.
+        return Err(invalid(def, inexact_fields(&document.inexact)));
+    }
+    Ok(value)
 }
 
-fn text_value(def: &ToolDefinition, text: &str) -> Result<Value, ToolError> {
-    if text.trim().is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
-    match value {
-        Value::String(inner) if inner.trim().is_empty() => Ok(Value::Object(Map::new())),
-        Value::String(inner) => serde_json::from_str(&inner).map_err(|err| invalid_json(def, &err)),
-        other => Ok(other),
-    }
+/// The arguments as one document, read under the limits (exact numbers, no repeated keys),
+/// with the numbers an integer cannot take exactly.
+struct Document<'a> {
+    value: Cow<'a, Value>,
+    inexact: Vec<Inexact>,
 }
 
-/// Every problem with `arguments`, or the document when the schema accepts it. `duplicate` is
-/// a key the typed read found twice.
-fn explain(
+fn document<'a>(
     def: &ToolDefinition,
-    arguments: Arguments<'_>,
-    duplicate: Option<String>,
-) -> Result<Value, ToolError> {
+    arguments: &'a Arguments<'_>,
+    limits: &InputLimits,
+) -> Result<Document<'a>, ToolError> {
     match arguments {
-        Arguments::Text(text) => explain_text(def, &text, duplicate, false),
-        Arguments::Value(value) => {
-            if let Value::String(text) = &*value {
-                return explain_text(def, text, duplicate, true);
-            }
-            explain_value(def, value.into_owned(), duplicate)
-        }
+        Arguments::Text(text) => text_document(def, text, limits, false),
+        Arguments::Value(value) => match &**value {
+            Value::String(text) => text_document(def, text, limits, true),
+            value => value_document(def, value, limits),
+        },
     }
 }
 
-fn explain_text(
+fn empty<'a>() -> Document<'a> {
+    Document {
+        value: Cow::Owned(Value::Object(Map::new())),
+        inexact: Vec::new(),
+    }
+}
+
+fn text_document<'a>(
     def: &ToolDefinition,
     text: &str,
-    duplicate: Option<String>,
+    limits: &InputLimits,
     unwrapped: bool,
-) -> Result<Value, ToolError> {
+) -> Result<Document<'a>, ToolError> {
+    if limits.too_long(text.len()) {
+        return Err(invalid(
+            def,
+            vec![Limit::Bytes.field(limits, String::new())],
+        ));
+    }
     if !text.starts_with('{') && text.trim().is_empty() {
-        return explain_value(def, Value::Object(Map::new()), duplicate);
+        return Ok(empty());
     }
-    // A flat schema's problems are found from the object's members, without a map.
-    if let Some(report) = def.report()
-        && let Ok(members) = serde_json::from_str::<Members<'_>>(text)
-        && !members.has_duplicates()
-    {
-        let entries: Vec<(&str, Member<'_>)> = members
-            .0
-            .iter()
-            .map(|(k, raw)| (k.as_ref(), Member::Raw(raw)))
-            .collect();
-        let fields = report.check(&entries);
-        if !fields.is_empty() {
-            return Err(invalid(def, fields));
-        }
-    }
-    let value: Value = serde_json::from_str(text).map_err(|err| invalid_json(def, &err))?;
-    match value {
-        Value::String(inner) if !unwrapped => explain_text(def, &inner, duplicate, true),
-        value => explain_value(def, value, duplicate),
+    let read = crate::reader::read(text, limits).map_err(|refusal| match refusal {
+        Refusal::Syntax(err) => invalid_json(def, &err),
+        Refusal::Limit(limit, pointer) => invalid(def, vec![limit.field(limits, pointer)]),
+        Refusal::Duplicate { pointer, key } => invalid(
+            def,
+            vec![FieldError::new(
+                pointer,
+                format!("`{key}` appears more than once; send each key once"),
+            )],
+        ),
+    })?;
+    match read.value {
+        // OpenAI sends the arguments as a JSON string holding the object's text.
+        Value::String(inner) if !unwrapped => text_document(def, &inner, limits, true),
+        value => Ok(Document {
+            value: Cow::Owned(value),
+            inexact: read.inexact,
+        }),
     }
 }
 
-/// Reports every violation (the direct reporter, else the full validator), or returns the
-/// accepted document.
-fn explain_value(
+fn value_document<'a>(
     def: &ToolDefinition,
-    value: Value,
-    duplicate: Option<String>,
-) -> Result<Value, ToolError> {
-    let mut fields = match (def.report(), &value) {
-        (Some(report), Value::Object(map)) => report.check(&entries_of(map)),
+    value: &'a Value,
+    limits: &InputLimits,
+) -> Result<Document<'a>, ToolError> {
+    let found = crate::limits::check_value(value, limits);
+    if let Some((limit, pointer)) = found.broken {
+        return Err(invalid(def, vec![limit.field(limits, pointer)]));
+    }
+    let value = if found.integral_floats {
+        Cow::Owned(crate::limits::integral_floats_as_integers(value))
+    } else {
+        Cow::Borrowed(value)
+    };
+    let inexact = found
+        .beyond_exact
+        .into_iter()
+        .map(|(pointer, literal)| Inexact { pointer, literal })
+        .collect();
+    Ok(Document { value, inexact })
+}
+
+/// Reports every violation (the direct reporter, else the full validator) of a document read
+/// under the limits.
+fn explain_value(def: &ToolDefinition, value: &Value) -> Result<(), ToolError> {
+    let mut fields = match (def.report(), value) {
+        (Some(report), Value::Object(map)) => report.check(map),
         _ => Vec::new(),
     };
     if fields.is_empty() {
-        fields = explain_with_validator(def, &value)?;
-    }
-    if let Some(name) = duplicate {
-        fields.push(FieldError::new(
-            format!("/{}", escape(&name)),
-            format!("`{name}` appears more than once; send each key once"),
-        ));
+        fields = explain_with_validator(def, value)?;
     }
     if fields.is_empty() {
-        Ok(value)
+        Ok(())
     } else {
         Err(invalid(def, fields))
     }
-}
-
-fn entries_of(map: &Map<String, Value>) -> Vec<(&str, Member<'_>)> {
-    map.iter()
-        .map(|(k, v)| (k.as_str(), Member::Value(v)))
-        .collect()
 }
 
 /// The problems with `value` as the direct reporter lists them (`None` when the tool's schema
@@ -281,7 +334,7 @@ pub fn explanations(
     value: &Value,
 ) -> (Option<Vec<FieldError>>, Result<Vec<FieldError>, ToolError>) {
     let direct = def.report().map(|report| match value {
-        Value::Object(map) => report.check(&entries_of(map)),
+        Value::Object(map) => report.check(map),
         _ => Vec::new(),
     });
     (direct, explain_with_validator(def, value))
@@ -297,6 +350,10 @@ fn explain_with_validator(
     let mut fields = Vec::new();
     for err in validator.iter_errors(value) {
         describe(schema, &err, &mut fields);
+        // Enough to explain; a document with thousands of problems gets a short answer.
+        if fields.len() > MAX_FIELDS {
+            break;
+        }
     }
     Ok(fields)
 }
@@ -305,11 +362,26 @@ fn explain_with_validator(
 /// not produce an error larger than itself.
 const MAX_FIELDS: usize = 20;
 
+/// The longest pointer shown; each key in it is already cut to the echo cap.
+const MAX_POINTER: usize = 300;
+
+/// The `invalid_arguments` error for `fields`, as every refusal of arguments words it.
+pub(crate) fn refused(def: &ToolDefinition, fields: Vec<FieldError>) -> ToolError {
+    invalid(def, fields)
+}
+
 fn invalid(def: &ToolDefinition, mut fields: Vec<FieldError>) -> ToolError {
     if fields.len() > MAX_FIELDS {
-        let more = fields.len() - MAX_FIELDS;
         fields.truncate(MAX_FIELDS);
-        fields.push(FieldError::new("", format!("and {more} more problems")));
+        fields.push(FieldError::new(
+            "",
+            "and more problems: fix these and call again to see the rest",
+        ));
+    }
+    for field in &mut fields {
+        if field.pointer.len() > MAX_POINTER {
+            field.pointer = crate::echo::echo_to(&field.pointer, MAX_POINTER);
+        }
     }
     let mut message = format!("The arguments for `{}` are invalid: ", def.name());
     for (i, field) in fields.iter().enumerate() {
@@ -330,102 +402,71 @@ fn invalid_json(def: &ToolDefinition, err: &serde_json::Error) -> ToolError {
         vec![FieldError::new(
             "",
             format!(
-                "the arguments are not valid JSON ({err}); send one JSON object whose keys are the parameter names"
+                "the arguments are not valid JSON ({}); send one JSON object whose keys are the parameter names",
+                crate::echo::echo_to(&err.to_string(), 200)
             ),
         )],
     )
 }
 
-/// `duplicate field `x`` is serde's wording (`serde::de::Error::duplicate_field`).
-fn duplicate_field(err: &serde_json::Error) -> Option<String> {
-    // Syntax and EOF errors are not it; only data errors need their text read.
-    if err.classify() != serde_json::error::Category::Data {
-        return None;
-    }
-    let text = err.to_string();
-    let rest = text.strip_prefix("duplicate field `")?;
-    Some(rest[..rest.find('`')?].to_owned())
-}
-
-/// `value` with integral numbers written as integers (`5.0` → `5`); borrowed when it has none
-/// written with a fraction, which is almost always.
-pub(crate) fn normalized_integers(value: &Value) -> std::borrow::Cow<'_, Value> {
-    fn has_integral_float(value: &Value) -> bool {
-        match value {
-            Value::Number(n) => n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0),
-            Value::Array(items) => items.iter().any(has_integral_float),
-            Value::Object(map) => map.values().any(has_integral_float),
-            _ => false,
-        }
-    }
-    if has_integral_float(value) {
-        std::borrow::Cow::Owned(normalize_integers(value))
+/// `value` with integral numbers written as integers (`5.0` → `5`) where a float holds the
+/// integer unambiguously (below 2^53); borrowed when it has none, which is almost always.
+pub(crate) fn normalized_integers(value: &Value) -> Cow<'_, Value> {
+    if crate::limits::check_value(value, &InputLimits::UNBOUNDED).integral_floats {
+        Cow::Owned(crate::limits::integral_floats_as_integers(value))
     } else {
-        std::borrow::Cow::Borrowed(value)
-    }
-}
-
-pub(crate) fn normalize_integers(value: &Value) -> Value {
-    match value {
-        Value::Number(n) if n.is_f64() => n
-            .as_f64()
-            .filter(|f| f.fract() == 0.0)
-            .and_then(|f| {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
-                if f >= 0.0 && f < u64::MAX as f64 {
-                    Some(Value::from(f as u64))
-                } else if f < 0.0 && f >= i64::MIN as f64 {
-                    Some(Value::from(f as i64))
-                } else {
-                    None
-                }
-            })
-            .unwrap_or_else(|| value.clone()),
-        Value::Array(items) => Value::Array(items.iter().map(normalize_integers).collect()),
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .map(|(k, v)| (k.clone(), normalize_integers(v)))
-                .collect(),
-        ),
-        _ => value.clone(),
+        Cow::Borrowed(value)
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Messages
 
+/// A key as a JSON pointer segment (RFC 6901), cut to the echo cap with control characters
+/// shown escaped: a pointer quotes the model's keys like any message does.
 pub(crate) fn escape(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+    crate::echo::echo(&segment.replace('~', "~0").replace('/', "~1"))
 }
 
 fn unescape(segment: &str) -> String {
     segment.replace("~1", "/").replace("~0", "~")
 }
 
-/// `text` cut to `max` characters, marked with `…` when cut.
+/// `text` cut to `max` characters, marked with `…` when cut, control characters escaped.
 pub(crate) fn cut(text: &str, max: usize) -> String {
-    let mut text = text.to_owned();
-    shorten(&mut text, max);
-    text
+    crate::echo::echo_to(text, max)
 }
 
-/// Cuts `text` to `max` characters, marking the cut with `…`.
-fn shorten(text: &mut String, max: usize) {
-    // At most `max` bytes is at most `max` characters: no counting.
-    if text.len() <= max {
-        return;
-    }
-    if let Some((end, _)) = text.char_indices().nth(max) {
-        text.truncate(end);
-        text.push('…');
-    }
-}
-
-/// A short rendering of a value for messages: long values are cut.
+/// A short rendering of a value for messages: its JSON, cut to the echo cap. Only the start
+/// of a long value is ever written out.
 pub(crate) fn brief(value: &Value) -> String {
-    let mut text = value.to_string();
-    shorten(&mut text, 60);
-    text
+    /// Takes bytes until it has enough, then refuses the rest (ending serialization early).
+    struct Prefix(Vec<u8>);
+    impl std::io::Write for Prefix {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = PREFIX.saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let n = room.min(buf.len());
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Enough bytes for the cap in any script (at most 4 bytes a character), plus one.
+    const PREFIX: usize = crate::echo::ECHO_CAP * 4 + 4;
+    let mut prefix = Prefix(Vec::new());
+    let cut_short = serde_json::to_writer(&mut prefix, value).is_err();
+    let text = String::from_utf8_lossy(&prefix.0);
+    let shown = crate::echo::echo(&text);
+    if cut_short && !shown.ends_with('…') {
+        format!("{shown}…")
+    } else {
+        shown
+    }
 }
 
 pub(crate) fn kind_of(value: &Value) -> &'static str {
@@ -865,8 +906,8 @@ mod tests {
     #[test]
     fn integers_written_with_a_fraction_are_normalized() {
         assert_eq!(
-            normalize_integers(&json!({"a": [5.0, 5.5, -2.0]})),
-            json!({"a": [5, 5.5, -2]})
+            normalized_integers(&json!({"a": [5.0, 5.5, -2.0, 1e19]})).into_owned(),
+            json!({"a": [5, 5.5, -2, 1e19]})
         );
         let whole = json!({"a": [5.0]});
         assert!(

@@ -93,6 +93,15 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             .map(|lit| quote!(#lit)),
     );
     let version = option(tool.args.version.as_ref().map(|lit| quote!(#lit)));
+    let input_limits = option(tool.args.limits.as_ref().map(|limits| {
+        let setters = limits.iter().map(|(key, n)| {
+            let setter = format_ident!("with_{}", key);
+            let n = n.to_string();
+            let n = syn::LitInt::new(&format!("{n}usize"), proc_macro2::Span::call_site());
+            quote!(.#setter(#n))
+        });
+        quote!(::toolsmith::__private::InputLimits::DEFAULT #(#setters)*)
+    }));
     let lint_levels = tool
         .lint_levels
         .iter()
@@ -141,7 +150,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         quote! {
             let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
             let __Args { #(#fields_idents: #locals),* } =
-                match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __check) {
+                match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __ctx, __check) {
                     ::core::result::Result::Ok(__args) => __args,
                     ::core::result::Result::Err(__err) => return #on_error,
                 };
@@ -239,6 +248,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 scopes: &[#(#scopes),*],
                 data_classification: #data_classification,
                 version: #version,
+                input_limits: #input_limits,
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {

@@ -61,6 +61,8 @@ pub(crate) struct ToolArgs {
     pub(crate) data_classification: Option<LitStr>,
     /// `version = "1.2.0"`.
     pub(crate) version: Option<LitStr>,
+    /// `limits(max_bytes = 4_194_304, ...)`: each limit given, by its name.
+    pub(crate) limits: Option<Vec<(&'static str, u64)>>,
 }
 
 /// One lint named in `allow(...)`, `warn(...)` or `deny(...)`.

@@ -293,6 +293,8 @@ pub(crate) struct Settings {
     pub(crate) overrides: HashMap<String, ToolPolicy>,
     pub(crate) store: Arc<dyn crate::idempotency::IdempotencyStore>,
     pub(crate) idempotency: crate::idempotency::IdempotencyPolicy,
+    /// The limits on arguments for tools that set none of their own.
+    pub(crate) input_limits: Option<crate::limits::InputLimits>,
 }
 
 impl Default for Settings {
@@ -310,6 +312,7 @@ impl Default for Settings {
             overrides: HashMap::new(),
             store: Arc::new(crate::idempotency::MemoryStore::default()),
             idempotency: crate::idempotency::IdempotencyPolicy::default(),
+            input_limits: None,
         }
     }
 }

@@ -379,7 +379,8 @@ impl Toolbox {
         arguments: &Arguments<'_>,
         ctx: &ToolContext,
     ) -> Result<(), ToolError> {
-        let value = def.validate(arguments.clone())?;
+        let limits = crate::validate::limits_for(def, Some(ctx));
+        let value = crate::validate::validate_full(def, arguments, limits)?;
         let hash = arguments_hash(&value);
         let request = ApprovalRequest {
             tool: def.name(),
@@ -430,7 +431,8 @@ impl Toolbox {
         arguments: &Arguments<'_>,
         ctx: &ToolContext,
     ) -> Result<Reserved, ToolError> {
-        let value = def.validate(arguments.clone())?;
+        let limits = crate::validate::limits_for(def, Some(ctx));
+        let value = crate::validate::validate_full(def, arguments, limits)?;
         let scope = crate::idempotency::KeyScope {
             principal: ctx.principal(),
             run: if self.settings.idempotency.per_run {

@@ -31,6 +31,15 @@ pub(crate) const FALLBACK: &str = "fallback";
 pub(crate) const SCOPES: &str = "scopes";
 pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
 pub(crate) const VERSION: &str = "version";
+pub(crate) const LIMITS: &str = "limits";
+/// The keys of `limits(...)`, as `InputLimits` names its fields.
+pub(crate) const LIMIT_KEYS: &[&str] = &[
+    "max_bytes",
+    "max_depth",
+    "max_nodes",
+    "max_members",
+    "max_items",
+];
 /// Every key `#[tool]` accepts; drives the parser and the "expected one of" message.
 pub(crate) const TOOL_KEYS: &[&str] = &[
     NAME,
@@ -47,6 +56,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     SCOPES,
     DATA_CLASSIFICATION,
     VERSION,
+    LIMITS,
     READ_ONLY,
     DESTRUCTIVE,
     IDEMPOTENT,
@@ -232,6 +242,41 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 list.into_iter().collect(),
                 "tool",
             );
+        } else if meta.path.is_ident(LIMITS) {
+            // #[tool(limits(max_bytes = 4_194_304, max_items = 50_000))]
+            let mut limits: Vec<(&'static str, u64)> = Vec::new();
+            meta.parse_nested_meta(|inner| {
+                let name = inner
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                let Some(key) = LIMIT_KEYS.iter().find(|k| **k == name) else {
+                    errors.at(
+                        &inner.path,
+                        format!(
+                            "unknown limit `{name}`; expected one of {}",
+                            one_of(LIMIT_KEYS)
+                        ),
+                    );
+                    return skip_value(&inner);
+                };
+                let value: syn::LitInt = inner.value()?.parse()?;
+                match value.base10_parse::<u64>() {
+                    Ok(n) if n > 0 => {
+                        if limits.iter().any(|(k, _)| k == key) {
+                            errors.at(
+                                &inner.path,
+                                format!("limit `{name}` is given twice; keep one"),
+                            );
+                        }
+                        limits.push((key, n));
+                    }
+                    _ => errors.at(&value, "expected a whole number of at least 1"),
+                }
+                Ok(())
+            })?;
+            set_once(errors, &meta, &mut out.limits, limits, "tool");
         } else if meta.path.is_ident(REQUIRES_APPROVAL) {
             // #[tool(requires_approval)]
             set_once(
