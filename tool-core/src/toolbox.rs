@@ -1,6 +1,7 @@
 //! A set of tools, looked up by name and called with a model's arguments.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -420,14 +421,8 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let arguments = arguments.into();
-        let limited;
-        let ctx = match self.limited_context(name, ctx) {
-            Some(with_limits) => {
-                limited = with_limits;
-                &limited
-            }
-            None => ctx,
-        };
+        let ctx = self.limited_context(name, ctx);
+        let ctx = &*ctx;
         let arguments = match self.admit(name, arguments, ctx) {
             Ok(arguments) => arguments,
             Err(err) => return ToolOutcome::Error(err),
@@ -491,14 +486,8 @@ impl Toolbox {
     ) -> CallStatus {
         let start = out.len();
         let arguments = arguments.into();
-        let limited;
-        let ctx = match self.limited_context(name, ctx) {
-            Some(with_limits) => {
-                limited = with_limits;
-                &limited
-            }
-            None => ctx,
-        };
+        let ctx = self.limited_context(name, ctx);
+        let ctx = &*ctx;
         let arguments = match self.admit(name, arguments, ctx) {
             Ok(arguments) => arguments,
             Err(err) => {
@@ -948,11 +937,16 @@ impl Toolbox {
 
     /// A context that carries the toolbox's limits on arguments, when the tool `name` sets
     /// none of its own and the toolbox has some (the tool's read finds them there).
-    fn limited_context(&self, name: &str, ctx: &ToolContext) -> Option<ToolContext> {
-        let limits = self.settings.input_limits?;
-        let def = self.get(name)?.definition();
-        (def.input_limits().is_none() && ctx.input_limits() != Some(&limits))
-            .then(|| ctx.clone().with_input_limits(limits))
+    fn limited_context<'c>(&self, name: &str, ctx: &'c ToolContext) -> Cow<'c, ToolContext> {
+        match (self.settings.input_limits, self.get(name)) {
+            (Some(limits), Some(tool))
+                if tool.definition().input_limits().is_none()
+                    && ctx.input_limits() != Some(&limits) =>
+            {
+                Cow::Owned(ctx.clone().with_input_limits(limits))
+            }
+            _ => Cow::Borrowed(ctx),
+        }
     }
 
     /// Refuses, before anything reads or copies them, parsed arguments over the limits (a

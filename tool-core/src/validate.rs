@@ -113,26 +113,111 @@ fn explain_refusal(
     match read(&document.value) {
         Read::Typed { passed: true } => Ok(()),
         Read::Typed { passed: false } => Err(broken_constraint(def)),
-        Read::Refused(_) if !document.inexact.is_empty() => {
-            Err(invalid(def, inexact_fields(&document.inexact)))
+        Read::Refused(err) => {
+            let fields = inexact_fields(def, &document.inexact);
+            if fields.is_empty() {
+                Err(unreadable(def, Some(err)))
+            } else {
+                Err(invalid(def, fields))
+            }
         }
-        Read::Refused(err) => Err(unreadable(def, Some(err))),
     }
 }
 
-fn inexact_fields(inexact: &[Inexact]) -> Vec<FieldError> {
+/// The numbers the typed read refused because they are not integers it can take exactly,
+/// each with the range its schema allows.
+fn inexact_fields(def: &ToolDefinition, inexact: &[Inexact]) -> Vec<FieldError> {
+    let root = def.input_schema();
     inexact
         .iter()
-        .map(|number| {
-            FieldError::new(
+        .filter_map(|number| {
+            let schema = schema_at(root, &number.pointer);
+            // A `number` parameter takes the float as it is: not what was refused.
+            if schema.is_some_and(|s| !allows_integer_only(root, s)) {
+                return None;
+            }
+            let range = schema
+                .map(|s| integer_range(root, s))
+                .filter(|r| !r.is_empty())
+                .map_or_else(String::new, |r| format!(" {r}"));
+            Some(FieldError::new(
                 number.pointer.clone(),
                 format!(
-                    "{} is not an integer this parameter can take exactly (it has a fraction, or is beyond the 64-bit range); send a whole number within the parameter's range, without a fraction or exponent",
+                    "{} is not an integer this parameter can take exactly; send a whole number{range}, without a fraction or exponent",
                     number.literal
                 ),
-            )
+            ))
         })
         .collect()
+}
+
+/// The subschema that describes the instance at `pointer`, followed through `properties`,
+/// `items`, `prefixItems`, `additionalProperties`, local `$ref`s and `Option`'s `anyOf`.
+fn schema_at<'s>(root: &'s Value, pointer: &str) -> Option<&'s Value> {
+    let mut schema = deref(root, root);
+    for segment in pointer.split('/').skip(1) {
+        let key = unescape(segment);
+        schema = deref(root, non_null(root, schema));
+        let next = schema
+            .get("properties")
+            .and_then(|p| p.get(&key))
+            .or_else(|| {
+                let index = key.parse::<usize>().ok()?;
+                schema
+                    .get("prefixItems")
+                    .and_then(|items| items.get(index))
+                    .or_else(|| schema.get("items"))
+            })
+            .or_else(|| schema.get("additionalProperties").filter(|s| s.is_object()))?;
+        schema = deref(root, next);
+    }
+    Some(deref(root, non_null(root, schema)))
+}
+
+fn deref<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| resolve_ref(root, r))
+        .unwrap_or(schema)
+}
+
+/// `T` for `anyOf: [T, {"type": "null"}]`.
+fn non_null<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    let branches = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array);
+    match branches.map(|b| {
+        b.iter()
+            .filter(|s| !is_null_schema(deref(root, s)))
+            .collect::<Vec<_>>()
+    }) {
+        Some(rest) if rest.len() == 1 => deref(root, rest[0]),
+        _ => schema,
+    }
+}
+
+fn allows_integer_only(root: &Value, schema: &Value) -> bool {
+    let schema = deref(root, schema);
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "integer",
+        Some(Value::Array(types)) => {
+            types.iter().any(|t| t == "integer") && !types.iter().any(|t| t == "number")
+        }
+        _ => false,
+    }
+}
+
+/// "from -128 to 127", "of at least 0", or nothing, from the schema's bounds.
+fn integer_range(root: &Value, schema: &Value) -> String {
+    let schema = deref(root, schema);
+    match (schema.get("minimum"), schema.get("maximum")) {
+        (Some(min), Some(max)) => format!("from {min} to {max}"),
+        (Some(min), None) => format!("of at least {min}"),
+        (None, Some(max)) => format!("of at most {max}"),
+        (None, None) => String::new(),
+    }
 }
 
 fn broken_constraint(def: &ToolDefinition) -> ToolError {
@@ -215,10 +300,11 @@ pub(crate) fn validate_full(
     if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
         explain_value(def, &value)?;
     }
-    if !document.inexact.is_empty() {
-        // The validator takes a float that looks integral for an integer; the typed read
-        // would refuse it, so a value handed to a reviewer or a hash must not carry it.
-        return Err(invalid(def, inexact_fields(&document.inexact)));
+    // The validator takes a float that looks integral for an integer; the typed read would
+    // refuse it, so a value handed to a reviewer or a hash must not carry it.
+    let inexact = inexact_fields(def, &document.inexact);
+    if !inexact.is_empty() {
+        return Err(invalid(def, inexact));
     }
     Ok(value)
 }
