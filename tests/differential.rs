@@ -289,3 +289,163 @@ fn integral_as_integers(value: &serde_json::Value) -> serde_json::Value {
         _ => value.clone(),
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Exact integers at the boundaries
+
+/// Returns every argument as text, so a test sees exactly what reached the tool.
+#[toolsmith::tool(effect = "read", inline, allow(description_scope, tool_name))]
+fn exact_widths(
+    /// u8
+    a: Option<u8>,
+    /// i8
+    b: Option<i8>,
+    /// u16
+    c: Option<u16>,
+    /// i32
+    d: Option<i32>,
+    /// u32
+    e: Option<u32>,
+    /// i64
+    f: Option<i64>,
+    /// u64
+    g: Option<u64>,
+) -> Vec<String> {
+    fn show<T: ToString>(v: Option<T>) -> Option<String> {
+        v.map(|v| v.to_string())
+    }
+    [
+        show(a),
+        show(b),
+        show(c),
+        show(d),
+        show(e),
+        show(f),
+        show(g),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// An integer parameter takes a number exactly when its exact value is an integer in the
+/// type's range, whatever its form (`5`, `5.0`, `5e0`, `50e-1`), and the tool gets that
+/// integer; every other number is refused with the parameter's pointer. As text, the exact
+/// value is the literal's; as a parsed value, it is what the parser made of it (a float
+/// beyond 2^53 stands for many integers and is refused).
+#[test]
+fn integers_are_exact_at_every_boundary() {
+    const PARAMS: [(&str, i128, i128); 7] = [
+        ("a", 0, u8::MAX as i128),
+        ("b", i8::MIN as i128, i8::MAX as i128),
+        ("c", 0, u16::MAX as i128),
+        ("d", i32::MIN as i128, i32::MAX as i128),
+        ("e", 0, u32::MAX as i128),
+        ("f", i64::MIN as i128, i64::MAX as i128),
+        ("g", 0, u64::MAX as i128),
+    ];
+    let toolbox = toolsmith::Toolbox::new().with(ExactWidths);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let (_, mut runner) = runner();
+    runner
+        .run(&any::<u64>(), |seed| {
+            let mut g = common::Gen {
+                root: &serde_json::Value::Null,
+                state: seed,
+            };
+            let (param, lo, hi) = PARAMS[g.below(PARAMS.len())];
+            let bases: [i128; 12] = [
+                0,
+                1 << 7,
+                1 << 8,
+                1 << 15,
+                1 << 16,
+                1 << 31,
+                1 << 32,
+                1 << 53,
+                1 << 63,
+                1 << 64,
+                lo,
+                hi,
+            ];
+            let base = bases[g.below(bases.len())];
+            let sign = if g.chance(50) { -1 } else { 1 };
+            let n = sign * base + (g.below(3) as i128 - 1);
+            // The literal, and the integer it stands for exactly (none for a fraction).
+            let (literal, exact): (String, Option<i128>) = match g.below(9) {
+                0 => (n.to_string(), Some(n)),
+                1 => (format!("{n}.0"), Some(n)),
+                2 => (format!("{n}.000"), Some(n)),
+                3 => (format!("{n}e0"), Some(n)),
+                4 if n % 10 == 0 && n != 0 => (format!("{}e1", n / 10), Some(n)),
+                4 if n == 0 => ("0e1".to_owned(), Some(0)),
+                4 => (format!("{n}0e-1"), Some(n)),
+                5 => (format!("{n}.5"), None),
+                6 => (format!("{n}.0000000000000000001"), None),
+                7 if n % 10 != 0 => (format!("{n}e-1"), None),
+                7 if n == 0 => ("0E+1".to_owned(), Some(0)),
+                7 => (format!("{}E+1", n / 10), Some(n)),
+                _ if n == 0 => ("-0".to_owned(), Some(0)),
+                _ => (format!("{n}.0E0"), Some(n)),
+            };
+            let text = format!(r#"{{"{param}": {literal}}}"#);
+            let expect = |exact: Option<i128>| exact.filter(|n| (lo..=hi).contains(n));
+            // As text: the literal's exact value.
+            let outcome = rt.block_on(toolbox.call("exact_widths", text.as_str(), &ctx));
+            check(&outcome, param, expect(exact), &text)?;
+            // As a parsed value: what serde_json made of it, which is exact only for an
+            // integer it kept as one, or a float of an integer below 2^53.
+            if let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) {
+                let number = &value[param];
+                let parsed = number
+                    .as_i64()
+                    .map(i128::from)
+                    .or_else(|| number.as_u64().map(i128::from))
+                    .or_else(|| {
+                        number
+                            .as_f64()
+                            .filter(|f| f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0)
+                            .map(|f| f as i128)
+                    });
+                let outcome = rt.block_on(toolbox.call("exact_widths", &value, &ctx));
+                check(&outcome, param, expect(parsed), &value.to_string())?;
+            }
+            Ok(())
+        })
+        .unwrap();
+
+    fn check(
+        outcome: &toolsmith::ToolOutcome,
+        param: &str,
+        expected: Option<i128>,
+        sent: &str,
+    ) -> Result<(), TestCaseError> {
+        match expected {
+            Some(n) => {
+                let got: Vec<String> = outcome
+                    .clone()
+                    .into_result()
+                    .map_err(|e| TestCaseError::fail(format!("{sent} refused: {e}")))?;
+                prop_assert_eq!(got, vec![n.to_string()], "{}", sent);
+            }
+            None => {
+                let err = outcome.error();
+                prop_assert!(err.is_some(), "{} accepted: {}", sent, outcome);
+                let err = err.unwrap();
+                prop_assert_eq!(err.code().as_str(), "invalid_arguments");
+                let pointer = format!("/{param}");
+                prop_assert!(
+                    err.fields().iter().any(|f| f.pointer == pointer),
+                    "{}: {}",
+                    sent,
+                    err
+                );
+            }
+        }
+        Ok(())
+    }
+}
