@@ -238,13 +238,24 @@ pub(crate) fn check_value(value: &Value, limits: &InputLimits) -> ValueCheck {
     let mut frames: Vec<Frame<'_>> = Vec::new();
     let mut steps: Vec<Step<'_>> = Vec::new();
     let mut nodes = 0usize;
+    // The value's size as JSON text, counted without escapes or spaces: what `max_bytes`
+    // bounds when there is no text.
+    let mut bytes = 0usize;
     let mut next = Some(value);
     loop {
         if let Some(value) = next.take() {
             nodes += 1;
+            bytes = bytes.saturating_add(match value {
+                Value::String(text) => text.len() + 2,
+                Value::Object(map) => map.keys().map(|k| k.len() + 4).sum::<usize>() + 2,
+                Value::Array(items) => items.len() + 2,
+                _ => 1,
+            });
             let container = matches!(value, Value::Object(_) | Value::Array(_));
             let broken = if nodes > limits.max_nodes {
                 Some(Limit::Nodes)
+            } else if bytes > limits.max_bytes {
+                Some(Limit::Bytes)
             } else if container && frames.len() + 1 > limits.max_depth {
                 Some(Limit::Depth)
             } else {
@@ -361,6 +372,9 @@ mod tests {
         let limits = InputLimits::DEFAULT.with_max_nodes(4);
         let found = check_value(&json!({"a~/": [1, 2, 3]}), &limits);
         assert_eq!(found.broken, Some((Limit::Nodes, "/a~0~1/2".to_owned())));
+        let limits = InputLimits::DEFAULT.with_max_bytes(20);
+        let found = check_value(&json!({"a": "0123456789", "b": "0123456789"}), &limits);
+        assert_eq!(found.broken, Some((Limit::Bytes, "/b".to_owned())));
         let found = check_value(&json!({"a": 1, "b": 2.0}), &InputLimits::DEFAULT);
         assert!(found.broken.is_none());
         assert!(found.integral_floats);
