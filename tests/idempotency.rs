@@ -346,3 +346,77 @@ async fn a_full_memory_store_evicts_the_oldest_results_never_running_calls() {
         "a running call keeps its reservation"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_memory_store_is_bounded_in_bytes() {
+    let budget = 256 << 10;
+    let store = MemoryStore::new(1_000_000).with_max_bytes(budget);
+    let ttl = Duration::from_secs(3600);
+    store.reserve("running", "fp", ttl).await.unwrap();
+    let envelope = format!(r#"{{"status":"success","data":"{}"}}"#, "x".repeat(10_000));
+    for i in 0..500 {
+        let key = format!("k{i}");
+        tokio::time::advance(Duration::from_millis(10)).await;
+        store.reserve(&key, "fp", ttl).await.unwrap();
+        store.complete(&key, "fp", &envelope, ttl).await.unwrap();
+        assert!(
+            store.size_in_bytes() <= budget,
+            "{} bytes kept after {i} results",
+            store.size_in_bytes()
+        );
+    }
+    assert!(store.len() < 30, "{} keys", store.len());
+    assert!(matches!(
+        store.lookup("k499").await.unwrap(),
+        Some(Reservation::Done { ref envelope, .. }) if envelope.len() > 10_000
+    ));
+    assert!(store.lookup("k0").await.unwrap().is_none());
+    assert!(matches!(
+        store.lookup("running").await.unwrap(),
+        Some(Reservation::InProgress { .. })
+    ));
+    // A result larger than a sixteenth of the budget: the key remembers the call was done,
+    // so a repeat is not run again, and says its result was not kept.
+    let huge = format!(r#"{{"status":"success","data":"{}"}}"#, "y".repeat(budget));
+    store.reserve("huge", "fp", ttl).await.unwrap();
+    store.complete("huge", "fp", &huge, ttl).await.unwrap();
+    assert!(store.size_in_bytes() <= budget);
+    let Some(Reservation::Done { envelope, .. }) = store.lookup("huge").await.unwrap() else {
+        panic!("the call is remembered");
+    };
+    assert!(envelope.len() < 1_000, "{envelope}");
+    assert!(envelope.contains("already done"), "{envelope}");
+}
+
+/// Writes a big report. Writes data. Not for small notes.
+#[tool(effect = "write", allow(unbounded_string))]
+async fn write_big_report(
+    /// How many bytes.
+    size: usize,
+) -> String {
+    RUNS_BIG.fetch_add(1, Ordering::SeqCst);
+    "r".repeat(size)
+}
+
+static RUNS_BIG: AtomicUsize = AtomicUsize::new(0);
+
+#[tokio::test]
+async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
+    let toolbox = Toolbox::new()
+        .with(WriteBigReport)
+        .with_idempotency_store(MemoryStore::default().with_max_bytes(64 << 10));
+    let ctx = ctx();
+    let first = toolbox
+        .call("write_big_report", r#"{"size": 100000}"#, &ctx)
+        .await;
+    assert!(first.is_success());
+    let again = toolbox
+        .call("write_big_report", r#"{"size": 100000}"#, &ctx)
+        .await;
+    assert_eq!(RUNS_BIG.load(Ordering::SeqCst), 1, "not run twice");
+    assert!(
+        again.to_json().contains("already done"),
+        "{}",
+        again.to_json()
+    );
+}
