@@ -49,6 +49,30 @@ pub(crate) enum Refusal {
     Duplicate { pointer: String, key: String },
 }
 
+/// Checks that `text` is one JSON document within `limits` and without a repeated key,
+/// building nothing but the keys of the objects being read: for a transport that hands the
+/// text on to another parser.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn check(text: &str, limits: &InputLimits) -> Result<(), Refusal> {
+    if limits.too_long(text.len()) {
+        return Err(Refusal::Limit(Limit::Bytes, String::new()));
+    }
+    let state = State {
+        limits,
+        shape_only: true,
+        nodes: Cell::new(0),
+        numbers: Cell::new(0),
+        path: RefCell::new(Vec::new()),
+        floats: RefCell::new(Vec::new()),
+        refusal: RefCell::new(None),
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    match Node(&state).deserialize(&mut de).and_then(|_| de.end()) {
+        Ok(()) => Ok(()),
+        Err(err) => Err(state.refusal.into_inner().unwrap_or(Refusal::Syntax(err))),
+    }
+}
+
 /// Reads `text` (one JSON document) under `limits`.
 pub(crate) fn read(text: &str, limits: &InputLimits) -> Result<Read, Refusal> {
     if limits.too_long(text.len()) {
@@ -56,6 +80,7 @@ pub(crate) fn read(text: &str, limits: &InputLimits) -> Result<Read, Refusal> {
     }
     let state = State {
         limits,
+        shape_only: false,
         nodes: Cell::new(0),
         numbers: Cell::new(0),
         path: RefCell::new(Vec::new()),
@@ -135,6 +160,8 @@ fn locate<'v>(mut value: &'v mut Value, path: &[Seg]) -> Option<&'v mut Value> {
 
 struct State<'l> {
     limits: &'l InputLimits,
+    /// Check the limits and keys only: build no value.
+    shape_only: bool,
     nodes: Cell<usize>,
     /// The ordinal of the next number in document order.
     numbers: Cell<usize>,
@@ -200,6 +227,9 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        if self.0.shape_only {
+            return Ok(Value::Null);
+        }
         let ordinal = self.0.number();
         let path = self.0.path.borrow().clone();
         self.0.floats.borrow_mut().push((ordinal, path));
@@ -207,10 +237,16 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        if self.0.shape_only {
+            return Ok(Value::Null);
+        }
         Ok(Value::String(v.to_owned()))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        if self.0.shape_only {
+            return Ok(Value::Null);
+        }
         Ok(Value::String(v))
     }
 
@@ -228,17 +264,21 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             return Err(state.limit(Limit::Depth));
         }
         let mut items = Vec::new();
+        let mut count = 0;
         loop {
-            state.path.borrow_mut().push(Seg::Index(items.len()));
+            state.path.borrow_mut().push(Seg::Index(count));
             let item = seq.next_element_seed(Node(state))?;
             state.path.borrow_mut().pop();
             let Some(item) = item else {
                 return Ok(Value::Array(items));
             };
-            if items.len() >= state.limits.max_items {
+            if count >= state.limits.max_items {
                 return Err(state.limit(Limit::Items));
             }
-            items.push(item);
+            count += 1;
+            if !state.shape_only {
+                items.push(item);
+            }
         }
     }
 
@@ -266,7 +306,9 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             let Some(Seg::Key(key)) = state.path.borrow_mut().pop() else {
                 return Err(de::Error::custom("the path lost its key"));
             };
-            members.insert(key, value?);
+            // Checking only, the map keeps its keys (to find a repeat) and no values.
+            let value = value?;
+            members.insert(key, if state.shape_only { Value::Null } else { value });
         }
         Ok(Value::Object(members))
     }
@@ -463,6 +505,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, Refusal::Duplicate { ref pointer, .. } if pointer == "/1/a~1b"));
+    }
+
+    #[test]
+    fn checking_alone_finds_the_same_refusals() {
+        assert!(check(r#"{"a": [1, {"b": "x"}], "c": 1.5}"#, &InputLimits::DEFAULT).is_ok());
+        let err = check(
+            r#"{"p": {"a": [1, {"x": 1, "x": 2}]}}"#,
+            &InputLimits::DEFAULT,
+        )
+        .unwrap_err();
+        assert!(matches!(err, Refusal::Duplicate { ref pointer, .. } if pointer == "/p/a/1/x"));
+        let limits = InputLimits::DEFAULT.with_max_items(2);
+        let err = check(r#"{"a": [1, 2, 3]}"#, &limits).unwrap_err();
+        assert!(matches!(err, Refusal::Limit(Limit::Items, ref p) if p == "/a"));
+        assert!(matches!(
+            check("{", &InputLimits::DEFAULT).unwrap_err(),
+            Refusal::Syntax(_)
+        ));
     }
 
     #[test]

@@ -51,14 +51,17 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool as McpTool,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+mod http_guard;
+mod stdio;
+
 use crate::context::ToolContext;
+use crate::limits::InputLimits;
 use crate::provider::Dialect;
 use crate::provider::mcp::CallResult;
 use crate::toolbox::Toolbox;
@@ -71,6 +74,23 @@ pub const HTTP_PATH: &str = "/mcp";
 
 /// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Open HTTP sessions unless [`McpServer::with_max_sessions`] says otherwise: each holds a
+/// worker task and its buffers (tens of kilobytes), so a client that opens sessions without
+/// end must not exhaust the server.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// How long an HTTP session may go without a request before it is closed, unless
+/// [`McpServer::with_session_idle_timeout`] says otherwise (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Tool calls running at once, per server, unless [`McpServer::with_max_in_flight`] says
+/// otherwise; a call beyond it is answered at once with a retryable `rate_limited` error.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
+/// The least bytes one JSON-RPC message may take (rmcp's own HTTP body limit): room for a
+/// call whose arguments are at their limit, and the envelope around them.
+pub const MIN_MESSAGE_BYTES: usize = 4 << 20;
 
 /// The client requests of MCP 2025-11-25.
 const PROTOCOL_METHODS: &[&str] = &[
@@ -115,7 +135,14 @@ struct Config {
     instructions: Option<String>,
     page_size: usize,
     allowed_hosts: Vec<String>,
+    allowed_origins: Vec<String>,
     context: Option<Arc<ContextHook>>,
+    /// The limits on one message: what the tools' own limits allow, plus the envelope.
+    message_limits: InputLimits,
+    max_sessions: usize,
+    session_idle: std::time::Duration,
+    in_flight: Arc<tokio::sync::Semaphore>,
+    max_in_flight: usize,
 }
 
 /// The connected clients that get `notifications/tools/list_changed`.
@@ -145,6 +172,16 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn new(toolbox: Toolbox) -> Self {
+        let toolbox_limits: Vec<InputLimits> = toolbox
+            .settings
+            .input_limits
+            .into_iter()
+            .chain(
+                toolbox
+                    .definitions()
+                    .filter_map(|d| d.input_limits().copied()),
+            )
+            .collect();
         let tools = toolbox
             .definitions()
             .filter_map(|def| {
@@ -166,7 +203,13 @@ impl McpServer {
                 instructions: None,
                 page_size: DEFAULT_PAGE_SIZE,
                 allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+                allowed_origins: Vec::new(),
                 context: None,
+                message_limits: message_limits(&toolbox_limits),
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                session_idle: DEFAULT_SESSION_IDLE,
+                in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
+                max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             }),
             peers: Arc::default(),
         }
@@ -205,6 +248,73 @@ impl McpServer {
     pub fn with_allowed_hosts(self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
         let hosts = hosts.into_iter().map(Into::into).collect();
         self.edit(|c| c.allowed_hosts = hosts)
+    }
+
+    /// The browser origins the HTTP endpoint accepts besides loopback ones (`http://localhost`,
+    /// `http://127.0.0.1`, `http://[::1]`, any port), as `https://app.example.com` (any port)
+    /// or `https://app.example.com:8443`; `*` allows every origin. A request with another
+    /// `Origin` gets 403, as the MCP transport specification requires; a request without one
+    /// (not from a browser) is not affected.
+    ///
+    /// ```
+    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    ///     .with_allowed_origins(["https://app.example.com"]);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_allowed_origins(
+        self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let origins = origins.into_iter().map(Into::into).collect();
+        self.edit(|c| c.allowed_origins = origins)
+    }
+
+    /// The most bytes one JSON-RPC message may take, on stdio (one line) and HTTP (one
+    /// body). By default twice the largest `max_bytes` of the tools' limits plus room for the
+    /// envelope, and at least [`MIN_MESSAGE_BYTES`]. A longer message is answered with a
+    /// `-32700` parse error (HTTP 413) and never held whole.
+    ///
+    /// ```
+    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    ///     .with_max_message_bytes(16 << 20);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_max_message_bytes(self, bytes: usize) -> Self {
+        self.edit(|c| c.message_limits.max_bytes = bytes.max(1024))
+    }
+
+    /// How many HTTP sessions may be open at once (default [`DEFAULT_MAX_SESSIONS`]); an
+    /// `initialize` beyond it gets 503 with `Retry-After`, after idle sessions are closed.
+    #[must_use]
+    pub fn with_max_sessions(self, sessions: usize) -> Self {
+        self.edit(|c| c.max_sessions = sessions.max(1))
+    }
+
+    /// How long an HTTP session may go without a request before it is closed (default
+    /// [`DEFAULT_SESSION_IDLE`]).
+    #[must_use]
+    pub fn with_session_idle_timeout(self, idle: std::time::Duration) -> Self {
+        self.edit(|c| c.session_idle = idle)
+    }
+
+    /// How many tool calls may run at once across all of this server's clients (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]). A call beyond it is answered at once with a retryable
+    /// `rate_limited` tool error instead of queueing without bound.
+    ///
+    /// ```
+    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    ///     .with_max_in_flight(8);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_max_in_flight(self, calls: usize) -> Self {
+        let calls = calls.max(1);
+        self.edit(|c| {
+            c.max_in_flight = calls;
+            c.in_flight = Arc::new(tokio::sync::Semaphore::new(calls));
+        })
     }
 
     /// Adds to each request's context: `hook` gets the context the server made (call id,
@@ -271,7 +381,8 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let running = ServiceExt::serve(self, (read, write))
+        let transport = stdio::transport(read, write, self.config.message_limits);
+        let running = ServiceExt::serve(self, transport)
             .await
             .map_err(ServeError::new)?;
         running.waiting().await.map_err(ServeError::new)?;
@@ -304,14 +415,23 @@ impl McpServer {
         let shutdown = CancellationToken::new();
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.config.allowed_hosts.clone())
+            .with_max_request_body_bytes(self.config.message_limits.max_bytes)
             .with_cancellation_token(shutdown.child_token());
+        let sessions = Arc::new(http_guard::Sessions::new(
+            self.config.max_sessions,
+            self.config.session_idle,
+        ));
+        let guard = Arc::new(http_guard::Guard {
+            allowed_hosts: self.config.allowed_hosts.clone(),
+            allowed_origins: self.config.allowed_origins.clone(),
+            limits: self.config.message_limits,
+            sessions: Arc::clone(&sessions),
+        });
         let server = self;
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
+        let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+        let router = axum::Router::new().nest_service(HTTP_PATH, service).layer(
+            axum::middleware::from_fn_with_state(guard, http_guard::guard),
         );
-        let router = axum::Router::new().nest_service(HTTP_PATH, service);
         let stop = shutdown.clone();
         let task = tokio::spawn(async move {
             axum::serve(listener, router)
@@ -368,7 +488,7 @@ impl McpServer {
             .map(|def| def.name())
             .collect();
         ErrorData::invalid_params(
-            format!("Unknown tool: {name}"),
+            format!("Unknown tool: {}", crate::echo::echo(name)),
             Some(json!({ "available": available })),
         )
     }
@@ -513,6 +633,24 @@ impl ServerHandler for McpServer {
         let Some(tool) = toolbox.resolve(Dialect::Mcp, name) else {
             return Err(self.unknown_tool(name, &ctx).await);
         };
+        // A bounded number of calls at once: one beyond it is told to retry, not queued.
+        let Ok(_slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
+            let outcome = crate::ToolOutcome::Error(
+                crate::ToolError::new(
+                    crate::ErrorCode::RateLimited,
+                    format!(
+                        "The server is running its limit of {} calls at once. Retry in a moment.",
+                        self.config.max_in_flight
+                    ),
+                )
+                .retry_after(std::time::Duration::from_secs(1))
+                .with_trace_id(ctx.trace_id()),
+            );
+            let parts = CallResult::new(&outcome, Some(tool.definition()));
+            return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(parts.text),
+            ])));
+        };
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = toolbox.call(name, arguments, &ctx).await;
         // The toolbox refuses a tool disabled in this context as an unknown one: for MCP that
@@ -533,6 +671,30 @@ impl ServerHandler for McpServer {
         result.structured_content = parts.structured;
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// The limits on one message: the largest of the tools' (and the toolbox's) limits, with
+/// room for the JSON-RPC envelope around the arguments.
+fn message_limits(tools: &[InputLimits]) -> InputLimits {
+    let most = |f: fn(&InputLimits) -> usize| {
+        tools
+            .iter()
+            .map(f)
+            .chain(std::iter::once(f(&InputLimits::DEFAULT)))
+            .max()
+            .unwrap_or(0)
+    };
+    InputLimits::DEFAULT
+        .with_max_bytes(
+            most(|l| l.max_bytes)
+                .saturating_mul(2)
+                .saturating_add(64 << 10)
+                .max(MIN_MESSAGE_BYTES),
+        )
+        .with_max_depth(most(|l| l.max_depth).saturating_add(4))
+        .with_max_nodes(most(|l| l.max_nodes).saturating_add(1024))
+        .with_max_members(most(|l| l.max_members).max(64))
+        .with_max_items(most(|l| l.max_items))
 }
 
 /// The MCP request a tool runs for, in its context: `ctx.get::<McpRequest>()`.

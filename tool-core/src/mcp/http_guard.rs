@@ -1,0 +1,453 @@
+//! What the streamable HTTP endpoint checks before rmcp sees a request, and its sessions.
+//!
+//! - **Host** (DNS rebinding): the header is parsed strictly (a name or an address, a
+//!   bracketed IPv6 literal, an optional port, nothing else) and must name an allowed host.
+//! - **Origin**: the MCP transport specification (2025-11-25, "Security Warning") says servers
+//!   MUST validate the `Origin` header and answer 403 to an invalid one. Loopback origins are
+//!   allowed by default; [`McpServer::with_allowed_origins`](super::McpServer::with_allowed_origins)
+//!   widens the list.
+//! - **The body** is at most the message limit and is checked like a stdio line (JSON, limits,
+//!   no key twice in one object) without building it, so rmcp never parses a document that
+//!   could cost more than the limits allow.
+//! - **Sessions** are capped in number and closed after an idle time.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use serde_json::Value;
+use tokio::time::Instant;
+
+use crate::limits::InputLimits;
+
+/// What the guard in front of rmcp checks.
+#[derive(Clone, Debug)]
+pub(super) struct Guard {
+    pub(super) allowed_hosts: Vec<String>,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) limits: InputLimits,
+    pub(super) sessions: Arc<Sessions>,
+}
+
+/// The middleware: Host, Origin, then the body; a refused request never reaches rmcp.
+pub(super) async fn guard(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
+    match host.as_deref().map(parse_authority) {
+        Some(Some((name, port))) if host_allowed(&name, port, &guard.allowed_hosts) => {}
+        Some(Some(_)) => {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            );
+        }
+        _ => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: invalid or missing Host header",
+            );
+        }
+    }
+    if let Some(origin) = headers.get(http::header::ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .ok()
+            .and_then(parse_origin)
+            .is_some_and(|origin| origin_allowed(&origin, &guard.allowed_origins));
+        if !allowed {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed",
+            );
+        }
+    }
+    // A new session is an `initialize` without a session id.
+    if request.method() == http::Method::POST
+        && !headers.contains_key("mcp-session-id")
+        && guard.sessions.full().await
+    {
+        let mut response = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: too many open sessions; retry later",
+        );
+        response.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("5"),
+        );
+        return response;
+    }
+    if request.method() != http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, guard.limits.max_bytes).await else {
+        return json_rpc_refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &format!(
+                "Parse error: the message is longer than {} bytes; send a shorter one",
+                guard.limits.max_bytes
+            ),
+        );
+    };
+    let refusal = match std::str::from_utf8(&bytes) {
+        Ok(text) => crate::reader::check(text, &guard.limits)
+            .err()
+            .map(|r| super::stdio::refusal_text(&r, &guard.limits)),
+        Err(_) => Some("Parse error: the message is not UTF-8".to_owned()),
+    };
+    if let Some(message) = refusal {
+        return json_rpc_refusal(StatusCode::BAD_REQUEST, &message);
+    }
+    next.run(Request::from_parts(parts, Body::from(bytes)))
+        .await
+}
+
+fn refuse(status: StatusCode, message: &'static str) -> Response {
+    (status, message).into_response()
+}
+
+fn json_rpc_refusal(status: StatusCode, message: &str) -> Response {
+    let body = super::stdio::error_answer(&Value::Null, -32700, message);
+    (
+        status,
+        [(http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+/// `host`, `host:port`, `[v6]` or `[v6]:port`, the host lowercased; `None` for anything else.
+pub(super) fn parse_authority(authority: &str) -> Option<(String, Option<u16>)> {
+    let (host, rest) = if let Some(inner) = authority.strip_prefix('[') {
+        let end = inner.find(']')?;
+        let literal = &inner[..end];
+        literal.parse::<std::net::Ipv6Addr>().ok()?;
+        (literal.to_ascii_lowercase(), &inner[end + 1..])
+    } else {
+        let (host, rest) = match authority.find(':') {
+            Some(at) => (&authority[..at], &authority[at..]),
+            None => (authority, ""),
+        };
+        let valid = !host.is_empty()
+            && host.len() <= 253
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+        if !valid {
+            return None;
+        }
+        (host.to_ascii_lowercase(), rest)
+    };
+    let port = match rest {
+        "" => None,
+        rest => {
+            let digits = rest.strip_prefix(':')?;
+            if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(digits.parse::<u16>().ok()?)
+        }
+    };
+    Some((host, port))
+}
+
+/// Whether `host` (and `port`) is one of `allowed`, each a host or `host:port`.
+fn host_allowed(host: &str, port: Option<u16>, allowed: &[String]) -> bool {
+    allowed.iter().any(|entry| {
+        let entry = entry.trim();
+        match parse_authority(entry) {
+            Some((name, Some(p))) => name == host && port == Some(p),
+            Some((name, None)) => name == host,
+            // `::1` written without brackets.
+            None => entry
+                .parse::<std::net::Ipv6Addr>()
+                .is_ok_and(|ip| host.parse::<std::net::Ipv6Addr>().is_ok_and(|h| h == ip)),
+        }
+    })
+}
+
+/// An origin, `scheme://host[:port]`.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Origin {
+    scheme: String,
+    host: String,
+    port: Option<u16>,
+}
+
+pub(super) fn parse_origin(text: &str) -> Option<Origin> {
+    let (scheme, rest) = text.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if !matches!(scheme.as_str(), "http" | "https") {
+        return None;
+    }
+    let (host, port) = parse_authority(rest)?;
+    Some(Origin { scheme, host, port })
+}
+
+/// Whether `origin` is allowed: a loopback host (any port), or one of `allowed`, each an
+/// origin (`https://app.example.com`, any port unless one is given) or `*`.
+fn origin_allowed(origin: &Origin, allowed: &[String]) -> bool {
+    if matches!(origin.host.as_str(), "localhost" | "127.0.0.1" | "::1") {
+        return true;
+    }
+    allowed.iter().any(|entry| {
+        if entry == "*" {
+            return true;
+        }
+        parse_origin(entry).is_some_and(|e| {
+            e.scheme == origin.scheme
+                && e.host == origin.host
+                && (e.port.is_none() || e.port == origin.port)
+        })
+    })
+}
+
+/// rmcp's local sessions, at most `max` at once, each closed after `idle` without a request.
+#[derive(Debug)]
+pub(super) struct Sessions {
+    inner: LocalSessionManager,
+    seen: Mutex<HashMap<SessionId, Instant>>,
+    max: usize,
+    idle: Duration,
+}
+
+/// Why a session request failed.
+#[derive(Debug)]
+pub(super) enum SessionsError {
+    Full,
+    Inner(LocalSessionManagerError),
+}
+
+impl std::fmt::Display for SessionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Full => f.write_str("too many open sessions"),
+            Self::Inner(error) => error.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SessionsError {}
+
+impl From<LocalSessionManagerError> for SessionsError {
+    fn from(error: LocalSessionManagerError) -> Self {
+        Self::Inner(error)
+    }
+}
+
+impl Sessions {
+    pub(super) fn new(max: usize, idle: Duration) -> Self {
+        let mut inner = LocalSessionManager::default();
+        // rmcp's own idle timeout ends the session's worker as well.
+        inner.session_config.keep_alive = Some(idle);
+        Self {
+            inner,
+            seen: Mutex::new(HashMap::new()),
+            max: max.max(1),
+            idle,
+        }
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Ok(mut seen) = self.seen.lock()
+            && let Some(at) = seen.get_mut(id)
+        {
+            *at = Instant::now();
+        }
+    }
+
+    /// Closes the sessions idle for longer than allowed, and forgets those rmcp has closed.
+    async fn sweep(&self) {
+        let now = Instant::now();
+        let ids: Vec<SessionId> = match self.seen.lock() {
+            Ok(seen) => seen.keys().cloned().collect(),
+            Err(_) => return,
+        };
+        for id in ids {
+            let idle = self
+                .seen
+                .lock()
+                .ok()
+                .and_then(|seen| seen.get(&id).copied())
+                .is_some_and(|at| now.duration_since(at) >= self.idle);
+            let open = self.inner.has_session(&id).await.unwrap_or(false);
+            if idle && open {
+                let _ = self.inner.close_session(&id).await;
+            }
+            if idle || !open {
+                if let Ok(mut seen) = self.seen.lock() {
+                    seen.remove(&id);
+                }
+            }
+        }
+    }
+
+    /// Whether a new session would be over the cap (after closing idle ones).
+    pub(super) async fn full(&self) -> bool {
+        if self.open() < self.max {
+            return false;
+        }
+        self.sweep().await;
+        self.open() >= self.max
+    }
+
+    /// The sessions open now.
+    pub(super) fn open(&self) -> usize {
+        self.seen.lock().map_or(0, |seen| seen.len())
+    }
+}
+
+impl SessionManager for Sessions {
+    type Error = SessionsError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        if self.full().await {
+            return Err(SessionsError::Full);
+        }
+        let (id, transport) = self.inner.create_session().await?;
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.insert(id.clone(), Instant::now());
+        }
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.touch(id);
+        Ok(self.inner.initialize_session(id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(self.inner.has_session(id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.remove(id);
+        }
+        Ok(self.inner.close_session(id).await?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<
+        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id);
+        Ok(self.inner.create_stream(id, message).await?)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        self.touch(id);
+        Ok(self.inner.accept_message(id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<
+        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id);
+        Ok(self.inner.create_standalone_stream(id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<
+        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
+        Self::Error,
+    > {
+        self.touch(id);
+        Ok(self.inner.resume(id, last_event_id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn authorities_are_parsed_strictly() {
+        assert_eq!(
+            parse_authority("localhost"),
+            Some(("localhost".into(), None))
+        );
+        assert_eq!(
+            parse_authority("LocalHost:8080"),
+            Some(("localhost".into(), Some(8080)))
+        );
+        assert_eq!(parse_authority("[::1]:80"), Some(("::1".into(), Some(80))));
+        assert_eq!(parse_authority("[::1]"), Some(("::1".into(), None)));
+        for bad in [
+            "[::1].evil.example.com",
+            "[::1]evil",
+            "[::1]:80x",
+            "[::1:80",
+            "[evil.com]",
+            "localhost:",
+            "localhost:99999",
+            "local host",
+            "localhost@evil.com",
+            "evil.com#localhost",
+            "",
+            "::1",
+        ] {
+            assert_eq!(parse_authority(bad), None, "{bad}");
+        }
+        let allowed = ["localhost".to_owned(), "127.0.0.1".into(), "::1".into()];
+        assert!(host_allowed("::1", Some(3000), &allowed));
+        assert!(host_allowed("localhost", None, &allowed));
+        assert!(!host_allowed("evil.example.com", None, &allowed));
+        assert!(!host_allowed("localhost.evil.com", None, &allowed));
+    }
+
+    #[test]
+    fn origins_are_loopback_or_listed() {
+        let listed = ["https://app.example.com".to_owned()];
+        let allowed = |o: &str| parse_origin(o).is_some_and(|o| origin_allowed(&o, &listed));
+        assert!(allowed("http://localhost:3000"));
+        assert!(allowed("http://127.0.0.1"));
+        assert!(allowed("http://[::1]:8080"));
+        assert!(allowed("https://app.example.com"));
+        assert!(!allowed("http://app.example.com"));
+        assert!(!allowed("https://evil.example.com"));
+        assert!(!allowed("https://localhost.evil.com"));
+        assert!(!allowed("null"));
+        assert!(!allowed("file://"));
+        assert!(!allowed("http://[::1].evil.com"));
+    }
+}
