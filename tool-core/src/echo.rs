@@ -5,6 +5,8 @@
 //! control characters are shown escaped (`\n`, `\u{1b}`), never as they are: a message must
 //! not grow with the input, nor carry terminal escapes or line breaks into logs.
 
+use std::borrow::Cow;
+
 /// The most characters of the model's input any message, pointer segment or log line quotes.
 pub const ECHO_CAP: usize = 60;
 
@@ -17,15 +19,15 @@ fn hidden(c: char) -> bool {
 
 /// `text` as a message may quote it: control characters escaped, cut to [`ECHO_CAP`]
 /// characters with `…`.
-pub(crate) fn echo(text: &str) -> String {
+pub(crate) fn echo(text: &str) -> Cow<'_, str> {
     echo_to(text, ECHO_CAP)
 }
 
 /// [`echo`] with another cap.
-pub(crate) fn echo_to(text: &str, max: usize) -> String {
+pub(crate) fn echo_to(text: &str, max: usize) -> Cow<'_, str> {
     // Fast path: short plain text is quoted as it is.
     if text.len() <= max && !text.chars().any(hidden) {
-        return text.to_owned();
+        return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(max.min(text.len()) + 4);
     let mut shown = 0;
@@ -38,12 +40,12 @@ pub(crate) fn echo_to(text: &str, max: usize) -> String {
         let width = piece.chars().count();
         if shown + width > max {
             out.push('…');
-            return out;
+            return Cow::Owned(out);
         }
         shown += width;
         out.push_str(&piece);
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]

@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(found.broken, Some((Limit::Nodes, "/a~0~1/2".to_owned())));
         let limits = InputLimits::DEFAULT.with_max_bytes(20);
         let found = check_value(&json!({"a": "0123456789", "b": "0123456789"}), &limits);
-        assert_eq!(found.broken, Some((Limit::Bytes, "/b".to_owned())));
+        assert_eq!(found.broken, Some((Limit::Bytes, "/a".to_owned())));
         let found = check_value(&json!({"a": 1, "b": 2.0}), &InputLimits::DEFAULT);
         assert!(found.broken.is_none());
         assert!(found.integral_floats);

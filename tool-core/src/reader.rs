@@ -57,15 +57,7 @@ pub(crate) fn check(text: &str, limits: &InputLimits) -> Result<(), Refusal> {
     if limits.too_long(text.len()) {
         return Err(Refusal::Limit(Limit::Bytes, String::new()));
     }
-    let state = State {
-        limits,
-        shape_only: true,
-        nodes: Cell::new(0),
-        numbers: Cell::new(0),
-        path: RefCell::new(Vec::new()),
-        floats: RefCell::new(Vec::new()),
-        refusal: RefCell::new(None),
-    };
+    let state = State::new(limits, true);
     let mut de = serde_json::Deserializer::from_str(text);
     match Node(&state).deserialize(&mut de).and_then(|_| de.end()) {
         Ok(()) => Ok(()),
@@ -78,15 +70,7 @@ pub(crate) fn read(text: &str, limits: &InputLimits) -> Result<Read, Refusal> {
     if limits.too_long(text.len()) {
         return Err(Refusal::Limit(Limit::Bytes, String::new()));
     }
-    let state = State {
-        limits,
-        shape_only: false,
-        nodes: Cell::new(0),
-        numbers: Cell::new(0),
-        path: RefCell::new(Vec::new()),
-        floats: RefCell::new(Vec::new()),
-        refusal: RefCell::new(None),
-    };
+    let state = State::new(limits, false);
     let mut de = serde_json::Deserializer::from_str(text);
     let parsed = Node(&state)
         .deserialize(&mut de)
@@ -129,7 +113,7 @@ pub(crate) fn read(text: &str, limits: &InputLimits) -> Result<Read, Refusal> {
 fn inexact_at(path: &[Seg], literal: &str) -> Inexact {
     Inexact {
         pointer: pointer_of(path),
-        literal: crate::echo::echo(literal),
+        literal: crate::echo::echo(literal).into_owned(),
     }
 }
 
@@ -171,7 +155,19 @@ struct State<'l> {
     refusal: RefCell<Option<Refusal>>,
 }
 
-impl State<'_> {
+impl<'l> State<'l> {
+    fn new(limits: &'l InputLimits, shape_only: bool) -> Self {
+        Self {
+            limits,
+            shape_only,
+            nodes: Cell::new(0),
+            numbers: Cell::new(0),
+            path: RefCell::new(Vec::new()),
+            floats: RefCell::new(Vec::new()),
+            refusal: RefCell::new(None),
+        }
+    }
+
     fn refuse<E: de::Error>(&self, refusal: Refusal) -> E {
         *self.refusal.borrow_mut() = Some(refusal);
         E::custom("the arguments were refused")
@@ -297,7 +293,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
                 path.push(Seg::Key(key.clone()));
                 let refusal = Refusal::Duplicate {
                     pointer: pointer_of(&path),
-                    key: crate::echo::echo(&key),
+                    key: crate::echo::echo(&key).into_owned(),
                 };
                 return Err(state.refuse(refusal));
             }

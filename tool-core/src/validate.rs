@@ -466,7 +466,7 @@ fn invalid(def: &ToolDefinition, mut fields: Vec<FieldError>) -> ToolError {
     }
     for field in &mut fields {
         if field.pointer.len() > MAX_POINTER {
-            field.pointer = crate::echo::echo_to(&field.pointer, MAX_POINTER);
+            field.pointer = crate::echo::echo_to(&field.pointer, MAX_POINTER).into_owned();
         }
     }
     let mut message = format!("The arguments for `{}` are invalid: ", def.name());
@@ -511,7 +511,7 @@ pub(crate) fn normalized_integers(value: &Value) -> Cow<'_, Value> {
 /// A key as a JSON pointer segment (RFC 6901), cut to the echo cap with control characters
 /// shown escaped: a pointer quotes the model's keys like any message does.
 pub(crate) fn escape(segment: &str) -> String {
-    crate::echo::echo(&segment.replace('~', "~0").replace('/', "~1"))
+    crate::echo::echo(&segment.replace('~', "~0").replace('/', "~1")).into_owned()
 }
 
 fn unescape(segment: &str) -> String {
@@ -520,7 +520,7 @@ fn unescape(segment: &str) -> String {
 
 /// `text` cut to `max` characters, marked with `…` when cut, control characters escaped.
 pub(crate) fn cut(text: &str, max: usize) -> String {
-    crate::echo::echo_to(text, max)
+    crate::echo::echo_to(text, max).into_owned()
 }
 
 /// A short rendering of a value for messages: its JSON, cut to the echo cap. Only the start
@@ -551,7 +551,7 @@ pub(crate) fn brief(value: &Value) -> String {
     if cut_short && !shown.ends_with('…') {
         format!("{shown}…")
     } else {
-        shown
+        shown.into_owned()
     }
 }
 

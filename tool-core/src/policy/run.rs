@@ -114,11 +114,14 @@ impl Toolbox {
         ctx: &ToolContext,
         carry: Carry<'_>,
     ) -> Ran {
+        // The name (and, over MCP, the call id) is the client's: logged cut and escaped.
+        let shown = crate::echo::echo(name);
+        let call_id = ctx.call_id().map(crate::echo::echo);
         let span = tracing::info_span!(
             "tool_call",
-            tool = name,
+            tool = &*shown,
             run_id = ctx.run_id(),
-            call_id = ctx.call_id(),
+            call_id = call_id.as_deref(),
             trace_id = ctx.trace_id(),
             principal = ctx.principal(),
             status = tracing::field::Empty,
