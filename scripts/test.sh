@@ -58,5 +58,8 @@ cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
 cargo bench --workspace --all-features --locked --no-run
 
+echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
+cargo build --manifest-path fuzz/Cargo.toml --locked --bins --target-dir target/fuzz-check
+
 # One closing line for the whole run, summed over every test binary and doc-test crate.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"

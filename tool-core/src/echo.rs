@@ -48,9 +48,51 @@ pub(crate) fn echo_to(text: &str, max: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A parser's message (serde's, jsonschema's), which may quote the input in `"..."` or
+/// `` `...` ``: each quote cut to [`ECHO_CAP`] characters, the whole to `max`, control
+/// characters escaped.
+pub(crate) fn message(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max + 8));
+    let mut rest = text;
+    while let Some(open) = rest.find(['"', '`']) {
+        let quote = rest.as_bytes()[open] as char;
+        out.push_str(&rest[..=open]);
+        let after = &rest[open + 1..];
+        match after.find(quote) {
+            Some(close) => {
+                out.push_str(&echo(&after[..close]));
+                out.push(quote);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push_str(&echo(after));
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    echo_to(&out, max).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parser_messages_quote_briefly() {
+        let long = "x".repeat(500);
+        let text = format!("invalid type: string \"{long}\", expected i64 at line 1 column 510");
+        let shown = message(&text, 300);
+        assert!(shown.chars().count() < 130, "{shown}");
+        assert!(
+            shown.ends_with("expected i64 at line 1 column 510"),
+            "{shown}"
+        );
+        assert_eq!(
+            message("unknown field `a\nb`", 300),
+            "unknown field `a\\nb`"
+        );
+    }
 
     #[test]
     fn quotes_are_bounded_and_control_characters_visible() {

@@ -232,7 +232,7 @@ fn broken_constraint(def: &ToolDefinition) -> ToolError {
 
 fn unreadable(def: &ToolDefinition, err: Option<serde_json::Error>) -> ToolError {
     let why = err.map_or_else(String::new, |err| {
-        format!(": {}", crate::echo::echo_to(&err.to_string(), 200))
+        format!(": {}", crate::echo::message(&err.to_string(), 300))
     });
     invalid(
         def,
@@ -489,7 +489,7 @@ fn invalid_json(def: &ToolDefinition, err: &serde_json::Error) -> ToolError {
             "",
             format!(
                 "the arguments are not valid JSON ({}); send one JSON object whose keys are the parameter names",
-                crate::echo::echo_to(&err.to_string(), 200)
+                crate::echo::message(&err.to_string(), 300)
             ),
         )],
     )
@@ -853,7 +853,7 @@ pub(crate) fn describe(
             format!("{} is not {what}", brief(instance))
         }
         ValidationErrorKind::FalseSchema => format!("{noun} is not allowed here; remove it"),
-        _ => cut(&err.to_string(), 200),
+        _ => crate::echo::message(&err.to_string(), 300),
     };
     out.push(FieldError::new(pointer, message));
 }

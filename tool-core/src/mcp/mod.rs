@@ -339,6 +339,15 @@ impl McpServer {
         self.edit(|c| c.context = Some(Arc::new(hook)))
     }
 
+    /// What the stdio transport does with one line (without its newline): `Ok` when it is a
+    /// message handed to the protocol, `Err(answer)` with the JSON-RPC error line written
+    /// back otherwise, `Ok` for a blank line. For fuzzing the framing; not a stable API.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn frame_line(&self, line: &[u8]) -> Result<(), String> {
+        stdio::frame(line, &self.config.message_limits)
+    }
+
     /// The toolbox served.
     #[must_use]
     pub fn toolbox(&self) -> &Toolbox {

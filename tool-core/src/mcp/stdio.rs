@@ -153,6 +153,15 @@ async fn read_lines<R: AsyncRead + Unpin>(
     }
 }
 
+/// [`take`] as a result: `Err` with the answer written back.
+pub(super) fn frame(line: &[u8], limits: &InputLimits) -> Result<(), String> {
+    let too_long = line.len() > limits.max_bytes;
+    match take(line, too_long, limits) {
+        Line::Answer(answer) => Err(answer),
+        Line::Message(_) | Line::Blank => Ok(()),
+    }
+}
+
 /// What one line is: a message for rmcp, an answer to write, or nothing (a blank line).
 enum Line {
     Message(Box<ClientJsonRpcMessage>),
@@ -215,7 +224,7 @@ fn take(line: &[u8], too_long: bool, limits: &InputLimits) -> Line {
                 INVALID_REQUEST,
                 &format!(
                     "Invalid Request: {}; send a JSON-RPC 2.0 request object",
-                    crate::echo::echo_to(&error.to_string(), 200)
+                    crate::echo::message(&error.to_string(), 300)
                 ),
             ))
         }
@@ -230,7 +239,7 @@ pub(super) fn refusal_text(refusal: &Refusal, limits: &InputLimits) -> String {
     match refusal {
         Refusal::Syntax(error) => format!(
             "Parse error: {}",
-            crate::echo::echo_to(&error.to_string(), 200)
+            crate::echo::message(&error.to_string(), 300)
         ),
         Refusal::Duplicate { pointer, key } => format!(
             "Parse error: the key `{key}` appears more than once at {pointer}; send each key once"
