@@ -491,3 +491,36 @@ async fn quotes_of_the_input_are_cut_and_escaped() {
     assert!(!message.contains('\u{202E}'), "{message}");
     assert!(message.len() < 1_000, "{message}");
 }
+
+#[tokio::test]
+async fn audit_records_of_refused_calls_are_bounded_too() {
+    let sink = std::sync::Arc::new(toolsmith::MemorySink::default());
+    let toolbox = Toolbox::new()
+        .with(EchoI64)
+        .with_audit(std::sync::Arc::clone(&sink));
+    let keys: String = (0..5000).map(|i| format!(r#""k{i}":{i},"#)).collect();
+    let text = format!(r#"{{{keys}"id":1}}"#);
+    let out = call(&toolbox, "echo_i64", text.as_str()).await;
+    refused_at(&out, "");
+    let out = call(&toolbox, "echo_i64", r#"{"id": 7, "id": 8}"#).await;
+    refused_at(&out, "/id");
+    let out = call(&toolbox, "echo_i64", r#""{\"id\": 9}""#).await;
+    assert_eq!(out["data"], 9);
+    let records = sink.records();
+    assert_eq!(records.len(), 3);
+    assert!(
+        records[0]
+            .arguments
+            .as_str()
+            .unwrap()
+            .starts_with("(not recorded")
+    );
+    assert!(
+        records[1]
+            .arguments
+            .as_str()
+            .unwrap()
+            .starts_with("(not recorded")
+    );
+    assert_eq!(records[2].arguments, json!({"id": 9}));
+}

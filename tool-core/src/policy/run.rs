@@ -156,7 +156,12 @@ impl Toolbox {
                 .get(name)
                 .map(|t| t.definition().sensitive_params().to_vec())
                 .unwrap_or_default();
-            let mut arguments = arguments_value(&arguments).unwrap_or(Value::Null);
+            let limits = self
+                .get(name)
+                .map_or(&crate::limits::InputLimits::DEFAULT, |t| {
+                    crate::validate::limits_for(t.definition(), Some(ctx))
+                });
+            let mut arguments = arguments_value(&arguments, limits);
             redact(&mut arguments, &sensitive);
             let record = AuditRecord {
                 time_unix_ms: unix_ms(time),
@@ -655,19 +660,32 @@ impl<F: std::future::Future + Unpin> std::future::Future for Race<F> {
     }
 }
 
-/// The arguments as a value, for the audit record.
-fn arguments_value(arguments: &Arguments<'_>) -> Option<Value> {
-    let value = match arguments {
-        Arguments::Text(text) if text.trim().is_empty() => {
+/// The arguments as a value, for the audit record: read under the call's limits (and without
+/// repeated keys), so that recording a refused call costs no more than refusing it.
+fn arguments_value(arguments: &Arguments<'_>, limits: &crate::limits::InputLimits) -> Value {
+    fn read(text: &str, limits: &crate::limits::InputLimits, unwrap: bool) -> Option<Value> {
+        if text.trim().is_empty() {
             return Some(Value::Object(serde_json::Map::new()));
         }
-        Arguments::Text(text) => serde_json::from_str(text).ok()?,
-        Arguments::Value(value) => value.clone().into_owned(),
-    };
-    match value {
-        Value::String(inner) => serde_json::from_str(&inner).ok(),
-        other => Some(other),
+        match crate::reader::read(text, limits).ok()?.value {
+            // OpenAI's arguments: a JSON string holding the object's text.
+            Value::String(inner) if unwrap => read(&inner, limits, false),
+            value => Some(value),
+        }
     }
+    let value = match arguments {
+        Arguments::Text(text) => read(text, limits, true),
+        Arguments::Value(value) => match &**value {
+            Value::String(inner) => read(inner, limits, false),
+            value => crate::limits::check_value(value, limits)
+                .broken
+                .is_none()
+                .then(|| value.clone()),
+        },
+    };
+    value.unwrap_or_else(|| {
+        Value::String("(not recorded: the arguments were not JSON within the limits)".into())
+    })
 }
 
 fn unix_ms(time: SystemTime) -> u64 {
