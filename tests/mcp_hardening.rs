@@ -137,6 +137,18 @@ async fn every_stdio_line_gets_an_answer_and_the_server_goes_on() {
     let answer = pipe.read().await;
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
     assert_eq!(answer["id"], 16, "{answer}");
+    // A repeated key deep under long keys: the answer's pointer is cut, not as long as the path.
+    let key = "\\b".repeat(30);
+    let open: String = (0..60).map(|_| format!(r#"{{"{key}":"#)).collect();
+    let deep = format!(r#"{open}{{"x":1,"x":2}}{}"#, "}".repeat(60));
+    pipe.send(deep.as_bytes()).await;
+    let answer = pipe.read().await;
+    parse_error(&answer);
+    assert!(
+        answer.to_string().len() < 1_024,
+        "{} bytes",
+        answer.to_string().len()
+    );
     // Blank lines are skipped without an answer.
     pipe.send(b"   ").await;
     pipe.send(b"\r").await;

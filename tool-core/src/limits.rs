@@ -187,7 +187,12 @@ pub(crate) enum Step<'a> {
     Index(usize),
 }
 
-/// The JSON pointer (RFC 6901) of `steps`, each key cut to the echo cap.
+/// The most characters a pointer shows: each key in it is cut to the echo cap, and a deep
+/// pointer is cut as a whole.
+pub(crate) const MAX_POINTER: usize = 300;
+
+/// The JSON pointer (RFC 6901) of `steps`, each key cut to the echo cap, the whole to
+/// [`MAX_POINTER`] characters.
 pub(crate) fn pointer<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> String {
     let mut out = String::new();
     for step in steps {
@@ -196,6 +201,12 @@ pub(crate) fn pointer<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> String {
             Step::Key(key) => out.push_str(&crate::validate::escape(key)),
             Step::Index(i) => out.push_str(&i.to_string()),
         }
+        if out.len() > MAX_POINTER * 4 {
+            break;
+        }
+    }
+    if out.len() > MAX_POINTER {
+        out = crate::echo::echo_to(&out, MAX_POINTER).into_owned();
     }
     out
 }
@@ -383,6 +394,16 @@ mod tests {
             &InputLimits::DEFAULT,
         );
         assert!(!found.integral_floats);
+    }
+
+    #[test]
+    fn pointers_are_bounded_however_deep() {
+        let key = "k".repeat(100);
+        let steps = (0..1000).map(|_| Step::Key(&key));
+        let shown = pointer(steps);
+        assert!(shown.chars().count() <= MAX_POINTER + 1, "{}", shown.len());
+        assert!(shown.ends_with('…'));
+        assert_eq!(pointer([Step::Key("a/b"), Step::Index(3)]), "/a~1b/3");
     }
 
     #[test]

@@ -448,9 +448,6 @@ fn explain_with_validator(
 /// not produce an error larger than itself.
 const MAX_FIELDS: usize = 20;
 
-/// The longest pointer shown; each key in it is already cut to the echo cap.
-const MAX_POINTER: usize = 300;
-
 /// The `invalid_arguments` error for `fields`, as every refusal of arguments words it.
 pub(crate) fn refused(def: &ToolDefinition, fields: Vec<FieldError>) -> ToolError {
     invalid(def, fields)
@@ -465,8 +462,9 @@ fn invalid(def: &ToolDefinition, mut fields: Vec<FieldError>) -> ToolError {
         ));
     }
     for field in &mut fields {
-        if field.pointer.len() > MAX_POINTER {
-            field.pointer = crate::echo::echo_to(&field.pointer, MAX_POINTER).into_owned();
+        if field.pointer.len() > crate::limits::MAX_POINTER {
+            field.pointer =
+                crate::echo::echo_to(&field.pointer, crate::limits::MAX_POINTER).into_owned();
         }
     }
     let mut message = format!("The arguments for `{}` are invalid: ", def.name());
