@@ -343,7 +343,6 @@ impl McpServer {
     /// message handed to the protocol, `Err(answer)` with the JSON-RPC error line written
     /// back otherwise, `Ok` for a blank line. For fuzzing the framing; not a stable API.
     #[doc(hidden)]
-    #[must_use]
     pub fn frame_line(&self, line: &[u8]) -> Result<(), String> {
         stdio::frame(line, &self.config.message_limits)
     }
