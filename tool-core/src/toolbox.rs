@@ -949,16 +949,17 @@ impl Toolbox {
         }
     }
 
-    /// Refuses, before anything reads or copies them, parsed arguments over the limits (a
-    /// host may hand in a value nested deeper than any stack: a copy or a drop would recurse
-    /// through it). An owned value so refused is taken apart without recursion.
+    /// Refuses, before anything copies or drops them, owned parsed arguments over the limits
+    /// (a host may hand in a value nested deeper than any stack: a copy or a drop would
+    /// recurse through it), and takes such a value apart without recursion. Borrowed values
+    /// are only ever read, by readers that check the limits first.
     fn admit<'x>(
         &self,
         name: &str,
         arguments: Arguments<'x>,
         ctx: &ToolContext,
     ) -> Result<Arguments<'x>, ToolError> {
-        let Arguments::Value(value) = &arguments else {
+        let Arguments::Value(std::borrow::Cow::Owned(value)) = &arguments else {
             return Ok(arguments);
         };
         let def = self.get(name).map(|tool| tool.definition());
