@@ -120,9 +120,14 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         deserialize_string,
         deserialize_bytes,
         deserialize_byte_buf,
-        deserialize_identifier,
-        deserialize_ignored_any
+        deserialize_identifier
     );
+
+    /// A value serde skips (a key a lenient struct does not know) still counts against the
+    /// limits, and its objects' keys are still checked: it is read, not skipped unseen.
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        self.0.deserialize_any(Wrap(visitor, self.1))
+    }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
         self,
@@ -831,6 +836,20 @@ mod tests {
         let many: String = (0..20).map(|i| format!(r#""k{i}":{i},"#)).collect();
         assert!(from_str::<BTreeMap<String, u8>>(&format!("{{{many}\"k3\":0}}")).is_err());
         assert!(from_str::<BTreeMap<String, u8>>(&format!("{{{many}\"k99\":0}}")).is_ok());
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Lenient {
+        #[allow(dead_code)]
+        a: u8,
+    }
+
+    #[test]
+    fn skipped_values_count_too() {
+        assert!(from_str::<Lenient>(r#"{"a": 1, "b": [1, 2]}"#).is_ok());
+        let limits = InputLimits::DEFAULT.with_max_items(2);
+        assert!(super::from_str::<Lenient>(r#"{"a": 1, "b": [1, 2, 3]}"#, &limits).is_err());
+        assert!(from_str::<Lenient>(r#"{"a": 1, "b": {"x": 1, "x": 2}}"#).is_err());
     }
 
     #[test]
