@@ -350,6 +350,38 @@ fn integers_are_exact_at_every_boundary() {
         .build()
         .unwrap();
     let ctx = ToolContext::new();
+    // Literals named in the contract, with the integer each stands for exactly.
+    let named: [(&str, Option<i128>); 16] = [
+        ("1e19", Some(10_000_000_000_000_000_000)),
+        ("-1e19", Some(-10_000_000_000_000_000_000)),
+        ("1E19", Some(10_000_000_000_000_000_000)),
+        ("1.8446744073709551615e19", Some(u64::MAX as i128)),
+        ("1.8446744073709551616e19", Some(u64::MAX as i128 + 1)),
+        ("9.223372036854775807e18", Some(i64::MAX as i128)),
+        ("-9.223372036854775808e18", Some(i64::MIN as i128)),
+        ("-9.223372036854775809e18", Some(i64::MIN as i128 - 1)),
+        ("9007199254740993.0", Some(9_007_199_254_740_993)),
+        ("9007199254740991.0", Some(9_007_199_254_740_991)),
+        ("-0", Some(0)),
+        ("-0.0e-0", Some(0)),
+        ("1.0000000000000002", None),
+        ("0.9999999999999999", None),
+        ("1e-1", None),
+        (
+            "12345678901234567890123456789012345678901234567890",
+            Some(i128::MAX),
+        ),
+    ];
+    for (literal, exact) in named {
+        for (param, lo, hi) in PARAMS {
+            let text = format!(r#"{{"{param}": {literal}}}"#);
+            let expected = exact.filter(|n| (lo..=hi).contains(n) && *n != i128::MAX);
+            let outcome = rt.block_on(toolbox.call("exact_widths", text.as_str(), &ctx));
+            if let Err(failure) = check(&outcome, param, expected, &text) {
+                panic!("{failure}");
+            }
+        }
+    }
     let (_, mut runner) = runner();
     runner
         .run(&any::<u64>(), |seed| {
