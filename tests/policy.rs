@@ -1,6 +1,6 @@
 //! The execution policy around every call, on tokio's paused clock (no real sleeps): timeouts,
 //! retries, run budget, fallback, circuit breaker, concurrency, authorization, approval,
-//! enablement, risk metadata, audit, and seed 002's fault-injection cases.
+//! enablement, risk metadata, audit, and fault-injection cases of failures real tools meet.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -126,7 +126,7 @@ fn ctx() -> ToolContext {
 
 #[tokio::test(start_paused = true)]
 async fn crm_timeout_retry_once() {
-    // seed 002 §12: a CRM timeout is retried once and then succeeds.
+    // A CRM timeout is retried once and then succeeds.
     let crm = Arc::new(Faulty::new(GetCustomer).then(Fault::Hang));
     let toolbox = Toolbox::new().with(crm.clone());
     let started = Instant::now();
@@ -244,7 +244,7 @@ async fn retries_honour_retry_after_and_stop_at_the_maximum() {
 
 #[tokio::test(start_paused = true)]
 async fn email_send_network_after_commit() {
-    // seed 002 §12: the email was sent, then the connection broke. The retry carries the same
+    // The email was sent, then the connection broke. The retry carries the same
     // idempotency key, the provider recognises it, and the retry returns the first result:
     // one email. A later duplicate call is replayed from the store without running the tool.
     let mailer = Arc::new(Faulty::new(SendEmail).then(Fault::AfterEffect));

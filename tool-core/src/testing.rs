@@ -1,6 +1,6 @@
 //! A fault-injection kit: wrap any tool so that its next calls fail the ways real dependencies
 //! do, and read back what happened, to test retries, timeouts, fallbacks and circuits
-//! (seed 002's fault-injection suite). Enabled with the `testing` feature.
+//! (timeouts, rate limits, failures after the effect). Enabled with the `testing` feature.
 //!
 //! ```
 //! use std::time::Duration;

@@ -78,7 +78,7 @@ impl RetryPolicy {
 }
 
 /// Limits for one run (the calls sharing a `ToolContext` run id), so that a model cannot loop
-/// forever (seed 002 §4.1).
+/// forever.
 ///
 /// ```
 /// let budget = toolsmith_core::RunBudget::default();

@@ -145,7 +145,7 @@ pub fn note(name: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Names
 
-/// Verbs a tool name may start with (seed 000 step 1: "verb first, one meaning").
+/// Verbs a tool name may start with (a verb first says what the tool does).
 const VERBS: &[&str] = &[
     "accept",
     "acknowledge",
@@ -521,7 +521,7 @@ const SCOPE_WORDS: &[&str] = &[
     "unless",
 ];
 
-/// What the description leaves unsaid (seed 000 step 2), or `None`.
+/// What the description leaves unsaid (whether it writes, when not to use it), or `None`.
 pub fn check_description_scope(tool: &str, description: &str) -> Option<String> {
     let text = description.to_lowercase();
     let effect = contains_any(&text, EFFECT_WORDS);
@@ -573,7 +573,7 @@ const INJECTION: &[&str] = &[
     "</system>",
 ];
 
-/// Instruction-like text that would steer the model (seed 004 §11), or `None`.
+/// Instruction-like text that would steer the model (OWASP LLM01, prompt injection), or `None`.
 pub fn check_injection(what: &str, text: &str) -> Option<String> {
     let lower = text.to_lowercase();
     let hit = INJECTION.iter().find(|p| lower.contains(*p))?;
@@ -664,7 +664,7 @@ const PATH_PREFIXES: &[&str] = &[
 ];
 
 /// Secret-like strings: keys and tokens, private addresses, internal hosts, connection
-/// strings, file paths (seed 000 constraints, seed 004 §11), or `None`.
+/// strings, file paths (OWASP LLM02, sensitive information disclosure), or `None`.
 pub fn check_secret(what: &str, text: &str) -> Option<String> {
     let lower = text.to_lowercase();
     let kind = if text.contains("-----BEGIN") {
@@ -886,7 +886,7 @@ pub fn destination_message(name: &str) -> String {
     )
 }
 
-/// Names of destructive or bulk tools (seed 000 step 7).
+/// Names of destructive or bulk tools, which must say where they act or need approval.
 pub fn is_destructive_name(name: &str) -> bool {
     let action = name.rsplit('.').next().unwrap_or(name);
     [
