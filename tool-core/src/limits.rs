@@ -235,6 +235,44 @@ pub(crate) fn exact_integral(f: f64) -> bool {
 /// Checks a parsed value against `limits` without recursion (a host may hand in a value
 /// nested deeper than any stack), in document order.
 pub(crate) fn check_value(value: &Value, limits: &InputLimits) -> ValueCheck {
+    flat_check(value, limits).unwrap_or_else(|| walk(value, limits))
+}
+
+/// [`check_value`] for the common case, an object of scalars within the limits, in one pass
+/// without a stack; `None` for anything else.
+fn flat_check(value: &Value, limits: &InputLimits) -> Option<ValueCheck> {
+    let Value::Object(map) = value else {
+        return None;
+    };
+    if map.len() > limits.max_members || map.len() >= limits.max_nodes || limits.max_depth == 0 {
+        return None;
+    }
+    let mut bytes = 2usize;
+    let mut integral_floats = false;
+    for (key, value) in map {
+        bytes += key.len() + 4;
+        match value {
+            Value::Object(_) | Value::Array(_) => return None,
+            Value::String(text) => bytes += text.len() + 2,
+            Value::Number(n) if n.is_f64() => match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && !exact_integral(f) => return None,
+                Some(f) if f.fract() == 0.0 => {
+                    integral_floats = true;
+                    bytes += 1;
+                }
+                _ => bytes += 1,
+            },
+            _ => bytes += 1,
+        }
+    }
+    (bytes <= limits.max_bytes).then_some(ValueCheck {
+        broken: None,
+        integral_floats,
+        beyond_exact: Vec::new(),
+    })
+}
+
+fn walk(value: &Value, limits: &InputLimits) -> ValueCheck {
     enum Frame<'v> {
         Object(serde_json::map::Iter<'v>),
         Array(std::iter::Enumerate<std::slice::Iter<'v, Value>>),

@@ -76,7 +76,7 @@ pub(crate) struct Strict<'g, D>(pub(crate) D, pub(crate) &'g Guard);
 macro_rules! forward {
     ($($method:ident),*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(Wrap(visitor, self.1))
+            self.0.$method(Wrap(visitor, self.1, self.1.track_keys))
         }
     )*};
 }
@@ -126,7 +126,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     /// A value serde skips (a key a lenient struct does not know) still counts against the
     /// limits, and its objects' keys are still checked: it is read, not skipped unseen.
     fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_any(Wrap(visitor, self.1))
+        self.0
+            .deserialize_any(Wrap(visitor, self.1, self.1.track_keys))
     }
 
     fn deserialize_unit_struct<V: Visitor<'de>>(
@@ -134,7 +135,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_unit_struct(name, Wrap(visitor, self.1))
+        self.0
+            .deserialize_unit_struct(name, Wrap(visitor, self.1, self.1.track_keys))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -143,7 +145,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
         self.0
-            .deserialize_newtype_struct(name, Wrap(visitor, self.1))
+            .deserialize_newtype_struct(name, Wrap(visitor, self.1, self.1.track_keys))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -151,7 +153,8 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_tuple(len, Wrap(visitor, self.1))
+        self.0
+            .deserialize_tuple(len, Wrap(visitor, self.1, self.1.track_keys))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -161,17 +164,20 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
         self.0
-            .deserialize_tuple_struct(name, len, Wrap(visitor, self.1))
+            .deserialize_tuple_struct(name, len, Wrap(visitor, self.1, self.1.track_keys))
     }
 
-    /// Objects only: the schema of a struct is `type: object`.
+    /// Objects only: the schema of a struct is `type: object`. The arguments struct `#[tool]`
+    /// generates needs no key tracking: serde's derive refuses a repeated field, and
+    /// `deny_unknown_fields` any other key.
     fn deserialize_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         _fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_map(Wrap(visitor, self.1))
+        let keys = self.1.track_keys && name != ARGS_STRUCT;
+        self.0.deserialize_map(Wrap(visitor, self.1, keys))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -188,8 +194,12 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     }
 }
 
-/// Passes every value through, wrapping what it hands on so nested values stay strict.
-struct Wrap<'g, V>(V, &'g Guard);
+/// The name (serde's `rename`) of the arguments struct `#[tool]` generates.
+pub const ARGS_STRUCT: &str = "toolsmith::Arguments";
+
+/// Passes every value through, wrapping what it hands on so nested values stay strict; the
+/// flag says whether an object it gets has its keys checked for repeats.
+struct Wrap<'g, V>(V, &'g Guard, bool);
 
 macro_rules! visit {
     ($($method:ident($ty:ty)),*) => {$(
@@ -264,7 +274,7 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for Wrap<'_, V> {
             map,
             guard,
             members: 0,
-            keys: Keys::default(),
+            keys: self.2.then(Keys::default),
         });
         guard.leave();
         out
@@ -319,7 +329,8 @@ struct MapWrap<'g, A> {
     map: A,
     guard: &'g Guard,
     members: usize,
-    keys: Keys,
+    /// The keys seen, when they are checked for repeats.
+    keys: Option<Keys>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'_, A> {
@@ -329,13 +340,9 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'_, A> {
         &mut self,
         seed: K,
     ) -> Result<Option<K::Value>, Self::Error> {
-        let key = if self.guard.track_keys {
-            self.map.next_key_seed(KeySeed {
-                seed,
-                keys: &mut self.keys,
-            })?
-        } else {
-            self.map.next_key_seed(seed)?
+        let key = match &mut self.keys {
+            Some(keys) => self.map.next_key_seed(KeySeed { seed, keys })?,
+            None => self.map.next_key_seed(seed)?,
         };
         if key.is_some() {
             self.members += 1;
@@ -650,7 +657,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<'_, A> {
     }
 
     fn tuple_variant<V: Visitor<'de>>(self, len: usize, v: V) -> Result<V::Value, Self::Error> {
-        self.0.tuple_variant(len, Wrap(v, self.1))
+        self.0
+            .tuple_variant(len, Wrap(v, self.1, self.1.track_keys))
     }
 
     fn struct_variant<V: Visitor<'de>>(
@@ -658,7 +666,8 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<'_, A> {
         fields: &'static [&'static str],
         v: V,
     ) -> Result<V::Value, Self::Error> {
-        self.0.struct_variant(fields, Wrap(v, self.1))
+        self.0
+            .struct_variant(fields, Wrap(v, self.1, self.1.track_keys))
     }
 }
 

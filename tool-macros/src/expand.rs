@@ -213,7 +213,9 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             use ::toolsmith::__private::{ResultKind as _, ValueKind as _};
 
             #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
-            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields)]
+            // The name the runtime's strict reader knows the arguments struct by
+            // (`ARGS_STRUCT`): serde's derive already refuses its repeated keys.
+            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields, rename = "toolsmith::Arguments")]
             #[schemars(crate = "::toolsmith::__private::schemars")]
             struct __Args {
                 #(#fields,)*
