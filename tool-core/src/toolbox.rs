@@ -421,12 +421,17 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let arguments = arguments.into();
-        let ctx = self.limited_context(name, ctx);
-        let ctx = &*ctx;
-        let arguments = match self.admit(name, arguments, ctx) {
-            Ok(arguments) => arguments,
-            Err(err) => return ToolOutcome::Error(err),
+        let limited;
+        let ctx = if self.settings.input_limits.is_some() {
+            limited = self.limited_context(name, ctx);
+            &*limited
+        } else {
+            ctx
         };
+        let mut arguments = arguments;
+        if let Some(err) = self.admit(name, &mut arguments, ctx) {
+            return ToolOutcome::Error(err);
+        }
         let ran = match self.run_fast(name, &arguments, ctx, None) {
             Ok(ran) => ran,
             // Boxed: the full path's future is large, and most calls never build it.
@@ -486,16 +491,19 @@ impl Toolbox {
     ) -> CallStatus {
         let start = out.len();
         let arguments = arguments.into();
-        let ctx = self.limited_context(name, ctx);
-        let ctx = &*ctx;
-        let arguments = match self.admit(name, arguments, ctx) {
-            Ok(arguments) => arguments,
-            Err(err) => {
-                let outcome = ToolOutcome::Error(err);
-                outcome.write_json(out);
-                return CallStatus::of(&outcome);
-            }
+        let limited;
+        let ctx = if self.settings.input_limits.is_some() {
+            limited = self.limited_context(name, ctx);
+            &*limited
+        } else {
+            ctx
         };
+        let mut arguments = arguments;
+        if let Some(err) = self.admit(name, &mut arguments, ctx) {
+            let outcome = ToolOutcome::Error(err);
+            outcome.write_json(out);
+            return CallStatus::of(&outcome);
+        }
         out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
         let ran = match self.run_fast(name, &arguments, ctx, Some(&mut *out)) {
             Ok(ran) => ran,
@@ -938,8 +946,12 @@ impl Toolbox {
     /// A context that carries the toolbox's limits on arguments, when the tool `name` sets
     /// none of its own and the toolbox has some (the tool's read finds them there).
     fn limited_context<'c>(&self, name: &str, ctx: &'c ToolContext) -> Cow<'c, ToolContext> {
-        match (self.settings.input_limits, self.get(name)) {
-            (Some(limits), Some(tool))
+        // Most toolboxes set no limits: no lookup then.
+        let Some(limits) = self.settings.input_limits else {
+            return Cow::Borrowed(ctx);
+        };
+        match self.get(name) {
+            Some(tool)
                 if tool.definition().input_limits().is_none()
                     && ctx.input_limits() != Some(&limits) =>
             {
@@ -953,14 +965,14 @@ impl Toolbox {
     /// (a host may hand in a value nested deeper than any stack: a copy or a drop would
     /// recurse through it), and takes such a value apart without recursion. Borrowed values
     /// are only ever read, by readers that check the limits first.
-    fn admit<'x>(
+    fn admit(
         &self,
         name: &str,
-        arguments: Arguments<'x>,
+        arguments: &mut Arguments<'_>,
         ctx: &ToolContext,
-    ) -> Result<Arguments<'x>, ToolError> {
-        let Arguments::Value(std::borrow::Cow::Owned(value)) = &arguments else {
-            return Ok(arguments);
+    ) -> Option<ToolError> {
+        let Arguments::Value(std::borrow::Cow::Owned(value)) = &*arguments else {
+            return None;
         };
         let def = self.get(name).map(|tool| tool.definition());
         let limits = match def {
@@ -969,10 +981,9 @@ impl Toolbox {
                 .input_limits()
                 .unwrap_or(&crate::limits::InputLimits::DEFAULT),
         };
-        let Some((limit, pointer)) = crate::limits::check_value(value, limits).broken else {
-            return Ok(arguments);
-        };
-        if let Arguments::Value(std::borrow::Cow::Owned(value)) = arguments {
+        let (limit, pointer) = crate::limits::check_value(value, limits).broken?;
+        let refused = std::mem::replace(arguments, Arguments::Text(Cow::Borrowed("")));
+        if let Arguments::Value(Cow::Owned(value)) = refused {
             crate::limits::dismantle(value);
         }
         let mut err = match def {
@@ -983,7 +994,7 @@ impl Toolbox {
             )),
         };
         err.finish(name, ctx.trace_id());
-        Err(err)
+        Some(err)
     }
 
     pub(crate) fn unknown(&self, name: &str, available: &[&str]) -> ToolError {
