@@ -486,7 +486,7 @@ impl ToolError {
             // Both may carry the model's input: logged cut and escaped.
             let tool = crate::echo::echo(tool);
             let detail = crate::echo::echo_to(&detail, 2_000);
-            tracing::error!(tool = %tool, trace_id = self.inner.trace_id.as_deref(), code = %self.inner.code, %detail, "tool call failed");
+            tracing::error!(tool = &*tool, trace_id = self.inner.trace_id.as_deref(), code = %self.inner.code, %detail, "tool call failed");
         }
         if self.inner.code == ErrorCode::InternalError && self.inner.message == INTERNAL_MESSAGE {
             let id = self.inner.trace_id.as_deref().unwrap_or(trace_id);
