@@ -421,17 +421,12 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let arguments = arguments.into();
-        let limited;
-        let ctx = if self.settings.input_limits.is_some() {
-            limited = self.limited_context(name, ctx);
-            &*limited
-        } else {
-            ctx
-        };
         let mut arguments = arguments;
-        if let Some(err) = self.admit(name, &mut arguments, ctx) {
-            return ToolOutcome::Error(err);
-        }
+        let limited = match self.prepare(name, &mut arguments, ctx) {
+            Ok(limited) => limited,
+            Err(err) => return ToolOutcome::Error(err),
+        };
+        let ctx = limited.as_ref().unwrap_or(ctx);
         let ran = match self.run_fast(name, &arguments, ctx, None) {
             Ok(ran) => ran,
             // Boxed: the full path's future is large, and most calls never build it.
@@ -491,19 +486,16 @@ impl Toolbox {
     ) -> CallStatus {
         let start = out.len();
         let arguments = arguments.into();
-        let limited;
-        let ctx = if self.settings.input_limits.is_some() {
-            limited = self.limited_context(name, ctx);
-            &*limited
-        } else {
-            ctx
-        };
         let mut arguments = arguments;
-        if let Some(err) = self.admit(name, &mut arguments, ctx) {
-            let outcome = ToolOutcome::Error(err);
-            outcome.write_json(out);
-            return CallStatus::of(&outcome);
-        }
+        let limited = match self.prepare(name, &mut arguments, ctx) {
+            Ok(limited) => limited,
+            Err(err) => {
+                let outcome = ToolOutcome::Error(err);
+                outcome.write_json(out);
+                return CallStatus::of(&outcome);
+            }
+        };
+        let ctx = limited.as_ref().unwrap_or(ctx);
         out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
         let ran = match self.run_fast(name, &arguments, ctx, Some(&mut *out)) {
             Ok(ran) => ran,
@@ -943,21 +935,24 @@ impl Toolbox {
         }
     }
 
-    /// A context that carries the toolbox's limits on arguments, when the tool `name` sets
-    /// none of its own and the toolbox has some (the tool's read finds them there).
-    fn limited_context<'c>(&self, name: &str, ctx: &'c ToolContext) -> Cow<'c, ToolContext> {
+    /// What a call needs before it runs: a context that carries the toolbox's limits on
+    /// arguments (when the tool `name` sets none of its own and the toolbox has some; the
+    /// tool's read finds them there), and the door check of [`admit`](Self::admit).
+    fn prepare(
+        &self,
+        name: &str,
+        arguments: &mut Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> Result<Option<ToolContext>, ToolError> {
         // Most toolboxes set no limits: no lookup then.
-        let Some(limits) = self.settings.input_limits else {
-            return Cow::Borrowed(ctx);
-        };
-        match self.get(name) {
-            Some(tool)
-                if tool.definition().input_limits().is_none()
-                    && ctx.input_limits() != Some(&limits) =>
-            {
-                Cow::Owned(ctx.clone().with_input_limits(limits))
-            }
-            _ => Cow::Borrowed(ctx),
+        let limited = self.settings.input_limits.and_then(|limits| {
+            let own = self.get(name)?.definition().input_limits().is_some();
+            (!own && ctx.input_limits() != Some(&limits))
+                .then(|| ctx.clone().with_input_limits(limits))
+        });
+        match self.admit(name, arguments, limited.as_ref().unwrap_or(ctx)) {
+            Some(err) => Err(err),
+            None => Ok(limited),
         }
     }
 
