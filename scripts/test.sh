@@ -58,6 +58,9 @@ cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
 cargo bench --workspace --all-features --locked --no-run
 
+echo "== every crate packages and builds from its packaged sources"
+cargo package --workspace --locked
+
 echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
 cargo build --manifest-path fuzz/Cargo.toml --locked --bins --target-dir target/fuzz-check
 

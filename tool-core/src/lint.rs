@@ -9,8 +9,7 @@ use serde_json::Value;
 use crate::provider::Dialect;
 use crate::tool::ToolDefinition;
 
-#[path = "../../tool-macros/src/lints/rules.rs"]
-pub(crate) mod rules;
+pub(crate) use toolsmith_lint_rules as rules;
 
 pub use rules::Level as LintLevel;
 

@@ -7,7 +7,7 @@
 
 mod checks;
 pub(crate) mod config;
-pub(crate) mod rules;
+pub(crate) use toolsmith_lint_rules as rules;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};

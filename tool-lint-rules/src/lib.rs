@@ -1,10 +1,18 @@
-//! The schema lints: their names, default levels, and the checks that need only text.
+//! The schema lints of [toolsmith](https://docs.rs/toolsmith): their names, default levels,
+//! and the checks that need only text.
 //!
-//! This file has no dependencies and is compiled twice: into the macro (checks on tokens, at
-//! compile time) and into the runtime (`Toolbox::lint`, on resolved schemas), so both speak
-//! with the same names and the same messages.
-
-#![allow(dead_code)] // each crate uses part of it
+//! Shared by the `#[tool]` macro (checks on tokens, at compile time) and the runtime
+//! (`Toolbox::lint`, on resolved schemas), so both speak with the same names and the same
+//! messages, as serde's derive shares `serde_derive_internals`. Not a stable API: its items
+//! change with toolsmith's lints.
+//!
+//! ```
+//! use toolsmith_lint_rules::{Level, check_tool_name, find};
+//! assert_eq!(find("tool_name").map(|l| l.default), Some(Level::Deny));
+//! assert!(check_tool_name("search_web").is_none());
+//! assert!(check_tool_name("process").is_some());
+//! ```
+#![forbid(unsafe_code)]
 
 /// How a lint finding is reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
