@@ -13,6 +13,16 @@ pub use toolsmith_core::{
     derive_idempotency_key, encode_result,
 };
 
+/// Re-exported for hand-written tools and hosts: schemas, parsed arguments and results are
+/// `serde_json::Value`s, so depending on `toolsmith` alone is enough.
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// let schema = json!({"type": "object", "properties": {}});
+/// assert!(toolsmith::ToolDefinition::new("t", "d", schema).problem().is_none());
+/// ```
+pub use serde_json;
+
 /// The Redis idempotency store (feature `redis`).
 #[cfg(feature = "redis")]
 pub use toolsmith_core::RedisStore;

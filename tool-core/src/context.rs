@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_core::ToolContext;
+/// use toolsmith::ToolContext;
 ///
 /// struct Db { url: &'static str }
 ///
@@ -59,7 +59,7 @@ impl ToolContext {
     /// A context with a fresh trace id, no deadline and a cancellation signal of its own.
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new();
+    /// let ctx = toolsmith::ToolContext::new();
     /// assert!(ctx.trace_id().starts_with("tr_"));
     /// ```
     #[must_use]
@@ -87,7 +87,7 @@ impl ToolContext {
     /// Sets the id of the agent run this call belongs to.
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new().with_run_id("run_7");
+    /// let ctx = toolsmith::ToolContext::new().with_run_id("run_7");
     /// assert_eq!(ctx.run_id(), Some("run_7"));
     /// ```
     #[must_use]
@@ -99,7 +99,7 @@ impl ToolContext {
     /// Sets the id of this call (the provider's tool-call id).
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new().with_call_id("call_abc");
+    /// let ctx = toolsmith::ToolContext::new().with_call_id("call_abc");
     /// assert_eq!(ctx.call_id(), Some("call_abc"));
     /// ```
     #[must_use]
@@ -111,7 +111,7 @@ impl ToolContext {
     /// Sets the trace id (by default a fresh one is made).
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new().with_trace_id("tr_123");
+    /// let ctx = toolsmith::ToolContext::new().with_trace_id("tr_123");
     /// assert_eq!(ctx.trace_id(), "tr_123");
     /// ```
     #[must_use]
@@ -123,7 +123,7 @@ impl ToolContext {
     /// Sets the principal: the user on whose behalf the model acts.
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new().with_principal("alice");
+    /// let ctx = toolsmith::ToolContext::new().with_principal("alice");
     /// assert_eq!(ctx.principal(), Some("alice"));
     /// ```
     #[must_use]
@@ -136,7 +136,7 @@ impl ToolContext {
     /// the same type replaces the first.
     ///
     /// ```
-    /// let ctx = toolsmith_core::ToolContext::new().with_extension(7_u32);
+    /// let ctx = toolsmith::ToolContext::new().with_extension(7_u32);
     /// assert_eq!(ctx.get::<u32>(), Some(&7));
     /// ```
     #[must_use]
@@ -149,7 +149,7 @@ impl ToolContext {
     /// ```
     /// use std::sync::Arc;
     /// let pool = Arc::new(String::from("pool"));
-    /// let ctx = toolsmith_core::ToolContext::new().with_shared_extension(pool.clone());
+    /// let ctx = toolsmith::ToolContext::new().with_shared_extension(pool.clone());
     /// assert_eq!(ctx.get::<String>().map(String::as_str), Some("pool"));
     /// ```
     #[must_use]
@@ -164,7 +164,7 @@ impl ToolContext {
     /// ```
     /// use tokio_util::sync::CancellationToken;
     /// let token = CancellationToken::new();
-    /// let ctx = toolsmith_core::ToolContext::new().with_cancellation(token.clone());
+    /// let ctx = toolsmith::ToolContext::new().with_cancellation(token.clone());
     /// token.cancel();
     /// assert!(ctx.is_cancelled());
     /// ```
@@ -178,7 +178,7 @@ impl ToolContext {
     /// ```
     /// use std::time::{Duration, Instant};
     /// let at = Instant::now() + Duration::from_secs(1);
-    /// assert_eq!(toolsmith_core::ToolContext::new().with_deadline(at).deadline(), Some(at));
+    /// assert_eq!(toolsmith::ToolContext::new().with_deadline(at).deadline(), Some(at));
     /// ```
     #[must_use]
     pub fn with_deadline(self, deadline: Instant) -> Self {
@@ -189,7 +189,7 @@ impl ToolContext {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let ctx = toolsmith_core::ToolContext::new().with_timeout(Duration::from_secs(2));
+    /// let ctx = toolsmith::ToolContext::new().with_timeout(Duration::from_secs(2));
     /// assert!(ctx.deadline().is_some());
     /// ```
     #[must_use]
@@ -202,7 +202,7 @@ impl ToolContext {
     /// tools: pass it to the systems the tool changes, so that they can deduplicate too.
     ///
     /// ```
-    /// assert_eq!(toolsmith_core::ToolContext::new().idempotency_key(), None);
+    /// assert_eq!(toolsmith::ToolContext::new().idempotency_key(), None);
     /// ```
     #[must_use]
     pub fn idempotency_key(&self) -> Option<&str> {
@@ -274,7 +274,7 @@ impl ToolContext {
     ///
     /// ```
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let ctx = toolsmith_core::ToolContext::new();
+    /// let ctx = toolsmith::ToolContext::new();
     /// ctx.cancellation().cancel();
     /// ctx.cancelled().await;
     /// # });

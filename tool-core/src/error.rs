@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 /// that the constructors of [`ToolError`] apply; the builder methods can override them.
 ///
 /// ```
-/// use toolsmith_core::ErrorCode;
-/// assert_eq!(serde_json::to_string(&ErrorCode::RateLimited).unwrap(), r#""rate_limited""#);
+/// use toolsmith::ErrorCode;
+/// assert_eq!(toolsmith::serde_json::to_string(&ErrorCode::RateLimited).unwrap(), r#""rate_limited""#);
 /// assert!(ErrorCode::Timeout.default_retryable());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -61,7 +61,7 @@ impl ErrorCode {
     /// The wire name of the code, e.g. `"invalid_arguments"`.
     ///
     /// ```
-    /// assert_eq!(toolsmith_core::ErrorCode::UnknownTool.as_str(), "unknown_tool");
+    /// assert_eq!(toolsmith::ErrorCode::UnknownTool.as_str(), "unknown_tool");
     /// ```
     #[must_use]
     pub const fn as_str(self) -> &'static str {
@@ -90,7 +90,7 @@ impl ErrorCode {
     /// Whether repeating the same call unchanged may succeed (transient failures).
     ///
     /// ```
-    /// use toolsmith_core::ErrorCode;
+    /// use toolsmith::ErrorCode;
     /// assert!(!ErrorCode::InvalidArguments.default_retryable());
     /// ```
     #[must_use]
@@ -104,7 +104,7 @@ impl ErrorCode {
     /// Whether a person has to step in before the work can go on.
     ///
     /// ```
-    /// use toolsmith_core::ErrorCode;
+    /// use toolsmith::ErrorCode;
     /// assert!(ErrorCode::ApprovalRequired.default_human_review());
     /// ```
     #[must_use]
@@ -122,7 +122,7 @@ impl fmt::Display for ErrorCode {
 /// One problem with one argument: where it is (a JSON pointer into the arguments) and what to do.
 ///
 /// ```
-/// let field = toolsmith_core::FieldError::new("/num_results", "11 is greater than the maximum of 10");
+/// let field = toolsmith::FieldError::new("/num_results", "11 is greater than the maximum of 10");
 /// assert_eq!(field.to_string(), "/num_results: 11 is greater than the maximum of 10");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,7 +160,7 @@ impl fmt::Display for FieldError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use toolsmith_core::{ErrorCode, ToolError};
+/// use toolsmith::{ErrorCode, ToolError};
 ///
 /// let err = ToolError::rate_limited("The CRM API is rate limited; retry in 30 seconds.")
 ///     .retry_after(Duration::from_secs(30))
@@ -177,7 +177,7 @@ impl fmt::Display for FieldError {
 /// with `From<ToolError> for ToolError`.
 ///
 /// ```
-/// use toolsmith_core::{ErrorCode, ToolError};
+/// use toolsmith::{ErrorCode, ToolError};
 ///
 /// fn parse(s: &str) -> Result<i64, ToolError> {
 ///     Ok(s.parse::<i64>()?)
@@ -232,7 +232,7 @@ impl ToolError {
     /// take the code's defaults.
     ///
     /// ```
-    /// use toolsmith_core::{ErrorCode, ToolError};
+    /// use toolsmith::{ErrorCode, ToolError};
     /// let err = ToolError::new(ErrorCode::NotFound, "No order 42 exists; list orders first.");
     /// assert!(!err.is_retryable());
     /// ```
@@ -256,78 +256,78 @@ impl ToolError {
         /// `invalid_arguments`: the model should fix the arguments and call again.
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::invalid_arguments("priority must be low, medium or high");
+        /// let err = toolsmith::ToolError::invalid_arguments("priority must be low, medium or high");
         /// assert!(!err.is_retryable());
         /// ```
         invalid_arguments => InvalidArguments,
         /// `unknown_tool`: no tool of that name exists.
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::unknown_tool("no tool `x`");
+        /// let err = toolsmith::ToolError::unknown_tool("no tool `x`");
         /// assert_eq!(err.code().as_str(), "unknown_tool");
         /// ```
         unknown_tool => UnknownTool,
         /// `permission_denied`: not allowed; retrying will not help.
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::permission_denied("You may only read your own tickets.");
+        /// let err = toolsmith::ToolError::permission_denied("You may only read your own tickets.");
         /// assert!(!err.is_retryable());
         /// ```
         permission_denied => PermissionDenied,
         /// `approval_required`: a person must approve first (`human_review` is set).
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::approval_required("Deleting 2847 rows needs approval.");
+        /// let err = toolsmith::ToolError::approval_required("Deleting 2847 rows needs approval.");
         /// assert!(err.needs_human());
         /// ```
         approval_required => ApprovalRequired,
         /// `timeout`: took too long; retryable.
         ///
         /// ```
-        /// assert!(toolsmith_core::ToolError::timeout("The database did not answer in 5 s.").is_retryable());
+        /// assert!(toolsmith::ToolError::timeout("The database did not answer in 5 s.").is_retryable());
         /// ```
         timeout => Timeout,
         /// `rate_limited`: retryable; add [`retry_after`](Self::retry_after).
         ///
         /// ```
-        /// assert!(toolsmith_core::ToolError::rate_limited("Slow down.").is_retryable());
+        /// assert!(toolsmith::ToolError::rate_limited("Slow down.").is_retryable());
         /// ```
         rate_limited => RateLimited,
         /// `upstream_error`: a dependency failed; retryable.
         ///
         /// ```
-        /// assert!(toolsmith_core::ToolError::upstream_error("The weather service returned 503.").is_retryable());
+        /// assert!(toolsmith::ToolError::upstream_error("The weather service returned 503.").is_retryable());
         /// ```
         upstream_error => UpstreamError,
         /// `unsafe_output`: the output was withheld.
         ///
         /// ```
-        /// assert!(!toolsmith_core::ToolError::unsafe_output("The page contained instructions.").is_retryable());
+        /// assert!(!toolsmith::ToolError::unsafe_output("The page contained instructions.").is_retryable());
         /// ```
         unsafe_output => UnsafeOutput,
         /// `idempotency_conflict`: the key was already used with other arguments.
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::idempotency_conflict("Use a new key for a new ticket.");
+        /// let err = toolsmith::ToolError::idempotency_conflict("Use a new key for a new ticket.");
         /// assert!(!err.is_retryable());
         /// ```
         idempotency_conflict => IdempotencyConflict,
         /// `cancelled`: the run was cancelled.
         ///
         /// ```
-        /// assert!(!toolsmith_core::ToolError::cancelled("The user stopped the run.").is_retryable());
+        /// assert!(!toolsmith::ToolError::cancelled("The user stopped the run.").is_retryable());
         /// ```
         cancelled => Cancelled,
         /// `not_found`: the referenced thing does not exist.
         ///
         /// ```
-        /// assert!(!toolsmith_core::ToolError::not_found("No ticket T-9; search tickets first.").is_retryable());
+        /// assert!(!toolsmith::ToolError::not_found("No ticket T-9; search tickets first.").is_retryable());
         /// ```
         not_found => NotFound,
         /// `partial_success`: say in the message what succeeded and what did not.
         ///
         /// ```
-        /// let err = toolsmith_core::ToolError::partial_success("3 of 5 emails sent; 2 bounced.");
+        /// let err = toolsmith::ToolError::partial_success("3 of 5 emails sent; 2 bounced.");
         /// assert_eq!(err.code().as_str(), "partial_success");
         /// ```
         partial_success => PartialSuccess,
@@ -337,7 +337,7 @@ impl ToolError {
     /// trace id, and `detail` is logged with `tracing`, never sent to the model.
     ///
     /// ```
-    /// let err = toolsmith_core::ToolError::internal("connection refused: 10.0.0.7:5432");
+    /// let err = toolsmith::ToolError::internal("connection refused: 10.0.0.7:5432");
     /// assert!(!err.message().contains("10.0.0.7"));
     /// ```
     pub fn internal(detail: impl fmt::Display) -> Self {
@@ -349,7 +349,7 @@ impl ToolError {
     /// Sets whether the same call may be repeated unchanged.
     ///
     /// ```
-    /// let err = toolsmith_core::ToolError::internal("flaky").retryable(true);
+    /// let err = toolsmith::ToolError::internal("flaky").retryable(true);
     /// assert!(err.is_retryable());
     /// ```
     #[must_use]
@@ -362,7 +362,7 @@ impl ToolError {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let err = toolsmith_core::ToolError::rate_limited("busy").retry_after(Duration::from_millis(1500));
+    /// let err = toolsmith::ToolError::rate_limited("busy").retry_after(Duration::from_millis(1500));
     /// assert_eq!(err.retry_after_ms(), Some(1500));
     /// ```
     #[must_use]
@@ -375,7 +375,7 @@ impl ToolError {
     /// Sets whether a person has to step in.
     ///
     /// ```
-    /// let err = toolsmith_core::ToolError::permission_denied("ask an admin").human_review(true);
+    /// let err = toolsmith::ToolError::permission_denied("ask an admin").human_review(true);
     /// assert!(err.needs_human());
     /// ```
     #[must_use]
@@ -387,7 +387,7 @@ impl ToolError {
     /// Adds a message meant for people (shown in a UI), beside the one for the model.
     ///
     /// ```
-    /// let err = toolsmith_core::ToolError::timeout("retry later").with_user_message("Still working…");
+    /// let err = toolsmith::ToolError::timeout("retry later").with_user_message("Still working…");
     /// assert_eq!(err.user_message(), Some("Still working…"));
     /// ```
     #[must_use]
@@ -399,7 +399,7 @@ impl ToolError {
     /// Adds a problem with one argument.
     ///
     /// ```
-    /// use toolsmith_core::{FieldError, ToolError};
+    /// use toolsmith::{FieldError, ToolError};
     /// let err = ToolError::invalid_arguments("bad priority")
     ///     .with_field(FieldError::new("/priority", "use one of: low, medium, high"));
     /// assert_eq!(err.fields().len(), 1);
@@ -413,7 +413,7 @@ impl ToolError {
     /// Sets the trace id under which the call can be found in the logs.
     ///
     /// ```
-    /// let err = toolsmith_core::ToolError::timeout("slow").with_trace_id("tr_1");
+    /// let err = toolsmith::ToolError::timeout("slow").with_trace_id("tr_1");
     /// assert_eq!(err.trace_id(), Some("tr_1"));
     /// ```
     #[must_use]

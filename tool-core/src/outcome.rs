@@ -15,13 +15,13 @@ use crate::error::ToolError;
 /// data again.
 ///
 /// ```
-/// use toolsmith_core::{ToolError, ToolOutcome};
+/// use toolsmith::{ToolError, ToolOutcome};
 ///
 /// let ok = ToolOutcome::success(&vec![1, 2]).unwrap();
 /// assert_eq!(ok.to_json(), r#"{"status":"success","data":[1,2]}"#);
 ///
 /// let err = ToolOutcome::from(ToolError::not_found("No such city; check the spelling."));
-/// let json: serde_json::Value = serde_json::from_str(&err.to_json()).unwrap();
+/// let json: toolsmith::serde_json::Value = toolsmith::serde_json::from_str(&err.to_json()).unwrap();
 /// assert_eq!(json["status"], "error");
 /// assert_eq!(json["error"]["code"], "not_found");
 /// assert_eq!(json["error"]["retryable"], false);
@@ -42,8 +42,8 @@ pub enum ToolOutcome {
 /// How a degraded result came about: which fallback answered, why, and when.
 ///
 /// ```
-/// use toolsmith_core::{Degradation, ToolOutcome};
-/// let data = serde_json::value::to_raw_value(&[1, 2]).unwrap();
+/// use toolsmith::{Degradation, ToolOutcome};
+/// let data = toolsmith::serde_json::value::to_raw_value(&[1, 2]).unwrap();
 /// let out = ToolOutcome::Degraded(data, Degradation { fallback: "search_cache".into(), reason: "timeout".into(), at_unix_ms: 1 });
 /// assert_eq!(out.to_json(), r#"{"status":"success","data":[1,2],"degraded":{"fallback":"search_cache","reason":"timeout","at_unix_ms":1}}"#);
 /// ```
@@ -62,7 +62,7 @@ impl ToolOutcome {
     /// with non-string keys) becomes an `internal_error`.
     ///
     /// ```
-    /// let out = toolsmith_core::ToolOutcome::success(&"hi").unwrap();
+    /// let out = toolsmith::ToolOutcome::success(&"hi").unwrap();
     /// assert_eq!(out.data().unwrap().get(), r#""hi""#);
     /// ```
     pub fn success<T: Serialize + ?Sized>(data: &T) -> Result<Self, ToolError> {
@@ -111,7 +111,7 @@ impl ToolOutcome {
     /// Decodes the data of a successful call, or returns the error of a failed one.
     ///
     /// ```
-    /// let out = toolsmith_core::ToolOutcome::success(&41).unwrap();
+    /// let out = toolsmith::ToolOutcome::success(&41).unwrap();
     /// assert_eq!(out.into_result::<i64>().unwrap(), 41);
     /// ```
     pub fn into_result<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
@@ -152,7 +152,7 @@ impl ToolOutcome {
     ///
     /// ```
     /// let mut out = Vec::new();
-    /// toolsmith_core::ToolOutcome::success(&7).unwrap().write_json(&mut out);
+    /// toolsmith::ToolOutcome::success(&7).unwrap().write_json(&mut out);
     /// assert_eq!(out, br#"{"status":"success","data":7}"#);
     /// ```
     pub fn write_json(&self, out: &mut Vec<u8>) {

@@ -31,7 +31,7 @@ pub(crate) struct Compiled {
 /// start and end are dropped.
 ///
 /// ```
-/// # use toolsmith_core::__macro_support::normalize_doc;
+/// # use toolsmith::__private::normalize_doc;
 /// assert_eq!(normalize_doc(" First.\n\n   Indented.\n"), "First.\n\n  Indented.");
 /// ```
 #[must_use]

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use toolsmith_core::testing::{Fault, Faulty};
+//! use toolsmith::testing::{Fault, Faulty};
 //! use toolsmith::{tool, ToolContext, Toolbox};
 //!
 //! /// Gets a customer. Read-only. Not for leads.

@@ -26,8 +26,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Implement it by hand for tools whose schema is only known at run time:
 ///
 /// ```
-/// use serde_json::json;
-/// use toolsmith_core::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
 ///
 /// struct Echo(ToolDefinition);
 ///
@@ -104,7 +104,7 @@ impl Emit<'_> {
     /// (and leaves the buffer as it was).
     ///
     /// ```
-    /// use toolsmith_core::{Emit, Emitted};
+    /// use toolsmith::{Emit, Emitted};
     /// let mut buf = b"data=".to_vec();
     /// assert!(matches!(Emit::Into(&mut buf).data(&[1, 2]), Ok(Emitted::Written)));
     /// assert_eq!(buf, b"data=[1,2]");
@@ -135,9 +135,9 @@ impl Emit<'_> {
 /// arguments as a string). Empty text stands for `{}`.
 ///
 /// ```
-/// use toolsmith_core::Arguments;
+/// use toolsmith::Arguments;
 /// let a: Arguments<'_> = r#"{"city":"Paris"}"#.into();
-/// let v = serde_json::json!({"city": "Paris"});
+/// let v = toolsmith::serde_json::json!({"city": "Paris"});
 /// let b: Arguments<'_> = (&v).into();
 /// assert!(matches!(a, Arguments::Text(_)));
 /// assert!(matches!(b, Arguments::Value(_)));
@@ -242,7 +242,7 @@ pub struct ToolSpec {
 /// execution policies (approval, retries) what they are dealing with.
 ///
 /// ```
-/// assert_eq!(toolsmith_core::Effect::Destructive.as_str(), "destructive");
+/// assert_eq!(toolsmith::Effect::Destructive.as_str(), "destructive");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Effect {
@@ -272,9 +272,9 @@ impl Effect {
 /// clients apply the protocol's defaults.
 ///
 /// ```
-/// use toolsmith_core::Annotations;
+/// use toolsmith::Annotations;
 /// let hints = Annotations { read_only: Some(true), ..Annotations::default() };
-/// assert_eq!(serde_json::Value::Object(hints.to_mcp())["readOnlyHint"], true);
+/// assert_eq!(toolsmith::serde_json::Value::Object(hints.to_mcp())["readOnlyHint"], true);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Annotations {
@@ -501,8 +501,8 @@ impl ToolDefinition {
     /// by [`problem`](Self::problem), and a [`Toolbox`](crate::Toolbox) refuses it.
     ///
     /// ```
-    /// use serde_json::json;
-    /// use toolsmith_core::ToolDefinition;
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::ToolDefinition;
     ///
     /// let def = ToolDefinition::new(
     ///     "get_time",
@@ -550,8 +550,8 @@ impl ToolDefinition {
     /// that takes more (or less) than the defaults; see [`InputLimits`](crate::InputLimits).
     ///
     /// ```
-    /// use toolsmith_core::{InputLimits, ToolDefinition};
-    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// use toolsmith::{InputLimits, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_input_limits(InputLimits::default().with_max_bytes(16));
     /// let err = def.validate(r#"{"text": "longer than sixteen bytes"}"#.into()).unwrap_err();
     /// assert!(err.message().contains("max_bytes"));
@@ -571,7 +571,7 @@ impl ToolDefinition {
     /// Sets the human-readable title (MCP's `title`).
     ///
     /// ```
-    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_title("Time");
     /// assert_eq!(def.title(), Some("Time"));
     /// ```
@@ -584,8 +584,8 @@ impl ToolDefinition {
     /// Sets the behaviour hints.
     ///
     /// ```
-    /// use toolsmith_core::{Annotations, ToolDefinition};
-    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// use toolsmith::{Annotations, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_annotations(Annotations { read_only: Some(true), ..Annotations::default() });
     /// assert_eq!(def.annotations().read_only, Some(true));
     /// ```
@@ -598,8 +598,8 @@ impl ToolDefinition {
     /// Sets the JSON Schema of the tool's result data.
     ///
     /// ```
-    /// use serde_json::json;
-    /// let def = toolsmith_core::ToolDefinition::new("t", "d", json!({"type": "object"}))
+    /// use toolsmith::serde_json::json;
+    /// let def = toolsmith::ToolDefinition::new("t", "d", json!({"type": "object"}))
     ///     .with_output_schema(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
     /// assert!(def.output_schema().is_some());
     /// ```
@@ -612,8 +612,8 @@ impl ToolDefinition {
     /// Declares what the tool does to the world (and sets the MCP hints that follow from it).
     ///
     /// ```
-    /// use toolsmith_core::{Effect, ToolDefinition};
-    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"})).with_effect(Effect::Read);
+    /// use toolsmith::{Effect, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"})).with_effect(Effect::Read);
     /// assert_eq!(def.annotations().read_only, Some(true));
     /// ```
     #[must_use]
@@ -626,7 +626,7 @@ impl ToolDefinition {
     /// Declares that a person must approve each call.
     ///
     /// ```
-    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_requires_approval(true);
     /// assert!(def.requires_approval());
     /// ```
@@ -639,7 +639,7 @@ impl ToolDefinition {
     /// Sets the scopes a caller needs (read by an [`Authorizer`](crate::Authorizer)).
     ///
     /// ```
-    /// let def = toolsmith_core::ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_scopes(["tickets:write"]);
     /// assert_eq!(def.scopes(), ["tickets:write"]);
     /// ```
@@ -652,8 +652,8 @@ impl ToolDefinition {
     /// Sets the execution settings (timeout, attempts, concurrency, sequential, fallback).
     ///
     /// ```
-    /// use toolsmith_core::{ToolDefinition, ToolPolicy};
-    /// let def = ToolDefinition::new("t", "d", serde_json::json!({"type": "object"}))
+    /// use toolsmith::{ToolDefinition, ToolPolicy};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_policy(ToolPolicy { sequential: true, ..ToolPolicy::default() });
     /// assert!(def.policy().sequential);
     /// ```
@@ -767,8 +767,8 @@ impl ToolDefinition {
     /// [`ExportError`] when the dialect cannot express the tool, naming where and why.
     ///
     /// ```
-    /// use serde_json::json;
-    /// use toolsmith_core::{Dialect, ToolDefinition};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{Dialect, ToolDefinition};
     ///
     /// let def = ToolDefinition::new("get_time", "Get the time.", json!({
     ///     "type": "object",
@@ -789,8 +789,8 @@ impl ToolDefinition {
     /// [`export`](Self::export) as JSON text, serialized once and cached.
     ///
     /// ```
-    /// use serde_json::json;
-    /// use toolsmith_core::{Dialect, ToolDefinition};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{Dialect, ToolDefinition};
     ///
     /// let def = ToolDefinition::new(
     ///     "get_time",
@@ -799,7 +799,7 @@ impl ToolDefinition {
     ///            "required": ["zone"], "additionalProperties": false}),
     /// );
     /// let text = def.export_text(Dialect::Mcp).unwrap();
-    /// assert_eq!(serde_json::from_str::<serde_json::Value>(text).unwrap(), *def.export(Dialect::Mcp).unwrap());
+    /// assert_eq!(toolsmith::serde_json::from_str::<toolsmith::serde_json::Value>(text).unwrap(), *def.export(Dialect::Mcp).unwrap());
     /// ```
     ///
     /// # Errors

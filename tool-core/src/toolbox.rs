@@ -333,7 +333,7 @@ impl Toolbox {
     /// fn say_hello() -> &'static str { "hello" }
     ///
     /// let toolbox = Toolbox::new().with(SayHello);
-    /// let json = serde_json::to_value(toolbox.definitions().collect::<Vec<_>>()).unwrap();
+    /// let json = toolsmith::serde_json::to_value(toolbox.definitions().collect::<Vec<_>>()).unwrap();
     /// assert_eq!(json[0]["input_schema"]["type"], "object");
     /// ```
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
@@ -408,7 +408,7 @@ impl Toolbox {
     /// // OpenAI sends the arguments as a JSON string; objects and parsed values work too.
     /// let out = toolbox.call("multiply_by_two", r#""{\"n\": 21}""#, &ctx).await;
     /// assert_eq!(out.into_result::<u32>().unwrap(), 42);
-    /// let out = toolbox.call("multiply_by_two", serde_json::json!({"n": 5000}), &ctx).await;
+    /// let out = toolbox.call("multiply_by_two", toolsmith::serde_json::json!({"n": 5000}), &ctx).await;
     /// let err = out.error().unwrap();
     /// assert_eq!(err.fields()[0].to_string(), "/n: 5000 is greater than the maximum of 1000");
     /// assert_eq!(err.trace_id(), Some("tr_1"));
@@ -525,7 +525,7 @@ impl Toolbox {
     /// each call's context gets the call's id.
     ///
     /// ```
-    /// use serde_json::json;
+    /// use toolsmith::serde_json::json;
     /// use toolsmith::{tool, ToolCall, ToolContext, Toolbox};
     ///
     /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
@@ -795,7 +795,7 @@ impl Toolbox {
     /// let toolbox = Toolbox::new().with(SayHello);
     /// let dialect = Dialect::Gemini;
     /// let text = toolbox.export_text(dialect).unwrap();
-    /// assert_eq!(text, serde_json::to_string(&toolbox.export(dialect).unwrap()).unwrap());
+    /// assert_eq!(text, toolsmith::serde_json::to_string(&toolbox.export(dialect).unwrap()).unwrap());
     /// ```
     ///
     /// # Errors
@@ -840,7 +840,7 @@ impl Toolbox {
     /// (see [`encode_result`]).
     ///
     /// ```
-    /// use serde_json::json;
+    /// use toolsmith::serde_json::json;
     /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
     ///
     /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.

@@ -80,7 +80,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 /// How keys are made and kept.
 ///
 /// ```
-/// let idem = toolsmith_core::IdempotencyPolicy::default();
+/// let idem = toolsmith::IdempotencyPolicy::default();
 /// assert_eq!(idem.ttl.as_secs(), 24 * 3600);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,8 +125,8 @@ pub(crate) struct CallKey {
 /// as integers).
 ///
 /// ```
-/// use serde_json::json;
-/// use toolsmith_core::derive_idempotency_key;
+/// use toolsmith::serde_json::json;
+/// use toolsmith::derive_idempotency_key;
 /// let a = derive_idempotency_key("create_ticket", &json!({"title": "x", "n": 5.0}), Some("ada"), None);
 /// let b = derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), Some("ada"), None);
 /// assert_eq!(a, b);
@@ -261,7 +261,7 @@ const SLOT_OVERHEAD: usize = 128;
 /// repeat is answered with a replay that says so instead of running the action again.
 ///
 /// ```
-/// let store = toolsmith_core::MemoryStore::new(10_000).with_max_bytes(16 << 20);
+/// let store = toolsmith::MemoryStore::new(10_000).with_max_bytes(16 << 20);
 /// # let _ = store;
 /// ```
 pub struct MemoryStore {
@@ -305,7 +305,7 @@ impl MemoryStore {
     /// Sets the most bytes the store keeps (keys, fingerprints and stored results).
     ///
     /// ```
-    /// let store = toolsmith_core::MemoryStore::default().with_max_bytes(1 << 20);
+    /// let store = toolsmith::MemoryStore::default().with_max_bytes(1 << 20);
     /// # let _ = store;
     /// ```
     #[must_use]
@@ -317,7 +317,7 @@ impl MemoryStore {
     /// The keys kept now (running, finished, and expired ones not yet evicted).
     ///
     /// ```
-    /// assert_eq!(toolsmith_core::MemoryStore::default().len(), 0);
+    /// assert_eq!(toolsmith::MemoryStore::default().len(), 0);
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -333,7 +333,7 @@ impl MemoryStore {
     /// The bytes the kept keys, fingerprints and results take, as the budget counts them.
     ///
     /// ```
-    /// assert_eq!(toolsmith_core::MemoryStore::default().size_in_bytes(), 0);
+    /// assert_eq!(toolsmith::MemoryStore::default().size_in_bytes(), 0);
     /// ```
     #[must_use]
     pub fn size_in_bytes(&self) -> usize {

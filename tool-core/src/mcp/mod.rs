@@ -21,7 +21,7 @@
 //!
 //! ```no_run
 //! use toolsmith::{tool, Toolbox};
-//! use toolsmith_core::mcp::McpServer;
+//! use toolsmith::mcp::McpServer;
 //!
 //! /// Add two integers. Pure; no side effects. Not for floating-point numbers.
 //! #[tool(effect = "read")]
@@ -35,7 +35,7 @@
 //! }
 //!
 //! #[tokio::main]
-//! async fn main() -> Result<(), toolsmith_core::mcp::ServeError> {
+//! async fn main() -> Result<(), toolsmith::mcp::ServeError> {
 //!     McpServer::new(Toolbox::new().with(Add)).serve_stdio().await
 //! }
 //! ```
@@ -166,8 +166,8 @@ impl McpServer {
     /// A server for `toolbox`, introducing itself as `toolsmith` with this crate's version.
     ///
     /// ```
-    /// use toolsmith_core::mcp::McpServer;
-    /// let server = McpServer::new(toolsmith_core::Toolbox::new()).with_name("notes", "1.2.0");
+    /// use toolsmith::mcp::McpServer;
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_name("notes", "1.2.0");
     /// # let _ = server;
     /// ```
     #[must_use]
@@ -257,7 +257,7 @@ impl McpServer {
     /// (not from a browser) is not affected.
     ///
     /// ```
-    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
     ///     .with_allowed_origins(["https://app.example.com"]);
     /// # let _ = server;
     /// ```
@@ -276,7 +276,7 @@ impl McpServer {
     /// `-32700` parse error (HTTP 413) and never held whole.
     ///
     /// ```
-    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
     ///     .with_max_message_bytes(16 << 20);
     /// # let _ = server;
     /// ```
@@ -304,7 +304,7 @@ impl McpServer {
     /// `rate_limited` tool error instead of queueing without bound.
     ///
     /// ```
-    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new())
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
     ///     .with_max_in_flight(8);
     /// # let _ = server;
     /// ```
@@ -321,9 +321,9 @@ impl McpServer {
     /// cancellation, trace id) and the request, and returns the context the tool sees.
     ///
     /// ```
-    /// use toolsmith_core::mcp::McpServer;
+    /// use toolsmith::mcp::McpServer;
     ///
-    /// let server = McpServer::new(toolsmith_core::Toolbox::new()).with_context(|ctx, request| {
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_context(|ctx, request| {
     ///     match request.header("x-user") {
     ///         Some(user) => ctx.with_principal(user),
     ///         None => ctx,
@@ -368,11 +368,11 @@ impl McpServer {
     ///
     /// ```
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    /// use toolsmith_core::mcp::McpServer;
+    /// use toolsmith::mcp::McpServer;
     ///
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
     /// let (client, server) = tokio::io::duplex(1 << 16);
-    /// tokio::spawn(McpServer::new(toolsmith_core::Toolbox::new()).serve(tokio::io::split(server)));
+    /// tokio::spawn(McpServer::new(toolsmith::Toolbox::new()).serve(tokio::io::split(server)));
     /// let (read, mut write) = tokio::io::split(client);
     /// let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#;
     /// write.write_all(format!("{initialize}\n").as_bytes()).await.unwrap();
@@ -403,7 +403,7 @@ impl McpServer {
     ///
     /// ```no_run
     /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
-    /// use toolsmith_core::mcp::McpServer;
+    /// use toolsmith::mcp::McpServer;
     ///
     /// let http = McpServer::new(toolbox).bind_http("127.0.0.1:8000").await?;
     /// println!("MCP endpoint: {}", http.url());
@@ -458,7 +458,7 @@ impl McpServer {
     ///
     /// ```no_run
     /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {
-    /// let http = toolsmith_core::mcp::McpServer::new(toolbox).bind_local_http(8000).await?;
+    /// let http = toolsmith::mcp::McpServer::new(toolbox).bind_local_http(8000).await?;
     /// assert!(http.local_addr().ip().is_loopback());
     /// # http.shutdown().await
     /// # }
@@ -709,7 +709,7 @@ fn message_limits(tools: &[InputLimits]) -> InputLimits {
 ///
 /// ```
 /// use toolsmith::{ToolContext, ToolError};
-/// use toolsmith_core::mcp::McpRequest;
+/// use toolsmith::mcp::McpRequest;
 ///
 /// fn client_of(ctx: &ToolContext) -> Result<String, ToolError> {
 ///     let request = ctx.get::<McpRequest>().ok_or_else(|| ToolError::not_found("Not called over MCP."))?;
@@ -812,7 +812,7 @@ impl HttpServer {
     ///
     /// ```
     /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-    /// let server = toolsmith_core::mcp::McpServer::new(toolsmith_core::Toolbox::new());
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new());
     /// let http = server.bind_local_http(0).await.unwrap();
     /// assert_eq!(http.url(), format!("http://127.0.0.1:{}/mcp", http.local_addr().port()));
     /// http.shutdown().await.unwrap();

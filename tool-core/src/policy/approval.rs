@@ -17,7 +17,7 @@ use crate::tool::{BoxFuture, ToolDefinition};
 /// for one that needs to `.await`.
 ///
 /// ```
-/// use toolsmith_core::{ToolContext, ToolDefinition, Toolbox};
+/// use toolsmith::{ToolContext, ToolDefinition, Toolbox};
 ///
 /// let toolbox = Toolbox::new().with_authorizer(|ctx: &ToolContext, tool: &ToolDefinition| {
 ///     tool.scopes().iter().all(|scope| ctx.principal() == Some("admin") || !scope.ends_with(":write"))
@@ -93,8 +93,8 @@ where
 /// so the same arguments in another key order hash the same.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolsmith_core::arguments_hash;
+/// use toolsmith::serde_json::json;
+/// use toolsmith::arguments_hash;
 /// assert_eq!(arguments_hash(&json!({"a": 1, "b": [2]})), arguments_hash(&json!({"b": [2], "a": 1})));
 /// assert_ne!(arguments_hash(&json!({"a": 1})), arguments_hash(&json!({"a": 2})));
 /// ```
@@ -172,8 +172,8 @@ enum Grant {
 ///
 /// ```
 /// use std::time::Duration;
-/// use serde_json::json;
-/// use toolsmith_core::{ApprovalDecision, Approvals};
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{ApprovalDecision, Approvals};
 ///
 /// let approvals = Approvals::new();
 /// approvals.approve("delete_note", &json!({"id": 7}), Duration::from_secs(600));

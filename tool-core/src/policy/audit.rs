@@ -46,7 +46,7 @@ pub trait AuditSink: Send + Sync + 'static {
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("audit-doc-{}.jsonl", std::process::id()));
-/// let sink = toolsmith_core::JsonLinesSink::create(&path).unwrap();
+/// let sink = toolsmith::JsonLinesSink::create(&path).unwrap();
 /// # drop(sink); std::fs::remove_file(&path).unwrap();
 /// ```
 pub struct JsonLinesSink {
@@ -84,7 +84,7 @@ impl AuditSink for JsonLinesSink {
 /// Keeps records in memory, for tests and golden call sequences.
 ///
 /// ```
-/// let sink = toolsmith_core::MemorySink::default();
+/// let sink = toolsmith::MemorySink::default();
 /// assert!(sink.records().is_empty());
 /// ```
 #[derive(Default)]

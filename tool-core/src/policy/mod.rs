@@ -34,7 +34,7 @@ use crate::tool::{BoxFuture, ToolDefinition};
 ///
 /// ```
 /// use std::time::Duration;
-/// let retry = toolsmith_core::RetryPolicy { max_attempts: 5, ..Default::default() };
+/// let retry = toolsmith::RetryPolicy { max_attempts: 5, ..Default::default() };
 /// assert_eq!(retry.base, Duration::from_millis(200));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -81,7 +81,7 @@ impl RetryPolicy {
 /// forever.
 ///
 /// ```
-/// let budget = toolsmith_core::RunBudget::default();
+/// let budget = toolsmith::RunBudget::default();
 /// assert_eq!((budget.max_calls, budget.max_retries_per_tool), (12, 2));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,7 +107,7 @@ impl Default for RunBudget {
 /// When a tool's circuit opens, and for how long.
 ///
 /// ```
-/// assert_eq!(toolsmith_core::CircuitPolicy::default().failures, 5);
+/// assert_eq!(toolsmith::CircuitPolicy::default().failures, 5);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CircuitPolicy {
@@ -130,7 +130,7 @@ impl Default for CircuitPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// let policy = toolsmith_core::ToolPolicy { timeout: Some(Duration::from_secs(5)), concurrency: Some(2), ..Default::default() };
+/// let policy = toolsmith::ToolPolicy { timeout: Some(Duration::from_secs(5)), concurrency: Some(2), ..Default::default() };
 /// assert!(!policy.sequential);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]

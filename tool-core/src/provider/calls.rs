@@ -11,8 +11,8 @@ use crate::tool::{Arguments, ToolDefinition};
 /// One tool call a model asked for.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolsmith_core::{Dialect, ToolCall};
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{Dialect, ToolCall};
 ///
 /// let response = json!({"content": [
 ///     {"type": "text", "text": "Let me check."},
@@ -326,8 +326,8 @@ fn mcp(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// success and failure. `def` is the called tool's definition, when known.
 ///
 /// ```
-/// use serde_json::json;
-/// use toolsmith_core::{encode_result, Dialect, ToolCall, ToolError, ToolOutcome};
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{encode_result, Dialect, ToolCall, ToolError, ToolOutcome};
 ///
 /// let call = ToolCall { id: Some("toolu_1".into()), name: "get_weather".into(), arguments: json!({}) };
 /// let failed = ToolOutcome::from(ToolError::not_found("No such city."));

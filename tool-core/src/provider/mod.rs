@@ -25,7 +25,7 @@ use crate::tool::ToolDefinition;
 /// A provider's tool format.
 ///
 /// ```
-/// use toolsmith_core::Dialect;
+/// use toolsmith::Dialect;
 /// let dialect: Dialect = "openai-strict".parse().unwrap();
 /// assert_eq!(dialect, Dialect::OpenAiChat { strict: true });
 /// assert_eq!(dialect.to_string(), "openai-strict");
@@ -100,7 +100,7 @@ impl Dialect {
     /// allows `.` and `:` but must start with a letter or `_`; MCP takes the name as it is.
     ///
     /// ```
-    /// use toolsmith_core::Dialect;
+    /// use toolsmith::Dialect;
     /// assert_eq!(Dialect::OpenAiChat { strict: true }.tool_name("calendar.create_event"), "calendar_create_event");
     /// assert_eq!(Dialect::Gemini.tool_name("calendar.create_event"), "calendar.create_event");
     /// assert_eq!(Dialect::Mcp.tool_name("calendar.create_event"), "calendar.create_event");
@@ -198,7 +198,7 @@ impl FromStr for Dialect {
 /// A tool, or a set of tools, that a dialect cannot express.
 ///
 /// ```
-/// # use toolsmith_core::ExportError;
+/// # use toolsmith::ExportError;
 /// let err = ExportError::new("count_words", "openai-strict", "/properties/counts", "an open map cannot be strict");
 /// assert_eq!(
 ///     err.to_string(),
