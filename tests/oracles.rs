@@ -8,6 +8,7 @@
 //! `scripts/test.sh` creates the Python environment under `target/oracles/` and sets
 //! `TOOLSMITH_ORACLES` to its interpreter; without it this test says so and passes.
 
+#[path = "common/shapes.rs"]
 mod common;
 #[path = "support/oracle.rs"]
 mod oracle;

@@ -2,6 +2,7 @@
 //! nested structs, a data enum, an integer enum, a recursive type, no parameters, an output
 //! schema and an open map. A change in any export shows up as a reviewed diff.
 
+#[path = "common/shapes.rs"]
 mod common;
 
 use serde_json::{Map, Value};
