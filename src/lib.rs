@@ -37,6 +37,15 @@ pub use toolsmith_core::mcp;
 #[doc = include_str!("../docs/tool-attribute.md")]
 pub use toolsmith_macros::tool;
 
+// The traits a parameter's type must have, at the root so that a compiler error about a
+// parameter names `toolsmith::HasLength`, not the module behind the generated code.
+#[doc(hidden)]
+pub use schemars;
+#[doc(hidden)]
+pub use toolsmith_core::__macro_support::{
+    HasLength, HasRange, HasText, ResultTag, ToolParam, assert_param,
+};
+
 /// What the code `#[tool]` generates names, and nothing else: not a public API.
 ///
 /// Generated code reaches serde, schemars and the runtime only through this module, so users

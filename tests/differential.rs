@@ -5,7 +5,7 @@
 //! The runtime decides with serde and typed checks on its success path; the validator here
 //! sees only the exported schema. Documents come from a generator driven by the schema: valid
 //! ones, near misses (valid ones with one to three mutations) and random JSON. proptest feeds
-//! the seeds; a failure prints the shape and the document.
+//! the random seeds; a failure prints the shape and the document.
 
 mod common;
 
