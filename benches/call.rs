@@ -279,7 +279,7 @@ fn failure(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
 fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let toolbox = Toolbox::new()
         .with(CreateTicket)
-        .with_idempotency_store(toolsmith::MemoryStore::new(100_000));
+        .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
     let ctx = ToolContext::new();
     let replayed = r#"{"title":"Printer on fire"}"#;
     let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));

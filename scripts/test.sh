@@ -42,6 +42,9 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
+echo "== module layers (no import cycles, every import points down)"
+bash scripts/layers.sh
+
 mkdir -p target
 log=target/test-output.log
 : > "$log"

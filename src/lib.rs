@@ -2,16 +2,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub use toolsmith_core::{
-    Annotations, ApprovalDecision, ApprovalRequest, Approvals, Approver, Arguments, AuditRecord,
-    AuditSink, Authorizer, BoxFuture, CallParseError, CallStatus, CancellationToken, CircuitPolicy,
-    Degradation, Dialect, ECHO_CAP, Effect, Emit, Emitted, Enablement, ErrorCode, ExportError,
-    FieldError, IdempotencyPolicy, IdempotencyStore, InputLimits, JsonLinesSink, KEY_PARAMETER,
-    LintFinding, LintLevel, MIN_KEY_LEN, MemorySink, MemoryStore, RegistrationError, Reservation,
-    RetryPolicy, RunBudget, StoreError, Switch, Tool, ToolCall, ToolContext, ToolDefinition,
-    ToolError, ToolOutcome, ToolPolicy, Toolbox, ToolsChanged, UnknownDialect, arguments_hash,
-    derive_idempotency_key, encode_result,
-};
+// The runtime's public API, as it is: the core path at the root, everything else under its
+// module (`policy`, `audit`, `idempotency`, `provider`, `lint`, `mcp`, `testing`).
+pub use toolsmith_core::*;
 
 /// Re-exported for hand-written tools and hosts: schemas, parsed arguments and results are
 /// `serde_json::Value`s, so depending on `toolsmith` alone is enough.
@@ -22,17 +15,6 @@ pub use toolsmith_core::{
 /// assert!(toolsmith::ToolDefinition::new("t", "d", schema).problem().is_none());
 /// ```
 pub use serde_json;
-
-/// The Redis idempotency store (feature `redis`).
-#[cfg(feature = "redis")]
-pub use toolsmith_core::RedisStore;
-
-/// The fault-injection kit (feature `testing`).
-#[cfg(feature = "testing")]
-pub use toolsmith_core::testing;
-
-#[cfg(feature = "mcp")]
-pub use toolsmith_core::mcp;
 
 #[doc = include_str!("../docs/tool-attribute.md")]
 pub use toolsmith_macros::tool;

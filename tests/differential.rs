@@ -187,7 +187,7 @@ fn direct_report_lists_what_the_validator_lists() {
         .iter()
         .copied()
         .filter(|d| {
-            toolsmith::__private::explanations(d, &serde_json::json!({}))
+            toolsmith::__private::explanations(d.validation(), &serde_json::json!({}))
                 .0
                 .is_some()
         })
@@ -218,7 +218,7 @@ fn direct_report_lists_what_the_validator_lists() {
             if !doc.is_object() {
                 return Ok(());
             }
-            let (direct, full) = toolsmith::__private::explanations(def, &doc);
+            let (direct, full) = toolsmith::__private::explanations(def.validation(), &doc);
             let sorted = |mut fields: Vec<toolsmith::FieldError>| {
                 fields.sort_by(|a, b| (&a.pointer, &a.message).cmp(&(&b.pointer, &b.message)));
                 fields
@@ -238,7 +238,7 @@ fn direct_report_lists_what_the_validator_lists() {
             // Through the toolbox, as text and as a value: numbers are read exactly, so an
             // integer written `5.0` is quoted back as `5`.
             let full = sorted(
-                toolsmith::__private::explanations(def, &integral_as_integers(&doc))
+                toolsmith::__private::explanations(def.validation(), &integral_as_integers(&doc))
                     .1
                     .expect("the validator compiles"),
             );

@@ -6,10 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolsmith::{
-    ErrorCode, IdempotencyPolicy, IdempotencyStore, MemoryStore, Reservation, ToolCall,
-    ToolContext, ToolError, Toolbox, derive_idempotency_key, tool,
+use toolsmith::idempotency::{
+    IdempotencyPolicy, IdempotencyStore, MemoryStore, Reservation, derive_idempotency_key,
 };
+use toolsmith::{ErrorCode, ToolCall, ToolContext, ToolError, Toolbox, tool};
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
 

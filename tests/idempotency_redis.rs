@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolsmith::{ErrorCode, RedisStore, ToolCall, ToolContext, Toolbox, tool};
+use toolsmith::idempotency::RedisStore;
+use toolsmith::{ErrorCode, ToolCall, ToolContext, Toolbox, tool};
 
 /// A `redis-server` of this test's own, stopped when dropped.
 struct RedisServer {

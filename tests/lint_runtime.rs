@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use toolsmith::{Dialect, Effect, LintLevel, Tool, ToolDefinition, Toolbox, tool};
+use toolsmith::lint::LintLevel;
+use toolsmith::{Dialect, Effect, Tool, ToolDefinition, Toolbox, tool};
 
 /// A note's filter.
 #[derive(Deserialize, JsonSchema)]

@@ -17,7 +17,8 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexS
 use tokio::io::{ReadHalf, WriteHalf};
 use tokio::sync::Notify;
 use toolsmith::mcp::{McpRequest, McpServer};
-use toolsmith::{Dialect, Switch, ToolContext, ToolError, Toolbox, tool};
+use toolsmith::policy::Switch;
+use toolsmith::{Dialect, ToolContext, ToolError, Toolbox, tool};
 
 /// Add two integers. Pure; no side effects. Not for floating-point numbers.
 #[tool(effect = "read")]

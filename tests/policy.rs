@@ -8,11 +8,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
+use toolsmith::audit::{JsonLinesSink, MemorySink};
+use toolsmith::policy::{Approvals, CircuitPolicy, RunBudget, ToolPolicy};
 use toolsmith::testing::{Fault, Faulty};
-use toolsmith::{
-    Approvals, CircuitPolicy, Dialect, Effect, ErrorCode, JsonLinesSink, MemorySink, RunBudget,
-    ToolCall, ToolContext, ToolDefinition, ToolPolicy, Toolbox, tool,
-};
+use toolsmith::{Dialect, Effect, ErrorCode, ToolCall, ToolContext, ToolDefinition, Toolbox, tool};
 
 /// Gets a customer from the CRM. Read-only. Not for leads.
 #[tool(
@@ -494,7 +493,8 @@ async fn destructive_calls_need_an_approval_of_their_exact_arguments() {
     assert_eq!(err.code(), ErrorCode::ApprovalRequired);
     assert!(err.needs_human());
     assert!(
-        err.message().contains(&toolsmith::arguments_hash(&args)),
+        err.message()
+            .contains(&toolsmith::policy::arguments_hash(&args)),
         "{}",
         err.message()
     );

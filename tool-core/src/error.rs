@@ -228,6 +228,16 @@ macro_rules! constructors {
 }
 
 impl ToolError {
+    /// The error for a tool that panicked: generic for the model, the panic text for the logs.
+    pub(crate) fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a non-string panic payload".to_owned());
+        Self::internal(format_args!("the tool panicked: {text}"))
+    }
+
     /// An error with `code` and a message for the model; `retryable` and `human_review`
     /// take the code's defaults.
     ///

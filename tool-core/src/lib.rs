@@ -6,24 +6,54 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+// Floor 1: vocabulary. Imports nothing from the floors above.
+mod arguments;
 mod context;
+mod dialect;
 mod echo;
 mod error;
-mod idempotency;
-mod join;
+mod json;
 mod limits;
-mod lint;
 mod outcome;
-mod policy;
-mod provider;
-mod reader;
-mod report;
+mod spec;
+// Floor 2: the canonical schema.
 mod schema;
-mod strict;
-mod tool;
-mod toolbox;
+// Floor 3: reading arguments.
 mod validate;
-
+// Floor 4: the tool and its definition.
+mod definition;
+mod tool;
+// Floor 5: readers of definitions.
+pub mod idempotency;
+pub mod lint;
+pub mod provider;
+// Floor 6: the execution policy.
+pub mod policy;
+/// Audit records: one per call through a [`Toolbox`], to any number of sinks.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::audit::MemorySink;
+/// use toolsmith::{tool, ToolContext, Toolbox};
+///
+/// /// Says hello. Read-only. Not for real conversations.
+/// #[tool(effect = "read")]
+/// fn say_hello() -> &'static str { "hello" }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let sink = Arc::new(MemorySink::default());
+/// let toolbox = Toolbox::new().with(SayHello).with_audit(Arc::clone(&sink));
+/// toolbox.call("say_hello", "{}", &ToolContext::new().with_run_id("run_1")).await;
+/// assert_eq!(sink.records()[0].status, "success");
+/// # });
+/// ```
+pub mod audit {
+    pub use crate::policy::audit::{AuditRecord, AuditSink, JsonLinesSink, MemorySink};
+}
+// Floor 7: the toolbox.
+mod join;
+mod toolbox;
+// Floor 8: edges nothing imports.
 #[cfg(feature = "mcp")]
 pub mod mcp;
 #[cfg(feature = "testing")]
@@ -33,25 +63,17 @@ pub mod testing;
 #[path = "macro_support.rs"]
 pub mod __macro_support;
 
+// The core path. Everything else is under its module: `policy`, `audit`, `idempotency`,
+// `provider`, `lint`, `mcp`, `testing`.
+pub use arguments::Arguments;
 pub use context::ToolContext;
-pub use echo::ECHO_CAP;
+pub use definition::ToolDefinition;
+pub use dialect::Dialect;
 pub use error::{ErrorCode, FieldError, ToolError};
-#[cfg(feature = "redis")]
-pub use idempotency::RedisStore;
-pub use idempotency::{
-    IdempotencyPolicy, IdempotencyStore, KEY_PARAMETER, MIN_KEY_LEN, MemoryStore, Reservation,
-    StoreError, derive_idempotency_key,
-};
-pub use limits::InputLimits;
-pub use lint::{LintFinding, LintLevel};
 pub use outcome::{Degradation, ToolOutcome};
-pub use policy::{
-    ApprovalDecision, ApprovalRequest, Approvals, Approver, AuditRecord, AuditSink, Authorizer,
-    CircuitPolicy, Enablement, JsonLinesSink, MemorySink, RetryPolicy, RunBudget, Switch,
-    ToolPolicy, ToolsChanged, arguments_hash,
-};
-pub use provider::{CallParseError, Dialect, ExportError, ToolCall, UnknownDialect, encode_result};
-pub use tool::{Annotations, Arguments, BoxFuture, Effect, Emit, Emitted, Tool, ToolDefinition};
+pub use provider::ToolCall;
+pub use spec::{Annotations, Effect};
+pub use tool::{BoxFuture, Emit, Emitted, Tool};
 pub use toolbox::{CallStatus, RegistrationError, Toolbox};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.

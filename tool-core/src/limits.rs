@@ -31,7 +31,7 @@ use crate::error::FieldError;
 /// [`ToolDefinition::with_input_limits`](crate::ToolDefinition::with_input_limits).
 ///
 /// ```
-/// use toolsmith::InputLimits;
+/// use toolsmith::policy::InputLimits;
 /// let limits = InputLimits::default().with_max_bytes(4 << 20).with_max_items(50_000);
 /// assert_eq!(limits.max_bytes, 4 << 20);
 /// assert_eq!(limits.max_depth, InputLimits::DEFAULT.max_depth);
@@ -198,7 +198,7 @@ pub(crate) fn pointer<'a>(steps: impl IntoIterator<Item = Step<'a>>) -> String {
     for step in steps {
         out.push('/');
         match step {
-            Step::Key(key) => out.push_str(&crate::validate::escape(key)),
+            Step::Key(key) => out.push_str(&crate::json::text::escape(key)),
             Step::Index(i) => out.push_str(&i.to_string()),
         }
         if out.len() > MAX_POINTER * 4 {

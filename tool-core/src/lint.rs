@@ -6,8 +6,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::definition::ToolDefinition;
 use crate::provider::Dialect;
-use crate::tool::ToolDefinition;
 
 pub(crate) use toolsmith_lint_rules as rules;
 
@@ -122,7 +122,7 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
             "tool `{name}` declares no effect; approval and retry policies need to know whether it reads or writes: add `#[tool(effect = \"read\")]`, `\"write\"` or `\"destructive\"`"
         )),
         Some(effect) => {
-            let destructive = effect == crate::tool::Effect::Destructive || rules::is_destructive_name(name);
+            let destructive = effect == crate::spec::Effect::Destructive || rules::is_destructive_name(name);
             if destructive && !def.requires_approval() && !has_environment(def.input_schema()) {
                 l.push(rules::DESTRUCTIVE_WITHOUT_ENVIRONMENT, "", format!(
                     "`{name}` is destructive or works in bulk but takes no `environment` enum and declares no approval; add an `environment` parameter whose enum lists `staging` and `production`, or `#[tool(requires_approval)]`"

@@ -4,7 +4,6 @@
 //! The traits here carry `#[diagnostic::on_unimplemented]`, so that a parameter type that does
 //! not fit its `#[arg]` key is reported on the user's type with a message in our words.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashSet, VecDeque};
 
@@ -13,15 +12,36 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+pub use crate::arguments::Arguments;
+pub use crate::context::ToolContext;
+pub use crate::definition::ToolDefinition;
+pub use crate::error::ToolError;
+pub use crate::json::number::Num;
+pub use crate::limits::InputLimits;
 pub use crate::lint::LintLevel;
+pub use crate::outcome::ToolOutcome;
 pub use crate::schema::normalize_doc;
 pub use crate::schema::schema_of;
-pub use crate::tool::{
-    Annotations, Arguments, Bound, BoxFuture, Constraint, Effect, Emit, Emitted, LengthKind,
-    ParamSpec, Tool, ToolDefinition, ToolSpec,
-};
-pub use crate::validate::{Num, explanations, parse_arguments};
-pub use crate::{InputLimits, ToolContext, ToolError, ToolOutcome};
+pub use crate::spec::{Annotations, Bound, Constraint, Effect, LengthKind, ParamSpec, ToolSpec};
+pub use crate::tool::{BoxFuture, Emit, Emitted, Tool};
+pub use crate::validate::{Check, Validation, explanations};
+
+/// Parses and validates `arguments` for the tool defined by `def` (see
+/// `validate::parse_arguments`): what the generated `Tool::call` runs first.
+///
+/// # Errors
+///
+/// `invalid_arguments` with one field per violation; `internal_error` if the tool's own
+/// schema is broken.
+#[inline]
+pub fn parse_arguments<A: DeserializeOwned>(
+    def: &ToolDefinition,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    check: Check<A>,
+) -> Result<A, ToolError> {
+    crate::validate::parse_arguments(def.validation(), arguments, ctx, check)
+}
 pub use std::sync::OnceLock;
 
 /// Every parameter type must be readable from JSON and describable as JSON Schema.
@@ -51,7 +71,7 @@ pub trait HasLength {
     /// Checks a `length` constraint.
     fn length_ok(&self, constraint: &Constraint) -> bool {
         self.length()
-            .is_none_or(|len| crate::validate::in_length(len, constraint))
+            .is_none_or(|len| crate::spec::in_length(len, constraint))
     }
 }
 
@@ -77,7 +97,7 @@ fn str_length_ok(text: &str, constraint: &Constraint) -> bool {
     };
     match (min_ok, max_ok) {
         (Some(min_ok), Some(max_ok)) => min_ok && max_ok,
-        _ => crate::validate::in_length(text.chars().count(), constraint),
+        _ => crate::spec::in_length(text.chars().count(), constraint),
     }
 }
 
@@ -136,7 +156,7 @@ pub trait HasRange {
     /// Checks a `range` constraint.
     fn range_ok(&self, constraint: &Constraint) -> bool {
         self.number()
-            .is_none_or(|n| crate::validate::in_range(n, constraint))
+            .is_none_or(|n| crate::spec::in_range(n, constraint))
     }
 }
 
@@ -186,7 +206,7 @@ pub trait HasText {
 
     /// Checks the `pattern`/`format` constraints of parameter `index`, with the same engine
     /// the schema validator uses.
-    fn text_ok(&self, def: &ToolDefinition, index: usize) -> bool {
+    fn text_ok(&self, def: &Validation, index: usize) -> bool {
         self.text()
             .is_none_or(|text| crate::validate::text_matches(def, index, text))
     }
@@ -235,22 +255,12 @@ pub async fn run_blocking(ctx: &ToolContext, f: BlockingCall) -> ToolOutcome {
             .await
             .unwrap_or_else(|err| {
                 ToolOutcome::Error(match err.try_into_panic() {
-                    Ok(payload) => panic_error(payload.as_ref()),
+                    Ok(payload) => ToolError::from_panic(payload.as_ref()),
                     Err(_) => ToolError::cancelled("The call was cancelled before it finished."),
                 })
             }),
         Err(_) => f(&ctx),
     }
-}
-
-/// The error for a tool that panicked: generic for the model, the panic text for the logs.
-pub(crate) fn panic_error(payload: &(dyn Any + Send)) -> ToolError {
-    let text = payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-string panic payload".to_owned());
-    ToolError::internal(format_args!("the tool panicked: {text}"))
 }
 
 /// How a tool's return value becomes an outcome; chosen by type with autoref specialization:

@@ -11,7 +11,8 @@ use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
-use crate::tool::{Bound, Constraint, LengthKind, ToolSpec};
+use crate::json::number::compare_json_numbers;
+use crate::spec::{Bound, Constraint, LengthKind, ParamSpec, ToolSpec};
 
 pub(crate) struct Built {
     pub(crate) schema: Value,
@@ -103,7 +104,7 @@ pub(crate) fn build(spec: &ToolSpec, mut schema: Value) -> Built {
     }
 }
 
-fn apply_param(node: &mut Map<String, Value>, param: &crate::tool::ParamSpec) {
+fn apply_param(node: &mut Map<String, Value>, param: &ParamSpec) {
     let description = if param.description_from_docs {
         normalize_doc(param.description)
     } else {
@@ -164,7 +165,7 @@ fn tighten(node: &mut Map<String, Value>, key: &str, bound: Bound, tighter: std:
     let new = bound.to_json();
     let keep_old = node
         .get(key)
-        .and_then(|old| crate::validate::compare_json_numbers(old, &new))
+        .and_then(|old| compare_json_numbers(old, &new))
         .is_some_and(|ord| ord == tighter);
     if !keep_old {
         node.insert(key.into(), new);

@@ -31,10 +31,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::arguments::Arguments;
 use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
-use crate::tool::{Arguments, BoxFuture, Tool, ToolDefinition};
+use crate::tool::{BoxFuture, Tool};
 
 /// One injected fault, applied to one call of the wrapped tool.
 #[derive(Clone, Debug)]

@@ -1,25 +1,22 @@
 //! A set of tools, looked up by name and called with a model's arguments.
 
-use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::sync::{Arc, OnceLock};
 
+use crate::arguments::Arguments;
 use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
-use crate::policy::run::{Carry, Ran};
+use crate::policy::audit::AuditSink;
 use crate::policy::{
-    Approver, AuditSink, Authorizer, CircuitPolicy, Enablement, RetryPolicy, RunBudget, Settings,
-    State, ToolPolicy, ToolsChanged,
+    Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Plans, Ran, RetryPolicy,
+    RunBudget, Settings, ToolPolicy, ToolsChanged,
 };
 use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
-use crate::tool::{Arguments, Tool, ToolDefinition};
+use crate::tool::Tool;
 use serde_json::Value;
 
 /// The tools an agent offers a model.
@@ -52,20 +49,23 @@ use serde_json::Value;
 /// ```
 #[derive(Clone)]
 pub struct Toolbox {
-    by_name: FastMap<Arc<str>, Arc<dyn Tool>>,
+    /// Registered name → index in `in_order`.
+    by_name: FastMap<Arc<str>, usize>,
     in_order: Vec<Arc<dyn Tool>>,
     /// Per dialect (by `Dialect::index`): the name the provider sees → the registered name.
     exported: [FastMap<String, Arc<str>>; 8],
-    pub(crate) settings: Settings,
-    pub(crate) state: Arc<State>,
+    /// Tools offered only where their predicate says so.
+    enablement: HashMap<String, Arc<dyn Enablement>>,
+    changes: ToolsChanged,
+    settings: Settings,
+    /// Each tool's plan, composed from the settings on the first call after the toolbox was
+    /// last configured; shared by clones, which share the circuits and run budgets it holds.
+    plans: Arc<OnceLock<Plans>>,
 }
 
 /// Name lookups on every call: foldhash is several times faster than SipHash on short keys,
 /// and tool names are the application's own, not attacker-chosen map keys.
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-
-/// Calls running at once through one toolbox, by default.
-const DEFAULT_CONCURRENCY: usize = 64;
 
 impl Default for Toolbox {
     fn default() -> Self {
@@ -73,8 +73,10 @@ impl Default for Toolbox {
             by_name: FastMap::default(),
             in_order: Vec::new(),
             exported: Default::default(),
+            enablement: HashMap::new(),
+            changes: ToolsChanged::new(),
             settings: Settings::default(),
-            state: Arc::new(State::new(DEFAULT_CONCURRENCY, ToolsChanged::new())),
+            plans: Arc::default(),
         }
     }
 }
@@ -299,9 +301,9 @@ impl Toolbox {
         for (dialect, exported) in Dialect::ALL.into_iter().zip(spellings) {
             self.exported[dialect.index()].insert(exported, Arc::clone(&key));
         }
-        self.settings.has_sequential |= def.policy().sequential;
-        self.by_name.insert(key, Arc::clone(&tool));
+        self.by_name.insert(key, self.in_order.len());
         self.in_order.push(tool);
+        self.plans = Arc::default();
         Ok(self)
     }
 
@@ -320,7 +322,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name)
+        self.by_name.get(name).and_then(|&i| self.in_order.get(i))
     }
 
     /// The definitions of all tools, in registration order.
@@ -427,15 +429,14 @@ impl Toolbox {
             Err(err) => return ToolOutcome::Error(err),
         };
         let ctx = limited.as_ref().unwrap_or(ctx);
-        let ran = match self.run_fast(name, &arguments, ctx, None) {
-            Ok(ran) => ran,
-            // Boxed: the full path's future is large, and most calls never build it.
-            Err(first) => {
-                let carry = Carry { out: None, first };
-                Box::pin(self.run_policy(name, arguments, ctx, carry)).await
-            }
+        let call = Call {
+            name,
+            arguments,
+            ctx,
+            out: None,
+            first: None,
         };
-        match ran {
+        match self.dispatch(call).await.ran {
             Ran::Outcome(outcome) => outcome,
             // Only a call given a buffer writes into one.
             Ran::Written => ToolOutcome::Error(ToolError::internal(
@@ -497,16 +498,14 @@ impl Toolbox {
         };
         let ctx = limited.as_ref().unwrap_or(ctx);
         out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
-        let ran = match self.run_fast(name, &arguments, ctx, Some(&mut *out)) {
-            Ok(ran) => ran,
-            Err(first) => {
-                let carry = Carry {
-                    out: Some(&mut *out),
-                    first,
-                };
-                Box::pin(self.run_policy(name, arguments, ctx, carry)).await
-            }
+        let call = Call {
+            name,
+            arguments,
+            ctx,
+            out: Some(&mut *out),
+            first: None,
         };
+        let ran = self.dispatch(call).await.ran;
         match ran {
             Ran::Written => {
                 out.push(b'}');
@@ -592,19 +591,86 @@ impl Toolbox {
         crate::provider::export_all(dialect, &defs)
     }
 
+    /// Runs a call through its tool's plan: in place when the plan allows it (see
+    /// `Plan::run_fast`), else through every step; an unknown or disabled tool through the
+    /// plan that records refusals. Errors get their final touch here.
+    async fn dispatch<'c>(&'c self, mut call: Call<'c>) -> Done {
+        let (name, ctx) = (call.name, call.ctx);
+        let plans = self.plans();
+        let index = self.by_name.get(name).copied();
+        let offered = self.enablement.is_empty() || !self.enablement.contains_key(name);
+        let mut done = match index.and_then(|i| plans.tools.get(i)) {
+            Some(plan) if offered => match plan.run_fast(&mut call) {
+                Some(done) => done,
+                // Boxed: the full path's future is large, and most calls never build it.
+                None => Box::pin(plan.run(call)).await,
+            },
+            _ => Box::pin(self.dispatch_enabled(index, plans, call)).await,
+        };
+        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
+            err.finish(name, ctx.trace_id());
+        }
+        done
+    }
+
+    /// A call of a tool with an enablement predicate, or of no tool: a disabled tool is
+    /// refused exactly as an unknown one, listing the tools enabled for the caller.
+    async fn dispatch_enabled<'c>(
+        &'c self,
+        index: Option<usize>,
+        plans: &'c Plans,
+        mut call: Call<'c>,
+    ) -> Done {
+        if let Some(plan) = index.and_then(|i| plans.tools.get(i))
+            && self.is_enabled(call.name, call.ctx).await
+        {
+            return plan.run(call).await;
+        }
+        let names: Vec<&str> = self
+            .definitions_for(call.ctx)
+            .await
+            .iter()
+            .map(|d| d.name())
+            .collect();
+        let refusal = self.unknown(call.name, &names);
+        call.first = Some(Ran::Outcome(ToolOutcome::Error(refusal)));
+        plans.refused.run(call).await
+    }
+
+    /// The plans, composed on first use after the toolbox was last configured.
+    fn plans(&self) -> &Plans {
+        self.plans.get_or_init(|| {
+            self.settings
+                .plans(&self.in_order, &|name| self.get(name).cloned())
+        })
+    }
+
+    /// The limits on arguments for tools that set none of their own, if set.
+    pub(crate) fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
+        self.settings.input_limits.as_ref()
+    }
+
+    /// Drops the plans, to be composed again from the new settings.
+    #[must_use]
+    fn configured(mut self) -> Self {
+        self.plans = Arc::default();
+        self
+    }
+
     pub(crate) async fn is_enabled(&self, name: &str, ctx: &ToolContext) -> bool {
-        match self.settings.enablement.get(name) {
+        match self.enablement.get(name) {
             Some(enabled) => enabled.enabled(ctx).await,
             None => true,
         }
     }
 
     /// Sets the limits on arguments (size, depth, values, keys per object, items per array)
-    /// for the tools that set none of their own; see [`InputLimits`](crate::InputLimits) for
+    /// for the tools that set none of their own; see [`InputLimits`](crate::policy::InputLimits) for
     /// the defaults and why.
     ///
     /// ```
-    /// use toolsmith::{tool, InputLimits, ToolContext, Toolbox};
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    /// use toolsmith::policy::InputLimits;
     ///
     /// /// Sums numbers. Pure, no side effects. Not for more than a thousand numbers.
     /// #[tool(effect = "read", inline)]
@@ -631,96 +697,97 @@ impl Toolbox {
     #[must_use]
     pub fn with_input_limits(mut self, limits: crate::limits::InputLimits) -> Self {
         self.settings.input_limits = Some(limits);
-        self
+        self.configured()
     }
 
     /// Sets the time each attempt may take, for tools that set none (default 30 s).
     #[must_use]
     pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
         self.settings.timeout = timeout;
-        self
+        self.configured()
     }
 
     /// Sets how errors are retried (default: 3 attempts, 200 ms doubling to 5 s, jitter).
     #[must_use]
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.settings.retry = retry;
-        self
+        self.configured()
     }
 
     /// Sets the budget of each run (default: 12 calls, 2 retries per tool, 60 s).
     #[must_use]
     pub fn with_budget(mut self, budget: RunBudget) -> Self {
         self.settings.budget = budget;
-        self
+        self.configured()
     }
 
     /// Sets when a tool's circuit opens (default: 5 failures in a row, 30 s cooldown).
     #[must_use]
     pub fn with_circuit(mut self, circuit: CircuitPolicy) -> Self {
         self.settings.circuit = circuit;
-        self
+        self.configured()
     }
 
     /// Sets how many calls run at once through this toolbox (default 64).
     #[must_use]
     pub fn with_concurrency(mut self, calls: usize) -> Self {
-        self.state = Arc::new(State::new(calls, self.state.changes.clone()));
-        self
+        self.settings.concurrency = calls;
+        self.configured()
     }
 
     /// Sets where idempotency keys and first results are kept (default: in memory).
     #[must_use]
-    pub fn with_idempotency_store(mut self, store: impl crate::IdempotencyStore) -> Self {
+    pub fn with_idempotency_store(
+        mut self,
+        store: impl crate::idempotency::IdempotencyStore,
+    ) -> Self {
         self.settings.store = Arc::new(store);
-        self
+        self.configured()
     }
 
     /// Sets how idempotency keys are made and kept (default: global keys, kept 24 h).
     #[must_use]
-    pub fn with_idempotency(mut self, policy: crate::IdempotencyPolicy) -> Self {
+    pub fn with_idempotency(mut self, policy: crate::idempotency::IdempotencyPolicy) -> Self {
         self.settings.idempotency = policy;
-        self
+        self.configured()
     }
 
     /// Sets who may call what (see [`Authorizer`]).
     #[must_use]
     pub fn with_authorizer(mut self, authorizer: impl Authorizer) -> Self {
         self.settings.authorizer = Some(Arc::new(authorizer));
-        self
+        self.configured()
     }
 
     /// Sets who approves the calls that need approval (see [`Approver`]).
     #[must_use]
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
         self.settings.approver = Some(Arc::new(approver));
-        self
+        self.configured()
     }
 
     /// Adds a sink that receives one audit record per call.
     #[must_use]
     pub fn with_audit(mut self, sink: impl AuditSink) -> Self {
         self.settings.sinks.push(Arc::new(sink));
-        self
+        self.configured()
     }
 
     /// Offers the tool `name` only where `enabled` says so; elsewhere it is left out of
     /// [`definitions_for`](Self::definitions_for) and refused like an unknown tool.
     #[must_use]
     pub fn enable_when(mut self, name: &str, enabled: impl Enablement) -> Self {
-        enabled.watch(self.state.changes.clone());
-        self.settings
-            .enablement
-            .insert(name.to_owned(), Arc::new(enabled));
-        self.state.changes.notify();
+        enabled.watch(self.changes.clone());
+        self.enablement.insert(name.to_owned(), Arc::new(enabled));
+        self.changes.notify();
         self
     }
 
     /// Tells subscribers (see [`subscribe_changes`](Self::subscribe_changes)) that the set of
     /// enabled tools may have changed: call it when an [`Enablement`] predicate's inputs
-    /// change. A [`Switch`](crate::Switch) does this itself.
+    /// change. A [`Switch`](crate::policy::Switch) does this itself.
     pub fn tools_changed(&self) {
-        self.state.changes.notify();
+        self.changes.notify();
     }
 
     /// A receiver that wakes when the set of enabled tools may have changed (an
@@ -737,16 +804,15 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.state.changes.subscribe()
+        self.changes.subscribe()
     }
 
     /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,
     /// sequential, fallback); unset fields keep the tool's own.
     #[must_use]
     pub fn configure(mut self, name: &str, policy: ToolPolicy) -> Self {
-        self.settings.has_sequential |= policy.sequential;
         self.settings.overrides.insert(name.to_owned(), policy);
-        self
+        self.configured()
     }
 
     /// Every tool as `dialect` takes them in a request: an array of tools for OpenAI and
@@ -824,7 +890,7 @@ impl Toolbox {
     pub fn resolve(&self, dialect: Dialect, exported: &str) -> Option<&Arc<dyn Tool>> {
         self.exported[dialect.index()]
             .get(exported)
-            .and_then(|name| self.by_name.get(name))
+            .and_then(|name| self.get(name))
     }
 
     /// Runs a call parsed from `dialect`'s response: maps the provider's name back, then
@@ -900,7 +966,7 @@ impl Toolbox {
     /// assert_eq!(findings[0].path, "/$defs/Filter/properties/text");
     /// ```
     #[must_use]
-    pub fn lint(&self) -> Vec<crate::LintFinding> {
+    pub fn lint(&self) -> Vec<crate::lint::LintFinding> {
         self.definitions().flat_map(crate::lint::tool).collect()
     }
 
@@ -971,7 +1037,7 @@ impl Toolbox {
         };
         let def = self.get(name).map(|tool| tool.definition());
         let limits = match def {
-            Some(def) => crate::validate::limits_for(def, Some(ctx)),
+            Some(def) => crate::validate::limits_for(def.validation(), Some(ctx)),
             None => ctx
                 .input_limits()
                 .unwrap_or(&crate::limits::InputLimits::DEFAULT),
@@ -982,7 +1048,9 @@ impl Toolbox {
             crate::limits::dismantle(value);
         }
         let mut err = match def {
-            Some(def) => crate::validate::refused(def, vec![limit.field(limits, pointer)]),
+            Some(def) => {
+                crate::validate::refused(def.validation(), vec![limit.field(limits, pointer)])
+            }
             None => ToolError::invalid_arguments(format!(
                 "The arguments are invalid: {}. Fix this and call again.",
                 limit.field(limits, pointer)
@@ -1010,25 +1078,6 @@ impl Toolbox {
 impl fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
-    }
-}
-
-/// Catches a panic raised while polling the inner future.
-///
-/// `AssertUnwindSafe` is sound here: after a panic the inner future is dropped without being
-/// polled again, so no state it left half-updated is observed.
-pub(crate) struct CatchUnwind<F>(pub(crate) F);
-
-impl<F: Future + Unpin> Future for CatchUnwind<F> {
-    type Output = Result<F::Output, Box<dyn Any + Send>>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let inner = &mut self.0;
-        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
-            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(payload) => Poll::Ready(Err(payload)),
-        }
     }
 }
 

@@ -253,7 +253,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 input_limits: #input_limits,
             };
 
-            fn __check(__a: &__Args, __d: &::toolsmith::__private::ToolDefinition) -> bool {
+            fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {
                 let _ = (&__a, &__d);
                 true #(&& #checks)*
             }

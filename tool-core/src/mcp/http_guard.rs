@@ -109,7 +109,7 @@ pub(super) async fn guard(
         );
     };
     let refusal = match std::str::from_utf8(&bytes) {
-        Ok(text) => crate::reader::check(text, &guard.limits)
+        Ok(text) => crate::validate::reader::check(text, &guard.limits)
             .err()
             .map(|r| super::stdio::refusal_text(&r, &guard.limits)),
         Err(_) => Some("Parse error: the message is not UTF-8".to_owned()),

@@ -13,7 +13,7 @@
 //!   tool and an invalid cursor are JSON-RPC `-32602` errors;
 //! - `notifications/cancelled` fires the call's [`ToolContext::cancellation`] signal;
 //! - `notifications/tools/list_changed` goes to every connected client when the toolbox's
-//!   enabled tools change ([`Toolbox::tools_changed`], [`Switch`](crate::Switch)).
+//!   enabled tools change ([`Toolbox::tools_changed`], [`Switch`](crate::policy::Switch)).
 //!
 //! The tool's context carries the request as an [`McpRequest`] extension, the request id as
 //! its call id, the W3C `traceparent` trace id when the client sends one, and whatever
@@ -173,8 +173,8 @@ impl McpServer {
     #[must_use]
     pub fn new(toolbox: Toolbox) -> Self {
         let toolbox_limits: Vec<InputLimits> = toolbox
-            .settings
-            .input_limits
+            .input_limits()
+            .copied()
             .into_iter()
             .chain(
                 toolbox

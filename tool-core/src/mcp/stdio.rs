@@ -18,7 +18,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::mpsc;
 
 use crate::limits::InputLimits;
-use crate::reader::Refusal;
+use crate::validate::reader::Refusal;
 
 /// What the writer writes: a message of rmcp's, or an answer made here.
 #[derive(Debug)]
@@ -203,7 +203,7 @@ fn take(line: &[u8], too_long: bool, limits: &InputLimits) -> Line {
             "Parse error: the message is not UTF-8",
         ));
     };
-    if let Err(refusal) = crate::reader::check(text, limits) {
+    if let Err(refusal) = crate::validate::reader::check(text, limits) {
         return Line::Answer(error_answer(
             &Value::Null,
             PARSE_ERROR,

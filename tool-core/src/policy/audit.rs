@@ -3,10 +3,21 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 use serde_json::Value;
+use tokio::time::Instant;
+use tracing::Instrument;
+
+use crate::arguments::Arguments;
+use crate::error::ToolError;
+use crate::limits::InputLimits;
+use crate::outcome::ToolOutcome;
+use crate::tool::BoxFuture;
+
+use super::step::{Call, Done, Guard, Next, Ran, Step};
 
 /// What happened in one call. Arguments marked `#[arg(sensitive)]` are `"[redacted]"`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -46,7 +57,7 @@ pub trait AuditSink: Send + Sync + 'static {
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("audit-doc-{}.jsonl", std::process::id()));
-/// let sink = toolsmith::JsonLinesSink::create(&path).unwrap();
+/// let sink = toolsmith::audit::JsonLinesSink::create(&path).unwrap();
 /// # drop(sink); std::fs::remove_file(&path).unwrap();
 /// ```
 pub struct JsonLinesSink {
@@ -84,7 +95,7 @@ impl AuditSink for JsonLinesSink {
 /// Keeps records in memory, for tests and golden call sequences.
 ///
 /// ```
-/// let sink = toolsmith::MemorySink::default();
+/// let sink = toolsmith::audit::MemorySink::default();
 /// assert!(sink.records().is_empty());
 /// ```
 #[derive(Default)]
@@ -108,7 +119,7 @@ impl AuditSink for MemorySink {
     }
 }
 
-impl<S: AuditSink> AuditSink for std::sync::Arc<S> {
+impl<S: AuditSink> AuditSink for Arc<S> {
     fn record(&self, record: &AuditRecord) {
         (**self).record(record);
     }
@@ -123,4 +134,140 @@ pub(crate) fn redact(arguments: &mut Value, sensitive: &[&str]) {
             }
         }
     }
+}
+
+/// The step that records each call: its `tool_call` tracing span (status, error code,
+/// attempts, duration), the final touch on its error (trace id, operator-only details logged
+/// and removed), and one [`AuditRecord`] per sink.
+pub(crate) struct Audit {
+    pub(crate) sinks: Arc<[Arc<dyn AuditSink>]>,
+    /// The parameters redacted in records.
+    pub(crate) sensitive: Vec<&'static str>,
+    /// The limits the arguments are read under for the record, unless the context has some.
+    pub(crate) limits: Option<InputLimits>,
+}
+
+impl Guard for Audit {
+    fn before(&self, _call: &Call<'_>) -> Result<(), ToolError> {
+        Ok(())
+    }
+}
+
+impl Step for Audit {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(self.record(call, next))
+    }
+
+    /// Nothing to do in place of the span and the records when no subscriber wants the span
+    /// and there is no sink.
+    fn guard(&self) -> Option<&dyn Guard> {
+        (self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO))
+            .then_some(self as &dyn Guard)
+    }
+
+    /// With no sink, the step is only the span, which the fast path leaves out when no
+    /// subscriber wants it.
+    fn passive(&self) -> bool {
+        self.sinks.is_empty()
+    }
+}
+
+impl Audit {
+    async fn record<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Done {
+        let name = call.name;
+        let ctx = call.ctx;
+        // The name (and, over MCP, the call id) is the client's: logged cut and escaped.
+        let shown = crate::echo::echo(name);
+        let call_id = ctx.call_id().map(crate::echo::echo);
+        let span = tracing::info_span!(
+            "tool_call",
+            tool = &*shown,
+            run_id = ctx.run_id(),
+            call_id = call_id.as_deref(),
+            trace_id = ctx.trace_id(),
+            principal = ctx.principal(),
+            status = tracing::field::Empty,
+            error_code = tracing::field::Empty,
+            attempts = tracing::field::Empty,
+            duration_ms = tracing::field::Empty,
+        );
+        // Clocks only for someone who reads them: a subscriber of the span, or a sink.
+        let audited = !self.sinks.is_empty();
+        let started = (audited || !span.is_disabled()).then(Instant::now);
+        let time = audited.then(SystemTime::now);
+        let arguments = audited.then(|| call.arguments.clone());
+        let mut done = next.run(call).instrument(span.clone()).await;
+        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
+            let _entered = span.enter();
+            err.finish(name, ctx.trace_id());
+        }
+        let Some(started) = started else {
+            return done;
+        };
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let status = done.ran.status();
+        let error_code = done.ran.error().map(|e| e.code().as_str());
+        span.record("status", status);
+        span.record("error_code", error_code);
+        span.record("attempts", done.attempts);
+        span.record("duration_ms", duration_ms);
+        if let (Some(time), Some(arguments)) = (time, arguments) {
+            let limits = ctx
+                .input_limits()
+                .or(self.limits.as_ref())
+                .unwrap_or(&InputLimits::DEFAULT);
+            let mut arguments = arguments_value(&arguments, limits);
+            redact(&mut arguments, &self.sensitive);
+            let record = AuditRecord {
+                time_unix_ms: unix_ms(time),
+                run_id: ctx.run_id().map(str::to_owned),
+                call_id: ctx.call_id().map(str::to_owned),
+                trace_id: ctx.trace_id().to_owned(),
+                principal: ctx.principal().map(str::to_owned),
+                tool: name.to_owned(),
+                arguments,
+                status,
+                error_code,
+                attempts: done.attempts,
+                duration_ms,
+            };
+            for sink in self.sinks.iter() {
+                sink.record(&record);
+            }
+        }
+        done
+    }
+}
+
+/// The arguments as a value, for the audit record: read under the call's limits (and without
+/// repeated keys), so that recording a refused call costs no more than refusing it.
+fn arguments_value(arguments: &Arguments<'_>, limits: &InputLimits) -> Value {
+    fn read(text: &str, limits: &InputLimits, unwrap: bool) -> Option<Value> {
+        if text.trim().is_empty() {
+            return Some(Value::Object(serde_json::Map::new()));
+        }
+        match crate::validate::reader::read(text, limits).ok()?.value {
+            // OpenAI's arguments: a JSON string holding the object's text.
+            Value::String(inner) if unwrap => read(&inner, limits, false),
+            value => Some(value),
+        }
+    }
+    let value = match arguments {
+        Arguments::Text(text) => read(text, limits, true),
+        Arguments::Value(value) => match &**value {
+            Value::String(inner) => read(inner, limits, false),
+            value => crate::limits::check_value(value, limits)
+                .broken
+                .is_none()
+                .then(|| value.clone()),
+        },
+    };
+    value.unwrap_or_else(|| {
+        Value::String("(not recorded: the arguments were not JSON within the limits)".into())
+    })
+}
+
+pub(crate) fn unix_ms(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 
 use super::transform::{Target, derive, downgrade, strict_common};
 use super::{Dialect, ExportError};
-use crate::tool::ToolDefinition;
+use crate::definition::ToolDefinition;
 
 /// Formats strict tool use accepts (Structured outputs, "JSON Schema limitations").
 const STRICT_FORMATS: &[&str] = &[

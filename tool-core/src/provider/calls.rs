@@ -5,8 +5,9 @@ use std::fmt;
 use serde_json::{Map, Value, json};
 
 use super::Dialect;
+use crate::arguments::Arguments;
+use crate::definition::ToolDefinition;
 use crate::outcome::ToolOutcome;
-use crate::tool::{Arguments, ToolDefinition};
 
 /// One tool call a model asked for.
 ///
@@ -327,7 +328,8 @@ fn mcp(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 ///
 /// ```
 /// use toolsmith::serde_json::json;
-/// use toolsmith::{encode_result, Dialect, ToolCall, ToolError, ToolOutcome};
+/// use toolsmith::{Dialect, ToolCall, ToolError, ToolOutcome};
+/// use toolsmith::provider::encode_result;
 ///
 /// let call = ToolCall { id: Some("toolu_1".into()), name: "get_weather".into(), arguments: json!({}) };
 /// let failed = ToolOutcome::from(ToolError::not_found("No such city."));

@@ -13,8 +13,8 @@ use super::transform::{
     reject_unsupported,
 };
 use super::{Dialect, ExportError};
+use crate::definition::ToolDefinition;
 use crate::schema::visit_mut;
-use crate::tool::ToolDefinition;
 
 /// The fields of the SDK's `Schema` model (`extra='forbid'`).
 const ALLOWED: &[&str] = &[

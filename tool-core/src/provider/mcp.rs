@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::definition::ToolDefinition;
 use crate::outcome::ToolOutcome;
-use crate::tool::ToolDefinition;
 
 pub(super) fn tool(def: &ToolDefinition) -> Value {
     let mut tool = Map::new();

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::transform::{Target, derive, downgrade, is_object, strict_common};
 use super::{Dialect, ExportError};
-use crate::tool::ToolDefinition;
+use crate::definition::ToolDefinition;
 
 /// Formats strict mode accepts ("Supported schemas", Structured Outputs guide).
 const STRICT_FORMATS: &[&str] = &[

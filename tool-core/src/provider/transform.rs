@@ -27,7 +27,7 @@ pub(super) type NodeRule = fn(&mut Map<String, Value>, &str, Target<'_>) -> Resu
 /// The canonical schema without `$schema`, and, for a strict dialect, with its `$ref`s inlined
 /// (recursive ones kept when `keep_recursive`) and `rule` applied to every node.
 pub(super) fn derive(
-    def: &crate::tool::ToolDefinition,
+    def: &crate::definition::ToolDefinition,
     dialect: Dialect,
     strict: bool,
     keep_recursive: bool,

@@ -1,51 +1,21 @@
-//! Who may call a tool (authorization) and which calls a person has approved (approval).
+//! Which calls a person has approved: asked about each exact call (its validated arguments
+//! and their hash) of a tool that needs approval.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
+use std::sync::Arc;
+
 use crate::context::ToolContext;
-use crate::tool::{BoxFuture, ToolDefinition};
+use crate::error::{ErrorCode, ToolError};
+use crate::json::canonical::arguments_hash;
+use crate::tool::{BoxFuture, Tool};
 
-/// Decides whether the context's principal may call a tool, before its arguments are read.
-///
-/// A closure `Fn(&ToolContext, &ToolDefinition) -> bool` is an authorizer; implement the trait
-/// for one that needs to `.await`.
-///
-/// ```
-/// use toolsmith::{ToolContext, ToolDefinition, Toolbox};
-///
-/// let toolbox = Toolbox::new().with_authorizer(|ctx: &ToolContext, tool: &ToolDefinition| {
-///     tool.scopes().iter().all(|scope| ctx.principal() == Some("admin") || !scope.ends_with(":write"))
-/// });
-/// # let _ = toolbox;
-/// ```
-pub trait Authorizer: Send + Sync + 'static {
-    /// Whether the call may go on.
-    fn authorize<'a>(
-        &'a self,
-        ctx: &'a ToolContext,
-        tool: &'a ToolDefinition,
-    ) -> BoxFuture<'a, bool>;
-}
-
-impl<F> Authorizer for F
-where
-    F: Fn(&ToolContext, &ToolDefinition) -> bool + Send + Sync + 'static,
-{
-    fn authorize<'a>(
-        &'a self,
-        ctx: &'a ToolContext,
-        tool: &'a ToolDefinition,
-    ) -> BoxFuture<'a, bool> {
-        let allowed = self(ctx, tool);
-        Box::pin(async move { allowed })
-    }
-}
+use super::step::{Call, Done, Next, Step};
 
 /// A call waiting for a person's decision: the tool, its validated arguments and their hash.
 #[derive(Debug)]
@@ -89,79 +59,6 @@ where
     }
 }
 
-/// The hash an approval is bound to: `sha256:<hex>` of the arguments with object keys sorted,
-/// so the same arguments in another key order hash the same.
-///
-/// ```
-/// use toolsmith::serde_json::json;
-/// use toolsmith::arguments_hash;
-/// assert_eq!(arguments_hash(&json!({"a": 1, "b": [2]})), arguments_hash(&json!({"b": [2], "a": 1})));
-/// assert_ne!(arguments_hash(&json!({"a": 1})), arguments_hash(&json!({"a": 2})));
-/// ```
-#[must_use]
-pub fn arguments_hash(arguments: &Value) -> String {
-    /// Writes the canonical JSON straight into the hasher: no intermediate text.
-    fn canonical(value: &Value, out: &mut Sha256) {
-        match value {
-            Value::Object(map) => {
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                out.update(b"{");
-                for (i, (key, item)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        out.update(b",");
-                    }
-                    scalar(key.as_str(), out);
-                    out.update(b":");
-                    canonical(item, out);
-                }
-                out.update(b"}");
-            }
-            Value::Array(items) => {
-                out.update(b"[");
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.update(b",");
-                    }
-                    canonical(item, out);
-                }
-                out.update(b"]");
-            }
-            other => scalar(other, out),
-        }
-    }
-    /// A scalar (or a key) as serde_json writes it.
-    fn scalar<T: serde::Serialize + ?Sized>(value: &T, out: &mut Sha256) {
-        struct Hashing<'a>(&'a mut Sha256);
-        impl std::io::Write for Hashing<'_> {
-            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                self.0.update(buf);
-                Ok(buf.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        // Writing a string or a JSON scalar into an infallible writer cannot fail.
-        let _ = serde_json::to_writer(Hashing(out), value);
-    }
-    let mut hasher = Sha256::new();
-    canonical(arguments, &mut hasher);
-    let mut hex = String::with_capacity(7 + 64);
-    hex.push_str("sha256:");
-    push_hex(&mut hex, &hasher.finalize());
-    hex
-}
-
-/// Appends `bytes` as lowercase hex digits.
-pub(crate) fn push_hex(out: &mut String, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for byte in bytes {
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 0x0f)]));
-    }
-}
-
 enum Grant {
     Approved { until: Option<Instant> },
     Denied { reason: String },
@@ -173,7 +70,7 @@ enum Grant {
 /// ```
 /// use std::time::Duration;
 /// use toolsmith::serde_json::json;
-/// use toolsmith::{ApprovalDecision, Approvals};
+/// use toolsmith::policy::{ApprovalDecision, Approvals};
 ///
 /// let approvals = Approvals::new();
 /// approvals.approve("delete_note", &json!({"id": 7}), Duration::from_secs(600));
@@ -250,5 +147,62 @@ impl Approver for Approvals {
 impl Approver for std::sync::Arc<Approvals> {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         (**self).decide(request)
+    }
+}
+
+/// The step, for tools that need a person's approval (declared, or destructive): validates
+/// the arguments, then asks the approver about this exact call.
+pub(crate) struct Approve {
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) tool: Arc<dyn Tool>,
+}
+
+impl Approve {
+    async fn decide(&self, call: &Call<'_>) -> Result<(), ToolError> {
+        let def = self.tool.definition();
+        let validation = def.validation();
+        let limits = crate::validate::limits_for(validation, Some(call.ctx));
+        let value = crate::validate::validate_full(validation, &call.arguments, limits)?;
+        let hash = arguments_hash(&value);
+        let request = ApprovalRequest {
+            tool: def.name(),
+            arguments: &value,
+            arguments_hash: &hash,
+            ctx: call.ctx,
+        };
+        let decision = match &self.approver {
+            Some(approver) => approver.decide(&request).await,
+            None => ApprovalDecision::Pending,
+        };
+        let name = def.name();
+        match decision {
+            ApprovalDecision::Approved => Ok(()),
+            ApprovalDecision::Pending => Err(ToolError::approval_required(format!(
+                "`{name}` needs a person's approval for these exact arguments ({hash}). Ask the user to approve it, then call again with the same arguments."
+            ))),
+            ApprovalDecision::Expired => Err(ToolError::new(
+                ErrorCode::ApprovalExpired,
+                format!(
+                    "The approval of this `{name}` call has expired. Ask the user to approve it again."
+                ),
+            )),
+            ApprovalDecision::Denied(reason) => Err(ToolError::new(
+                ErrorCode::ApprovalDenied,
+                format!(
+                    "A person declined this `{name}` call: {reason}. Do not retry it; tell the user."
+                ),
+            )),
+        }
+    }
+}
+
+impl Step for Approve {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(async move {
+            if let Err(err) = self.decide(&call).await {
+                return Done::refused(err);
+            }
+            next.run(call).await
+        })
     }
 }

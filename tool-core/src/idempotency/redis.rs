@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::{IdempotencyStore, Reservation, StoreError};
+use super::store::{IdempotencyStore, Reservation, StoreError};
 use crate::tool::BoxFuture;
 
 /// How long one Redis operation may take before the store reports itself unavailable.

@@ -16,9 +16,9 @@ use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use crate::error::FieldError;
-use crate::validate::{
-    brief, compare_json_numbers, count, cut, describe, escape, join_or, kind_of, type_name,
-};
+use crate::json::number::compare_json_numbers;
+use crate::json::text::{brief, count, cut, escape, join_or, kind_of, type_name};
+use crate::validate::explain::describe;
 
 /// Root keywords a reportable schema may have besides its properties.
 const ROOT_KEYS: &[&str] = &[

@@ -1,0 +1,460 @@
+//! A tool's definition: what the model is shown and what its arguments are checked against.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use serde_json::Value;
+use toolsmith_lint_rules::Level as LintLevel;
+
+use crate::arguments::Arguments;
+use crate::dialect::ExportError;
+use crate::error::ToolError;
+use crate::limits::InputLimits;
+use crate::schema;
+use crate::spec::{Annotations, Effect, ToolPolicy, ToolSpec};
+use crate::validate::Validation;
+
+/// A tool's definition: its name, description and canonical input schema (JSON Schema 2020-12).
+///
+/// Built once per tool and cached; exporting or calling never rebuilds it.
+pub struct ToolDefinition {
+    description: String,
+    title: Option<String>,
+    annotations: Annotations,
+    effect: Option<Effect>,
+    requires_approval: bool,
+    lint_levels: &'static [(&'static str, LintLevel)],
+    param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
+    policy: ToolPolicy,
+    scopes: Vec<String>,
+    data_classification: Option<String>,
+    version: Option<String>,
+    sensitive: Vec<&'static str>,
+    output_schema: Option<Arc<Value>>,
+    /// Each dialect's export (by `Dialect::index`), built on first use by the provider module.
+    pub(crate) exports: [OnceLock<Result<Value, ExportError>>; 8],
+    /// The same, serialized.
+    pub(crate) export_texts: [OnceLock<Result<String, ExportError>>; 8],
+    inline: bool,
+    validation: Validation,
+}
+
+impl ToolDefinition {
+    /// The definition in `cell`, built on first use from the tool's spec and the schema of
+    /// the argument struct `#[tool]` generated. Not generic, so that a crate of many tools
+    /// compiles one copy of the building code.
+    #[doc(hidden)]
+    pub fn get_or_build(
+        cell: &'static OnceLock<Self>,
+        spec: &'static ToolSpec,
+        schema: fn() -> Value,
+    ) -> &'static Self {
+        cell.get_or_init(|| Self::from_spec(spec, schema()))
+    }
+
+    fn from_spec(spec: &'static ToolSpec, schema: Value) -> Self {
+        let built = schema::build(spec, schema);
+        Self {
+            description: if spec.description_from_docs {
+                schema::normalize_doc(spec.description)
+            } else {
+                spec.description.to_owned()
+            },
+            title: spec.title.map(str::to_owned),
+            annotations: spec.annotations.with_effect(spec.effect),
+            effect: spec.effect,
+            requires_approval: spec.requires_approval,
+            lint_levels: spec.lint_levels,
+            param_lint_levels: spec
+                .params
+                .iter()
+                .filter(|p| !p.lint_levels.is_empty())
+                .map(|p| (p.name, p.lint_levels))
+                .collect(),
+            policy: ToolPolicy {
+                timeout: spec.timeout_ms.map(std::time::Duration::from_millis),
+                max_attempts: spec.max_attempts,
+                concurrency: spec.concurrency,
+                sequential: spec.sequential,
+                fallback: spec.fallback.map(str::to_owned),
+                retry: None,
+                circuit: None,
+            },
+            scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
+            data_classification: spec.data_classification.map(str::to_owned),
+            version: spec.version.map(str::to_owned),
+            sensitive: spec
+                .params
+                .iter()
+                .filter(|p| p.sensitive)
+                .map(|p| p.name)
+                .collect(),
+            output_schema: (spec.output_schema)()
+                .and_then(schema::output_schema)
+                .map(Arc::new),
+            exports: Default::default(),
+            export_texts: Default::default(),
+            inline: spec.inline,
+            validation: Validation::new(
+                Cow::Borrowed(spec.name),
+                built.schema,
+                built.compiled,
+                built.full_validation,
+                spec.input_limits,
+            ),
+        }
+    }
+
+    /// A definition from a hand-written JSON Schema, for tools implemented without `#[tool]`
+    /// (proxies, tools loaded at run time). Every call of such a tool is checked by the full
+    /// validator; see [`validate`](Self::validate). A schema that does not compile is reported
+    /// by [`problem`](Self::problem), and a [`Toolbox`](crate::Toolbox) refuses it.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::ToolDefinition;
+    ///
+    /// let def = ToolDefinition::new(
+    ///     "get_time",
+    ///     "Get the current time in a time zone. Read-only.",
+    ///     json!({"type": "object", "properties": {"zone": {"type": "string"}},
+    ///            "required": ["zone"], "additionalProperties": false}),
+    /// );
+    /// assert!(def.problem().is_none());
+    /// assert_eq!(def.validate(r#"{"zone":"UTC"}"#.into()).unwrap()["zone"], "UTC");
+    /// assert_eq!(def.validate("{}".into()).unwrap_err().fields()[0].pointer, "/zone");
+    /// ```
+    pub fn new(
+        name: impl Into<Cow<'static, str>>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
+        Self {
+            description: description.into(),
+            title: None,
+            annotations: Annotations::default(),
+            effect: None,
+            requires_approval: false,
+            lint_levels: &[],
+            param_lint_levels: Vec::new(),
+            policy: ToolPolicy::default(),
+            scopes: Vec::new(),
+            data_classification: None,
+            version: None,
+            sensitive: Vec::new(),
+            output_schema: None,
+            exports: Default::default(),
+            export_texts: Default::default(),
+            inline: false,
+            validation: Validation::new(
+                name.into(),
+                input_schema,
+                schema::Compiled::default(),
+                true,
+                None,
+            ),
+        }
+    }
+
+    /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool
+    /// that takes more (or less) than the defaults; see [`InputLimits`](crate::policy::InputLimits).
+    ///
+    /// ```
+    /// use toolsmith::ToolDefinition;
+    /// use toolsmith::policy::InputLimits;
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_input_limits(InputLimits::default().with_max_bytes(16));
+    /// let err = def.validate(r#"{"text": "longer than sixteen bytes"}"#.into()).unwrap_err();
+    /// assert!(err.message().contains("max_bytes"));
+    /// ```
+    #[must_use]
+    pub fn with_input_limits(mut self, limits: InputLimits) -> Self {
+        self.validation.set_input_limits(limits);
+        self
+    }
+
+    /// The limits set for this tool's arguments, if it sets its own.
+    #[must_use]
+    pub fn input_limits(&self) -> Option<&InputLimits> {
+        self.validation.input_limits()
+    }
+
+    /// Sets the human-readable title (MCP's `title`).
+    ///
+    /// ```
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_title("Time");
+    /// assert_eq!(def.title(), Some("Time"));
+    /// ```
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Sets the behaviour hints.
+    ///
+    /// ```
+    /// use toolsmith::{Annotations, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_annotations(Annotations { read_only: Some(true), ..Annotations::default() });
+    /// assert_eq!(def.annotations().read_only, Some(true));
+    /// ```
+    #[must_use]
+    pub fn with_annotations(mut self, annotations: Annotations) -> Self {
+        self.annotations = annotations;
+        self
+    }
+
+    /// Sets the JSON Schema of the tool's result data.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// let def = toolsmith::ToolDefinition::new("t", "d", json!({"type": "object"}))
+    ///     .with_output_schema(json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}));
+    /// assert!(def.output_schema().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(Arc::new(schema));
+        self
+    }
+
+    /// Declares what the tool does to the world (and sets the MCP hints that follow from it).
+    ///
+    /// ```
+    /// use toolsmith::{Effect, ToolDefinition};
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"})).with_effect(Effect::Read);
+    /// assert_eq!(def.annotations().read_only, Some(true));
+    /// ```
+    #[must_use]
+    pub fn with_effect(mut self, effect: Effect) -> Self {
+        self.effect = Some(effect);
+        self.annotations = self.annotations.with_effect(Some(effect));
+        self
+    }
+
+    /// Declares that a person must approve each call.
+    ///
+    /// ```
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_requires_approval(true);
+    /// assert!(def.requires_approval());
+    /// ```
+    #[must_use]
+    pub fn with_requires_approval(mut self, required: bool) -> Self {
+        self.requires_approval = required;
+        self
+    }
+
+    /// Sets the scopes a caller needs (read by an [`Authorizer`](crate::policy::Authorizer)).
+    ///
+    /// ```
+    /// let def = toolsmith::ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_scopes(["tickets:write"]);
+    /// assert_eq!(def.scopes(), ["tickets:write"]);
+    /// ```
+    #[must_use]
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Sets the execution settings (timeout, attempts, concurrency, sequential, fallback).
+    ///
+    /// ```
+    /// use toolsmith::ToolDefinition;
+    /// use toolsmith::policy::ToolPolicy;
+    /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_policy(ToolPolicy { sequential: true, ..ToolPolicy::default() });
+    /// assert!(def.policy().sequential);
+    /// ```
+    #[must_use]
+    pub fn with_policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The execution settings declared with the tool.
+    #[must_use]
+    pub fn policy(&self) -> &ToolPolicy {
+        &self.policy
+    }
+
+    /// The scopes a caller needs, from `#[tool(scopes(..))]`.
+    #[must_use]
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The class of data the tool handles, from `#[tool(data_classification = "...")]`.
+    #[must_use]
+    pub fn data_classification(&self) -> Option<&str> {
+        self.data_classification.as_deref()
+    }
+
+    /// The tool's version, from `#[tool(version = "...")]`.
+    #[must_use]
+    pub fn version(&self) -> Option<&str> {
+        self.version.as_deref()
+    }
+
+    /// The parameters marked `#[arg(sensitive)]`, redacted in audit records.
+    #[must_use]
+    pub fn sensitive_params(&self) -> &[&'static str] {
+        &self.sensitive
+    }
+
+    /// The declared effect, if any.
+    #[must_use]
+    pub fn effect(&self) -> Option<Effect> {
+        self.effect
+    }
+
+    /// Whether the tool runs in place (`#[tool(inline)]`): synchronously on the caller's
+    /// thread, through [`Tool::call_inline`](crate::Tool::call_inline), without a future, a timer or the blocking pool.
+    ///
+    /// ```
+    /// use toolsmith::{tool, Tool};
+    ///
+    /// /// Multiply a number by two. Pure; no side effects. Not for floats.
+    /// #[tool(effect = "read", inline)]
+    /// fn multiply_by_two(
+    ///     /// The number.
+    ///     #[arg(range(min = 0, max = 1000))]
+    ///     n: u32,
+    /// ) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// assert!(MultiplyByTwo.definition().is_inline());
+    /// ```
+    #[must_use]
+    pub fn is_inline(&self) -> bool {
+        self.inline
+    }
+
+    /// Whether each call needs a person's approval.
+    #[must_use]
+    pub fn requires_approval(&self) -> bool {
+        self.requires_approval
+    }
+
+    /// The level of `lint` for this tool, or for its parameter `param`.
+    #[must_use]
+    pub fn lint_level(&self, lint: &str, param: Option<&str>) -> LintLevel {
+        let from =
+            |levels: &[(&str, LintLevel)]| levels.iter().find(|(l, _)| *l == lint).map(|(_, v)| *v);
+        param
+            .and_then(|p| self.param_lint_levels.iter().find(|(name, _)| *name == p))
+            .and_then(|(_, levels)| from(levels))
+            .or_else(|| from(self.lint_levels))
+            .or_else(|| toolsmith_lint_rules::find(lint).map(|l| l.default))
+            .unwrap_or(LintLevel::Warn)
+    }
+
+    /// The human-readable title, if any.
+    #[must_use]
+    pub fn title(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// The behaviour hints.
+    #[must_use]
+    pub fn annotations(&self) -> &Annotations {
+        &self.annotations
+    }
+
+    /// The JSON Schema of the result data, when the tool's return type implements
+    /// `JsonSchema` (of `T` for `Result<T, E>`).
+    #[must_use]
+    pub fn output_schema(&self) -> Option<&Value> {
+        self.output_schema.as_deref()
+    }
+
+    /// Validates a model's arguments against the input schema with the full validator and
+    /// returns them as a value, or an `invalid_arguments` error listing every violation.
+    ///
+    /// The text is read under the tool's [`InputLimits`](crate::policy::InputLimits), a key repeated
+    /// in one object is refused, and numbers are read exactly: an integer written `5.0` is the
+    /// integer 5, and a number no integer parameter can take exactly is refused rather than
+    /// rounded.
+    ///
+    /// # Errors
+    ///
+    /// `invalid_arguments`, or `internal_error` if the schema itself does not compile.
+    pub fn validate(&self, arguments: Arguments<'_>) -> Result<Value, ToolError> {
+        let limits = crate::validate::limits_for(&self.validation, None);
+        crate::validate::validate_full(&self.validation, &arguments, limits)
+    }
+
+    /// The tool's name, e.g. `"search_web"`.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.validation.name()
+    }
+
+    /// The tool's description for the model (from the function's doc comment).
+    #[must_use]
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The canonical input schema: JSON Schema 2020-12, `type: object`.
+    #[must_use]
+    pub fn input_schema(&self) -> &Value {
+        self.validation.input_schema()
+    }
+
+    /// The same schema, shared.
+    #[must_use]
+    pub fn input_schema_arc(&self) -> Arc<Value> {
+        Arc::clone(self.validation.input_schema_arc())
+    }
+
+    /// Whether every call runs the full schema validator, because the schema has constraints
+    /// serde does not enforce by itself (see `docs/validation.md`).
+    #[doc(hidden)]
+    #[must_use]
+    pub fn validates_fully(&self) -> bool {
+        self.validation.full_validation
+    }
+
+    /// Problems found while building the definition (e.g. a `pattern` that does not compile).
+    /// A [`Toolbox`](crate::Toolbox) refuses to register a tool that has one.
+    #[must_use]
+    pub fn problem(&self) -> Option<&str> {
+        self.validation.problem()
+    }
+
+    /// What the arguments are checked with.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn validation(&self) -> &Validation {
+        &self.validation
+    }
+}
+
+impl fmt::Debug for ToolDefinition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDefinition")
+            .field("name", self.validation.name_cow())
+            .field("description", &self.description)
+            .field("input_schema", self.validation.input_schema())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Serializes as `{"name", "description", "input_schema"}`: the canonical, provider-neutral form.
+impl Serialize for ToolDefinition {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ToolDefinition", 3)?;
+        s.serialize_field("name", self.name())?;
+        s.serialize_field("description", &self.description)?;
+        s.serialize_field("input_schema", self.input_schema())?;
+        s.end()
+    }
+}

@@ -1,0 +1,153 @@
+//! Idempotency keys: given by the caller or derived from the call, scoped to the principal.
+
+use std::time::Duration;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::json::canonical::{arguments_hash, push_hex};
+
+/// How keys are made and kept.
+///
+/// ```
+/// let idem = toolsmith::idempotency::IdempotencyPolicy::default();
+/// assert_eq!(idem.ttl.as_secs(), 24 * 3600);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdempotencyPolicy {
+    /// How long a first result is kept (default 24 h).
+    pub ttl: Duration,
+    /// How long a duplicate waits for a call still running, before a retryable error
+    /// (default 10 s).
+    pub wait: Duration,
+    /// Derive keys per run (the same arguments in another run act again) rather than globally
+    /// (default: globally).
+    pub per_run: bool,
+}
+
+impl Default for IdempotencyPolicy {
+    fn default() -> Self {
+        Self {
+            ttl: Duration::from_secs(24 * 3600),
+            wait: Duration::from_secs(10),
+            per_run: false,
+        }
+    }
+}
+
+/// The name of the parameter through which a caller gives its own key.
+pub const KEY_PARAMETER: &str = "idempotency_key";
+/// The shortest key a caller may give.
+pub const MIN_KEY_LEN: usize = 16;
+
+/// A call's key: the one the tool sees, the one stored, and the arguments' fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CallKey {
+    pub(crate) visible: String,
+    pub(crate) stored: String,
+    pub(crate) fingerprint: String,
+}
+
+/// The key of a call of `tool` with validated `arguments`: the caller's own
+/// (`idempotency_key`, at least 16 characters), or SHA-256 over the tool's name, the principal
+/// (keys never cross users: one user's call is never replayed to another), the run (when keys
+/// are per run) and the canonical JSON of the arguments (keys sorted, integral numbers written
+/// as integers).
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// use toolsmith::idempotency::derive_idempotency_key;
+/// let a = derive_idempotency_key("create_ticket", &json!({"title": "x", "n": 5.0}), Some("ada"), None);
+/// let b = derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), Some("ada"), None);
+/// assert_eq!(a, b);
+/// assert!(a.starts_with("idem_") && a.len() == 5 + 32);
+/// assert_ne!(a, derive_idempotency_key("create_ticket", &json!({"n": 5, "title": "x"}), Some("bob"), None));
+/// ```
+#[must_use]
+pub fn derive_idempotency_key(
+    tool: &str,
+    arguments: &Value,
+    principal: Option<&str>,
+    run: Option<&str>,
+) -> String {
+    let hash = arguments_hash(&crate::json::canonical::normalized_integers(arguments));
+    derived_key(tool, principal, run, &hash)
+}
+
+/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical hash.
+fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, hash: &str) -> String {
+    let digest = digest_of(&[Some(tool), principal, run, Some(hash)]);
+    let mut key = String::with_capacity(5 + 32);
+    key.push_str("idem_");
+    push_hex(&mut key, &digest[..16]);
+    key
+}
+
+/// SHA-256 over `parts`, each length-prefixed (an absent part has its own marker), so that
+/// no two different lists of parts hash the same bytes.
+fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        match part {
+            Some(text) => {
+                hasher.update((text.len() as u64).to_le_bytes());
+                hasher.update(text.as_bytes());
+            }
+            None => hasher.update(u64::MAX.to_le_bytes()),
+        }
+    }
+    hasher.finalize().into()
+}
+
+/// Whose call it is: the principal always, the run when keys are per run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct KeyScope<'a> {
+    pub(crate) principal: Option<&'a str>,
+    pub(crate) run: Option<&'a str>,
+}
+
+pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
+    let normalized = crate::json::canonical::normalized_integers(arguments);
+    let given = match &*normalized {
+        Value::Object(map) => map.get(KEY_PARAMETER),
+        _ => None,
+    };
+    let own = given
+        .and_then(Value::as_str)
+        .filter(|k| k.chars().count() >= MIN_KEY_LEN)
+        .map(str::to_owned);
+    let hash = arguments_hash(&normalized);
+    // The fingerprint leaves the caller's key out: it is what a reused key is compared on.
+    let fingerprint = if given.is_some() {
+        let mut without_key = normalized.clone().into_owned();
+        if let Value::Object(map) = &mut without_key {
+            map.shift_remove(KEY_PARAMETER);
+        }
+        arguments_hash(&without_key)
+    } else {
+        hash.clone()
+    };
+    match own {
+        Some(own) => {
+            // A caller's key is scoped like a derived one: the same key from another user is
+            // another key.
+            let digest = digest_of(&[Some(tool), scope.principal, Some(&own)]);
+            let mut stored = String::with_capacity(4 + 32);
+            stored.push_str("own_");
+            push_hex(&mut stored, &digest[..16]);
+            CallKey {
+                visible: own,
+                stored,
+                fingerprint,
+            }
+        }
+        None => {
+            let key = derived_key(tool, scope.principal, scope.run, &hash);
+            CallKey {
+                visible: key.clone(),
+                stored: key,
+                fingerprint,
+            }
+        }
+    }
+}

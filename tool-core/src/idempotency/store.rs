@@ -1,0 +1,92 @@
+//! Where keys and first results are kept: the store trait and what it answers.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::tool::BoxFuture;
+
+/// What `reserve` found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reservation {
+    /// The key was free and is now reserved for this call: run it.
+    Reserved,
+    /// Another call holds the key; it is still running.
+    InProgress {
+        /// The fingerprint of that call's arguments.
+        fingerprint: String,
+    },
+    /// The key's first call finished; this is its envelope.
+    Done {
+        /// The fingerprint of that call's arguments.
+        fingerprint: String,
+        /// The envelope it returned, as JSON.
+        envelope: String,
+    },
+}
+
+/// The store could not be reached or answered nonsense.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "idempotency store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Where idempotency keys and first results are kept. `reserve` must be atomic: of concurrent
+/// reservations of one key, exactly one gets `Reserved`.
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// Reserves `key` for a call whose arguments have `fingerprint`, for `ttl`, unless it is
+    /// held or done.
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>>;
+    /// Stores the envelope of the reserved call, for `ttl`.
+    fn complete<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        envelope: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Frees the reservation so that a retry can run (after a retryable failure).
+    fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// What is stored under `key`, if anything.
+    fn lookup<'a>(&'a self, key: &'a str)
+    -> BoxFuture<'a, Result<Option<Reservation>, StoreError>>;
+}
+
+impl<S: IdempotencyStore> IdempotencyStore for std::sync::Arc<S> {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        (**self).reserve(key, fingerprint, ttl)
+    }
+    fn complete<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        envelope: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).complete(key, fingerprint, envelope, ttl)
+    }
+    fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).release(key)
+    }
+    fn lookup<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Reservation>, StoreError>> {
+        (**self).lookup(key)
+    }
+}

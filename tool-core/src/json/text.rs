@@ -1,0 +1,104 @@
+//! Short, safe renderings of JSON for messages: pointers, values cut to the echo cap, kinds
+//! and counts in words.
+
+use serde_json::Value;
+
+/// A key as a JSON pointer segment (RFC 6901), cut to the echo cap with control characters
+/// shown escaped: a pointer quotes the model's keys like any message does.
+pub(crate) fn escape(segment: &str) -> String {
+    crate::echo::echo(&segment.replace('~', "~0").replace('/', "~1")).into_owned()
+}
+
+pub(crate) fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
+/// `text` cut to `max` characters, marked with `…` when cut, control characters escaped.
+pub(crate) fn cut(text: &str, max: usize) -> String {
+    crate::echo::echo_to(text, max).into_owned()
+}
+
+/// A short rendering of a value for messages: its JSON, cut to the echo cap. Only the start
+/// of a long value is ever written out.
+pub(crate) fn brief(value: &Value) -> String {
+    /// Takes bytes until it has enough, then refuses the rest (ending serialization early).
+    struct Prefix(Vec<u8>);
+    impl std::io::Write for Prefix {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = PREFIX.saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let n = room.min(buf.len());
+            self.0.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    // Enough bytes for the cap in any script (at most 4 bytes a character), plus one.
+    const PREFIX: usize = crate::echo::ECHO_CAP * 4 + 4;
+    let mut prefix = Prefix(Vec::new());
+    let cut_short = serde_json::to_writer(&mut prefix, value).is_err();
+    let text = String::from_utf8_lossy(&prefix.0);
+    let shown = crate::echo::echo(&text);
+    if cut_short && !shown.ends_with('…') {
+        format!("{shown}…")
+    } else {
+        shown.into_owned()
+    }
+}
+
+pub(crate) fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+pub(crate) fn type_name(name: &str) -> &str {
+    match name {
+        "integer" => "an integer",
+        "number" => "a number",
+        "string" => "a string",
+        "boolean" => "a boolean",
+        "array" => "an array",
+        "object" => "an object",
+        "null" => "null",
+        other => other,
+    }
+}
+
+/// "1 character", "2 characters".
+pub(crate) fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+pub(crate) fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brief_cuts_long_values() {
+        let long = Value::String("x".repeat(500));
+        assert!(brief(&long).chars().count() <= 61);
+    }
+}

@@ -1,0 +1,239 @@
+//! The attempts at the end of every plan: each with its time limit and its panic caught,
+//! retried as the retry policy and the run's budget allow. An inline tool's attempt runs in
+//! place, with no future and no timer.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::sync::Semaphore;
+
+use crate::arguments::Arguments;
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::outcome::ToolOutcome;
+use crate::spec::{Effect, RetryPolicy};
+use crate::tool::{BoxFuture, Emit, Emitted, Tool};
+
+use super::budget::Budgets;
+use super::retry::{Backoff, may_retry};
+use super::step::{Call, Done, Next, Ran, Step};
+
+/// The attempts of one tool's calls.
+pub(crate) struct Attempts {
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) max_attempts: u32,
+    pub(crate) budgets: Arc<Budgets>,
+    /// The toolbox's limit on calls running at once. An inline tool never waits, so it
+    /// holds no slot of it.
+    pub(crate) slots: Option<Arc<Semaphore>>,
+}
+
+impl Step for Attempts {
+    /// The last step: it does not go on.
+    fn run<'a>(&'a self, call: Call<'a>, _next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(self.attempts(call))
+    }
+
+    fn runs_in_place(&self) -> bool {
+        self.tool.definition().is_inline()
+    }
+
+    /// One attempt of an inline tool, in place (see [`run_inline`]).
+    fn run_in_place(&self, call: &mut Call<'_>) -> Option<Ran> {
+        run_inline(
+            self.tool.as_ref(),
+            call.arguments.reborrow(),
+            call.ctx,
+            call.out.as_deref_mut(),
+        )
+    }
+}
+
+impl Attempts {
+    /// Attempts with time limits, retried by the policy. A first attempt made on the fast
+    /// path counts as the first.
+    async fn attempts(&self, mut call: Call<'_>) -> Done {
+        let _slot = match &self.slots {
+            Some(slots) => Arc::clone(slots).acquire_owned().await.ok(),
+            None => None,
+        };
+        let def = self.tool.definition();
+        let name = call.name;
+        let ctx = call.ctx;
+        // A write is retried only when repeating it cannot do it twice: it is declared
+        // idempotent, or it carries an idempotency key that goes with every attempt.
+        let retry_safe = match def.effect() {
+            Some(Effect::Write | Effect::Destructive) => {
+                def.annotations().idempotent == Some(true) || ctx.idempotency_key().is_some()
+            }
+            _ => true,
+        };
+        let max = self.max_attempts.max(1);
+        let mut backoff = None;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let inline = match call.first.take() {
+                Some(ran) => Some(ran),
+                None if def.is_inline() => self.run_in_place(&mut call),
+                None => None,
+            };
+            let ran = match inline {
+                Some(ran) => ran,
+                None => Ran::Outcome(
+                    run_once(
+                        self.tool.as_ref(),
+                        name,
+                        call.arguments.clone(),
+                        ctx,
+                        self.timeout,
+                    )
+                    .await,
+                ),
+            };
+            let Some(err) = ran.error() else {
+                return Done::new(ran, attempt);
+            };
+            if attempt >= max || !retry_safe || !may_retry(err) {
+                return Done::new(ran, attempt);
+            }
+            if let Err(exhausted) = self.budgets.take_retry(ctx, name) {
+                return Done::new(Ran::Outcome(ToolOutcome::Error(exhausted)), attempt);
+            }
+            let delay = backoff
+                .get_or_insert_with(|| Backoff::new(&self.retry))
+                .next(err);
+            if let Some(delay) = timer(delay) {
+                delay.await;
+            }
+        }
+    }
+}
+
+/// One attempt: the tool's own cancellation signal fires when it runs out of time. A sync tool
+/// on the blocking pool cannot be stopped; it sees `ctx.is_cancelled()` and its result is dropped.
+pub(crate) async fn run_once(
+    tool: &dyn Tool,
+    name: &str,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    timeout: Duration,
+) -> ToolOutcome {
+    let token = ctx.cancellation().child_token();
+    let attempt_ctx = ctx.clone().with_cancellation(token.clone());
+    // A tool may do work before its future (generated tools read their arguments there).
+    let call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
+        Ok(future) => CatchUnwind(future),
+        Err(payload) => {
+            return ToolOutcome::Error(ToolError::from_panic(payload.as_ref()));
+        }
+    };
+    let result = match timer(timeout) {
+        Some(deadline) => Race { call, deadline }.await,
+        None => Ok(call.await),
+    };
+    match result {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(payload)) => ToolOutcome::Error(ToolError::from_panic(payload.as_ref())),
+        Err(()) => {
+            token.cancel();
+            ToolOutcome::Error(ToolError::timeout(format!(
+                "`{name}` did not answer within {} ms. Try again later, or with a smaller request.",
+                timeout.as_millis()
+            )))
+        }
+    }
+}
+
+/// One attempt of an inline tool, in place: no future, no timer (it could not be stopped
+/// anyway), a panic caught and the buffer left as it was. `None` when the tool does not run
+/// inline after all.
+fn run_inline(
+    tool: &dyn Tool,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    mut out: Option<&mut Vec<u8>>,
+) -> Option<Ran> {
+    let len = out.as_deref().map(Vec::len);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let emit = match out.as_deref_mut() {
+            Some(buf) => Emit::Into(buf),
+            None => Emit::Raw,
+        };
+        tool.call_inline(arguments, ctx, emit)
+    }));
+    match result {
+        Ok(None) => None,
+        Ok(Some(Ok(Emitted::Raw(data)))) => Some(Ran::Outcome(ToolOutcome::Success(data))),
+        Ok(Some(Ok(Emitted::Written))) => Some(Ran::Written),
+        Ok(Some(Err(err))) => Some(Ran::Outcome(ToolOutcome::Error(err))),
+        Err(payload) => {
+            if let (Some(buf), Some(len)) = (out, len) {
+                buf.truncate(len);
+            }
+            Some(Ran::Outcome(ToolOutcome::Error(ToolError::from_panic(
+                payload.as_ref(),
+            ))))
+        }
+    }
+}
+
+/// A timer for `after`, or `None` on a runtime built without timers (`enable_time`): the
+/// call then runs without a time limit (and says so once in the log) instead of panicking.
+pub(crate) fn timer(after: Duration) -> Option<Pin<Box<tokio::time::Sleep>>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static WARNED: AtomicBool = AtomicBool::new(false);
+    let made = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(after)));
+    if made.is_err() && !WARNED.swap(true, Ordering::Relaxed) {
+        tracing::warn!(
+            "the tokio runtime has no timers (`enable_time`): tool timeouts and retry delays are off"
+        );
+    }
+    made.ok()
+}
+
+/// The call, unless the deadline passes first (`Err(())`).
+struct Race<F> {
+    call: F,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl<F: Future + Unpin> Future for Race<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        if let Poll::Ready(out) = Pin::new(&mut self.call).poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        match self.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// A future whose panic is caught and handed back, so that a panicking tool becomes an
+/// `internal_error` instead of taking the caller's task down.
+///
+/// `AssertUnwindSafe` is sound here: after a panic the inner future is dropped without being
+/// polled again, so no state it left half-updated is observed.
+struct CatchUnwind<F>(F);
+
+impl<F: Future + Unpin> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = &mut self.0;
+        match catch_unwind(AssertUnwindSafe(|| Pin::new(inner).poll(cx))) {
+            Ok(Poll::Ready(out)) => Poll::Ready(Ok(out)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => Poll::Ready(Err(payload)),
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! A tool's circuit breaker: after enough failures in a row (timeouts, upstream and internal
+//! errors) the tool is paused for a cooldown, then one probe call decides.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::spec::CircuitPolicy;
+use crate::tool::BoxFuture;
+
+use super::retry::is_failure;
+use super::step::{Call, Done, Guard, Next, Ran, Step, guarded};
+
+enum State {
+    Closed { failures: u32 },
+    Open { until: Instant },
+    Probing,
+}
+
+/// One tool's circuit, and the step that keeps it.
+pub(crate) struct Circuit {
+    policy: CircuitPolicy,
+    state: Mutex<State>,
+    /// Whether this circuit ever recorded a failure: until then, calls skip the lock.
+    used: AtomicBool,
+}
+
+impl Circuit {
+    pub(crate) fn new(policy: CircuitPolicy) -> Self {
+        Self {
+            policy,
+            state: Mutex::new(State::Closed { failures: 0 }),
+            used: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Guard for Circuit {
+    /// Lets a call through, or fails fast while the circuit is open.
+    fn before(&self, call: &Call<'_>) -> Result<(), ToolError> {
+        if !self.used.load(Ordering::Acquire) {
+            return Ok(()); // nothing ever failed: closed
+        }
+        let Ok(mut state) = self.state.lock() else {
+            return Ok(());
+        };
+        match *state {
+            State::Closed { .. } => Ok(()),
+            State::Open { until } => {
+                let now = Instant::now();
+                if now >= until {
+                    *state = State::Probing;
+                    Ok(())
+                } else {
+                    Err(circuit_open(call.name, until - now))
+                }
+            }
+            State::Probing => Err(circuit_open(call.name, Duration::from_secs(1))),
+        }
+    }
+
+    /// Records how a call through the circuit ended.
+    fn after(&self, ran: &Ran) {
+        let failed = ran.error().is_some_and(is_failure);
+        if !failed && !self.used.load(Ordering::Acquire) {
+            return; // closed and staying closed
+        }
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        self.used.store(true, Ordering::Release);
+        let open = || State::Open {
+            until: Instant::now() + self.policy.cooldown,
+        };
+        *state = match (&*state, failed) {
+            (_, false) => State::Closed { failures: 0 },
+            (State::Probing | State::Open { .. }, true) => open(),
+            (State::Closed { failures }, true) if failures + 1 >= self.policy.failures => open(),
+            (State::Closed { failures }, true) => State::Closed {
+                failures: failures + 1,
+            },
+        };
+    }
+}
+
+impl Step for Circuit {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        guarded(self, call, next)
+    }
+
+    fn guard(&self) -> Option<&dyn Guard> {
+        Some(self)
+    }
+}
+
+fn circuit_open(tool: &str, wait: Duration) -> ToolError {
+    ToolError::new(
+        ErrorCode::CircuitOpen,
+        format!("`{tool}` failed several times in a row and is paused; try again later or use another tool."),
+    )
+    .retry_after(wait)
+}

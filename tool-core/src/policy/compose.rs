@@ -1,0 +1,186 @@
+//! Where a toolbox's settings become each tool's plan: the one place that knows every step
+//! and their order (docs/execution.md).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{RwLock, Semaphore};
+
+use crate::definition::ToolDefinition;
+use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
+use crate::limits::InputLimits;
+use crate::spec::{CircuitPolicy, Effect, RetryPolicy, RunBudget, ToolPolicy};
+use crate::tool::Tool;
+
+use super::approve::{Approve, Approver};
+use super::attempt::Attempts;
+use super::audit::{Audit, AuditSink};
+use super::authorize::{Authorize, Authorizer};
+use super::budget::{Budget, Budgets};
+use super::circuit::Circuit;
+use super::fallback::Fallback;
+use super::idempotent::Idempotent;
+use super::limit::Limit;
+use super::plan::Plan;
+use super::step::Step;
+
+/// Calls running at once through one toolbox, by default.
+pub(crate) const DEFAULT_CONCURRENCY: usize = 64;
+
+/// The toolbox-wide settings, set with the `Toolbox::with_*` builders.
+#[derive(Clone)]
+pub(crate) struct Settings {
+    pub(crate) timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) budget: RunBudget,
+    pub(crate) circuit: CircuitPolicy,
+    pub(crate) concurrency: usize,
+    pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
+    pub(crate) overrides: HashMap<String, ToolPolicy>,
+    pub(crate) store: Arc<dyn IdempotencyStore>,
+    pub(crate) idempotency: IdempotencyPolicy,
+    /// The limits on arguments for tools that set none of their own.
+    pub(crate) input_limits: Option<InputLimits>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            retry: RetryPolicy::default(),
+            budget: RunBudget::default(),
+            circuit: CircuitPolicy::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+            authorizer: None,
+            approver: None,
+            sinks: Vec::new(),
+            overrides: HashMap::new(),
+            store: Arc::new(MemoryStore::default()),
+            idempotency: IdempotencyPolicy::default(),
+            input_limits: None,
+        }
+    }
+}
+
+/// Every tool's plan, and the plan of a call refused before it reached a tool, composed
+/// together because they share the run budgets, the sequential lock and the limit on calls
+/// at once.
+pub(crate) struct Plans {
+    pub(crate) tools: Vec<Plan>,
+    pub(crate) refused: Plan,
+}
+
+impl Settings {
+    /// The tool's policy: the definition's, then the toolbox's overrides.
+    /// Borrowed unless the toolbox overrides something.
+    pub(crate) fn policy<'d>(&self, def: &'d ToolDefinition) -> Cow<'d, ToolPolicy> {
+        let Some(o) = self.overrides.get(def.name()) else {
+            return Cow::Borrowed(def.policy());
+        };
+        let mut policy = def.policy().clone();
+        policy.timeout = o.timeout.or(policy.timeout);
+        policy.max_attempts = o.max_attempts.or(policy.max_attempts);
+        policy.concurrency = o.concurrency.or(policy.concurrency);
+        policy.sequential |= o.sequential;
+        policy.fallback = o.fallback.clone().or(policy.fallback);
+        policy.retry = o.retry.clone().or(policy.retry);
+        policy.circuit = o.circuit.clone().or(policy.circuit);
+        Cow::Owned(policy)
+    }
+
+    /// The plans of `tools` (in registration order); `find` looks a fallback up by name.
+    pub(crate) fn plans(
+        &self,
+        tools: &[Arc<dyn Tool>],
+        find: &dyn Fn(&str) -> Option<Arc<dyn Tool>>,
+    ) -> Plans {
+        let budgets = Arc::new(Budgets::new(self.budget.clone()));
+        let slots = Arc::new(Semaphore::new(self.concurrency.max(1)));
+        let sinks: Arc<[Arc<dyn AuditSink>]> = self.sinks.iter().cloned().collect();
+        let any_sequential = tools
+            .iter()
+            .any(|tool| self.policy(tool.definition()).sequential);
+        let sequential = any_sequential.then(|| Arc::new(RwLock::new(())));
+        let plans = tools
+            .iter()
+            .map(|tool| {
+                let def = tool.definition();
+                let policy = self.policy(def);
+                let mut steps: Vec<Arc<dyn Step>> = vec![Arc::new(Audit {
+                    sinks: Arc::clone(&sinks),
+                    sensitive: def.sensitive_params().to_vec(),
+                    limits: def.input_limits().copied().or(self.input_limits),
+                })];
+                if let Some(authorizer) = &self.authorizer {
+                    steps.push(Arc::new(Authorize {
+                        authorizer: Arc::clone(authorizer),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                if def.requires_approval() || def.effect() == Some(Effect::Destructive) {
+                    steps.push(Arc::new(Approve {
+                        approver: self.approver.clone(),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                if matches!(def.effect(), Some(Effect::Write | Effect::Destructive)) {
+                    steps.push(Arc::new(Idempotent {
+                        store: Arc::clone(&self.store),
+                        policy: self.idempotency.clone(),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                steps.push(Arc::new(Budget(Arc::clone(&budgets))));
+                let timeout = policy.timeout.unwrap_or(self.timeout);
+                if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
+                    && let Some(fallback) = find(name)
+                {
+                    steps.push(Arc::new(Fallback {
+                        name: name.to_owned(),
+                        tool: fallback,
+                        timeout,
+                    }));
+                }
+                let circuit = policy
+                    .circuit
+                    .clone()
+                    .unwrap_or_else(|| self.circuit.clone());
+                steps.push(Arc::new(Circuit::new(circuit)));
+                let own = policy
+                    .concurrency
+                    .map(|n| Arc::new(Semaphore::new(n.max(1))));
+                if sequential.is_some() || own.is_some() {
+                    steps.push(Arc::new(Limit {
+                        sequential: sequential
+                            .as_ref()
+                            .map(|lock| (Arc::clone(lock), policy.sequential)),
+                        own,
+                    }));
+                }
+                let retry = policy.retry.clone().unwrap_or_else(|| self.retry.clone());
+                steps.push(Arc::new(Attempts {
+                    tool: Arc::clone(tool),
+                    timeout,
+                    max_attempts: policy.max_attempts.unwrap_or(retry.max_attempts),
+                    retry,
+                    budgets: Arc::clone(&budgets),
+                    slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
+                }));
+                Plan::new(steps)
+            })
+            .collect();
+        let refused = Plan::new(vec![Arc::new(Audit {
+            sinks,
+            sensitive: Vec::new(),
+            limits: self.input_limits,
+        })]);
+        Plans {
+            tools: plans,
+            refused,
+        }
+    }
+}

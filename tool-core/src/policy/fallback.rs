@@ -1,0 +1,56 @@
+//! A tool to call when this one fails after its retries; its result is marked degraded.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use crate::outcome::{Degradation, ToolOutcome};
+use crate::tool::{BoxFuture, Tool};
+
+use super::attempt::run_once;
+use super::audit::unix_ms;
+use super::retry::{is_failure, may_retry};
+use super::step::{Call, Done, Next, Ran, Step};
+
+/// The step: the fallback tool, and the time its attempt may take.
+pub(crate) struct Fallback {
+    pub(crate) name: String,
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) timeout: Duration,
+}
+
+impl Step for Fallback {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(async move {
+            let arguments = call.arguments.clone();
+            let ctx = call.ctx;
+            let done = next.run(call).await;
+            let Some(err) = done.ran.error() else {
+                return done;
+            };
+            if !may_retry(err) && !is_failure(err) {
+                return done;
+            }
+            let reason = err.code().as_str().to_owned();
+            match run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await {
+                ToolOutcome::Success(data) => {
+                    let degradation = Degradation {
+                        fallback: self.name.clone(),
+                        reason,
+                        at_unix_ms: unix_ms(SystemTime::now()),
+                    };
+                    Done::new(
+                        Ran::Outcome(ToolOutcome::Degraded(data, degradation)),
+                        done.attempts,
+                    )
+                }
+                _ => done,
+            }
+        })
+    }
+
+    /// A fallback acts only on a failure, and a failing first attempt goes on through the
+    /// whole plan.
+    fn passive(&self) -> bool {
+        true
+    }
+}

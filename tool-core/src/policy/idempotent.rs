@@ -1,0 +1,162 @@
+//! The idempotency step of write tools: a finished call is replayed, a running one waited
+//! for, a key reused with other arguments refused. The store keeps the envelope, so a
+//! write's data is never written straight into the caller's buffer.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::error::{ErrorCode, ToolError};
+use crate::idempotency::{
+    CallKey, IdempotencyPolicy, IdempotencyStore, KeyScope, Reservation, StoreError, call_key,
+};
+use crate::outcome::ToolOutcome;
+use crate::tool::{BoxFuture, Tool};
+
+use super::attempt::timer;
+use super::retry::{is_failure, may_retry};
+use super::step::{Call, Done, Next, Ran, Step};
+
+/// The step: the toolbox's store and key policy, for one write tool.
+pub(crate) struct Idempotent {
+    pub(crate) store: Arc<dyn IdempotencyStore>,
+    pub(crate) policy: IdempotencyPolicy,
+    pub(crate) tool: Arc<dyn Tool>,
+}
+
+enum Reserved {
+    Run(CallKey),
+    Replay(ToolOutcome),
+}
+
+impl Step for Idempotent {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(async move {
+            let key = match self.reserve(&call).await {
+                Ok(Reserved::Run(key)) => key,
+                Ok(Reserved::Replay(outcome)) => return Done::new(Ran::Outcome(outcome), 0),
+                Err(err) => return Done::refused(err),
+            };
+            let keyed = call.ctx.clone().with_idempotency_key(&key.visible);
+            let inner = Call {
+                name: call.name,
+                arguments: call.arguments,
+                ctx: &keyed,
+                out: None,
+                first: call.first,
+            };
+            let done = next.run(inner).await;
+            if let Ran::Outcome(outcome) = &done.ran {
+                self.settle(&key, outcome).await;
+            }
+            done
+        })
+    }
+}
+
+impl Idempotent {
+    /// Reserves the call's key, or explains why it must not run now.
+    async fn reserve(&self, call: &Call<'_>) -> Result<Reserved, ToolError> {
+        let def = self.tool.definition();
+        let validation = def.validation();
+        let limits = crate::validate::limits_for(validation, Some(call.ctx));
+        let value = crate::validate::validate_full(validation, &call.arguments, limits)?;
+        let scope = KeyScope {
+            principal: call.ctx.principal(),
+            run: if self.policy.per_run {
+                call.ctx.run_id()
+            } else {
+                None
+            },
+        };
+        let key = call_key(def.name(), &value, scope);
+        let store = &self.store;
+        let policy = &self.policy;
+        let unavailable = |err: StoreError| {
+            tracing::warn!(tool = def.name(), %err, "idempotency store unavailable");
+            ToolError::upstream_error(format!(
+                "`{}` was not run: its idempotency store is unavailable, and running it without one could do it twice. Retry later.",
+                def.name()
+            ))
+        };
+        let waited_from = Instant::now();
+        loop {
+            match store
+                .reserve(&key.stored, &key.fingerprint, policy.ttl)
+                .await
+                .map_err(unavailable)?
+            {
+                Reservation::Reserved => return Ok(Reserved::Run(key)),
+                Reservation::InProgress { fingerprint } | Reservation::Done { fingerprint, .. }
+                    if fingerprint != key.fingerprint =>
+                {
+                    return Err(ToolError::idempotency_conflict(format!(
+                        "The idempotency key `{}` was already used for `{}` with other arguments. Use a new key for a new action, or repeat the first call's arguments exactly.",
+                        key.visible,
+                        def.name()
+                    ))
+                    .human_review(true));
+                }
+                Reservation::Done { envelope, .. } => {
+                    return Ok(Reserved::Replay(replay(&envelope)));
+                }
+                Reservation::InProgress { .. } => {
+                    if waited_from.elapsed() >= policy.wait {
+                        return Err(ToolError::new(
+                            ErrorCode::InProgress,
+                            format!("The same `{}` call is still running. Retry shortly to get its result.", def.name()),
+                        )
+                        .retry_after(Duration::from_secs(1)));
+                    }
+                    if let Some(pause) = timer(Duration::from_millis(25)) {
+                        pause.await;
+                    } else {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stores the outcome under the key, or frees the key for a retry after a transient failure.
+    async fn settle(&self, key: &CallKey, outcome: &ToolOutcome) {
+        let store = &self.store;
+        let transient = match outcome {
+            ToolOutcome::Success(_) | ToolOutcome::Replayed(_) => false,
+            ToolOutcome::Degraded(..) => true,
+            ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
+        };
+        let result = if transient {
+            store.release(&key.stored).await
+        } else {
+            store
+                .complete(
+                    &key.stored,
+                    &key.fingerprint,
+                    &outcome.to_json(),
+                    self.policy.ttl,
+                )
+                .await
+        };
+        if let Err(err) = result {
+            tracing::warn!(%err, "the idempotency store could not record a result");
+        }
+    }
+}
+
+/// A stored envelope, replayed: success is marked as a replay; a stored failure is returned
+/// as it was.
+fn replay(envelope: &str) -> ToolOutcome {
+    match serde_json::from_str::<ToolOutcome>(envelope) {
+        Ok(
+            ToolOutcome::Success(data)
+            | ToolOutcome::Degraded(data, _)
+            | ToolOutcome::Replayed(data),
+        ) => ToolOutcome::Replayed(data),
+        Ok(err @ ToolOutcome::Error(_)) => err,
+        Err(err) => ToolOutcome::Error(ToolError::internal(format_args!(
+            "a stored result does not read back: {err}"
+        ))),
+    }
+}

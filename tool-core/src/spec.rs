@@ -1,0 +1,370 @@
+//! What `#[tool]` records about a function, as plain data: the parameters and their
+//! constraints, the effect and hints, and the execution settings. Nothing here knows how a
+//! definition is exported, linted or run.
+
+use std::cmp::Ordering;
+use std::time::Duration;
+
+use serde_json::Value;
+use toolsmith_lint_rules::Level as LintLevel;
+
+use crate::json::number::Num;
+
+/// What `#[tool]` records about a function; the runtime builds the [`ToolDefinition`] from it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ToolSpec {
+    /// The tool's name.
+    pub name: &'static str,
+    /// The raw description: doc lines joined by `\n`, or the explicit `description = "..."`.
+    pub description: &'static str,
+    /// Whether `description` came from doc comments (one leading space per line is stripped).
+    pub description_from_docs: bool,
+    /// One entry per model-visible parameter, in order.
+    pub params: &'static [ParamSpec],
+    /// `#[tool(title = "...")]`.
+    pub title: Option<&'static str>,
+    /// `#[tool(read_only, destructive, idempotent, open_world)]`.
+    pub annotations: Annotations,
+    /// The JSON Schema of the return value, when it implements `JsonSchema`.
+    pub output_schema: fn() -> Option<Value>,
+    /// `#[tool(effect = "...")]`.
+    pub effect: Option<Effect>,
+    /// `#[tool(requires_approval)]`.
+    pub requires_approval: bool,
+    /// The level of every lint for this tool (crate config and `#[tool]` settings).
+    pub lint_levels: &'static [(&'static str, LintLevel)],
+    /// `#[tool(timeout = "5s")]`, in milliseconds.
+    pub timeout_ms: Option<u64>,
+    /// `#[tool(attempts = 3)]`.
+    pub max_attempts: Option<u32>,
+    /// `#[tool(concurrency = 2)]`.
+    pub concurrency: Option<usize>,
+    /// `#[tool(sequential)]`.
+    pub sequential: bool,
+    /// `#[tool(inline)]`.
+    pub inline: bool,
+    /// `#[tool(fallback = "other_tool")]`.
+    pub fallback: Option<&'static str>,
+    /// `#[tool(scopes("tickets:write"))]`.
+    pub scopes: &'static [&'static str],
+    /// `#[tool(data_classification = "internal")]`.
+    pub data_classification: Option<&'static str>,
+    /// `#[tool(version = "1.2.0")]`.
+    pub version: Option<&'static str>,
+    /// `#[tool(limits(max_bytes = ..))]`.
+    pub input_limits: Option<crate::limits::InputLimits>,
+}
+
+/// What a tool does to the world, from `#[tool(effect = "read" | "write" | "destructive")]`.
+///
+/// It sets the MCP hints (`readOnlyHint`, `destructiveHint`) unless they are given, and tells
+/// execution policies (approval, retries) what they are dealing with.
+///
+/// ```
+/// assert_eq!(toolsmith::Effect::Destructive.as_str(), "destructive");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// Only reads.
+    Read,
+    /// Creates or changes data.
+    Write,
+    /// Deletes or overwrites data, or acts in bulk.
+    Destructive,
+}
+
+impl Effect {
+    /// `read`, `write` or `destructive`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Read => "read",
+            Self::Write => "write",
+            Self::Destructive => "destructive",
+        }
+    }
+}
+
+/// Hints about a tool's behaviour, from `#[tool(read_only, destructive, idempotent, open_world)]`.
+///
+/// They become MCP's `ToolAnnotations` (`readOnlyHint`, ...); unset hints are left out, so
+/// clients apply the protocol's defaults.
+///
+/// ```
+/// use toolsmith::Annotations;
+/// let hints = Annotations { read_only: Some(true), ..Annotations::default() };
+/// assert_eq!(toolsmith::serde_json::Value::Object(hints.to_mcp())["readOnlyHint"], true);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// The tool does not change its environment.
+    pub read_only: Option<bool>,
+    /// The tool may destroy or overwrite data (meaningful when not read-only).
+    pub destructive: Option<bool>,
+    /// Calling it twice with the same arguments has no further effect.
+    pub idempotent: Option<bool>,
+    /// The tool reaches outside systems (the web, other services).
+    pub open_world: Option<bool>,
+}
+
+impl Annotations {
+    /// Fills the hints an effect implies, where they are not set.
+    #[must_use]
+    pub fn with_effect(mut self, effect: Option<Effect>) -> Self {
+        let (read_only, destructive) = match effect {
+            None => return self,
+            Some(Effect::Read) => (true, None),
+            Some(Effect::Write) => (false, Some(false)),
+            Some(Effect::Destructive) => (false, Some(true)),
+        };
+        self.read_only = self.read_only.or(Some(read_only));
+        self.destructive = self.destructive.or(destructive);
+        self
+    }
+
+    /// MCP's `ToolAnnotations` object, without the unset hints.
+    #[must_use]
+    pub fn to_mcp(&self) -> serde_json::Map<String, Value> {
+        [
+            ("readOnlyHint", self.read_only),
+            ("destructiveHint", self.destructive),
+            ("idempotentHint", self.idempotent),
+            ("openWorldHint", self.open_world),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| v.map(|v| (k.to_owned(), Value::Bool(v))))
+        .collect()
+    }
+}
+
+/// One model-visible parameter.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct ParamSpec {
+    /// The JSON name.
+    pub name: &'static str,
+    /// The raw description (doc lines joined by `\n`, or `description = "..."`).
+    pub description: &'static str,
+    /// Whether `description` came from doc comments.
+    pub description_from_docs: bool,
+    /// The `#[arg]` constraints.
+    pub constraints: &'static [Constraint],
+    /// The `default = ...` value, as JSON.
+    pub default: Option<fn() -> Value>,
+    /// `#[arg(allow(..))]` and friends.
+    pub lint_levels: &'static [(&'static str, LintLevel)],
+    /// `#[arg(sensitive)]`: redacted in audit records.
+    pub sensitive: bool,
+}
+
+/// One `#[arg(...)]` constraint.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Constraint {
+    /// `length(min, max)`: Unicode code points of a string, or items of an array.
+    Length {
+        /// What is counted.
+        kind: LengthKind,
+        /// Inclusive minimum.
+        min: Option<u64>,
+        /// Inclusive maximum.
+        max: Option<u64>,
+    },
+    /// `range(min, max, exclusive_min, exclusive_max)`.
+    Range {
+        /// Inclusive minimum.
+        min: Option<Bound>,
+        /// Inclusive maximum.
+        max: Option<Bound>,
+        /// Exclusive minimum.
+        exclusive_min: Option<Bound>,
+        /// Exclusive maximum.
+        exclusive_max: Option<Bound>,
+    },
+    /// `pattern = "..."` (ECMA-262 regular expression, unanchored, as in JSON Schema).
+    Pattern(&'static str),
+    /// `email` (`"email"`) or `url` (`"uri"`).
+    Format(&'static str),
+}
+
+/// What a `length` constraint counts.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LengthKind {
+    /// Unicode code points of a string (`minLength`/`maxLength`).
+    Chars,
+    /// Items of an array (`minItems`/`maxItems`).
+    Items,
+}
+
+/// A numeric bound written in `range(...)`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// A negative or non-negative integer.
+    Int(i64),
+    /// A non-negative integer beyond `i64`.
+    UInt(u64),
+    /// A number with a fraction or exponent.
+    Float(f64),
+}
+
+impl Bound {
+    pub(crate) fn to_json(self) -> Value {
+        match self {
+            Self::Int(n) => Value::from(n),
+            Self::UInt(n) => Value::from(n),
+            Self::Float(n) => Value::from(n),
+        }
+    }
+}
+
+/// Retries with exponential backoff and full jitter.
+///
+/// Only errors marked `retryable` are retried, never `invalid_arguments`, `permission_denied`,
+/// `approval_required` or one that needs a person; `retry_after_ms` is honoured; write tools
+/// are retried only when declared idempotent.
+///
+/// ```
+/// use std::time::Duration;
+/// let retry = toolsmith::policy::RetryPolicy { max_attempts: 5, ..Default::default() };
+/// assert_eq!(retry.base, Duration::from_millis(200));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts per call, the first included (default 3).
+    pub max_attempts: u32,
+    /// The first delay (default 200 ms).
+    pub base: Duration,
+    /// The growth of each next delay (default 2).
+    pub factor: f32,
+    /// The longest delay (default 5 s).
+    pub cap: Duration,
+    /// Random jitter on each delay (default on).
+    pub jitter: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_attempts: 3,
+            base: Duration::from_millis(200),
+            factor: 2.0,
+            cap: Duration::from_secs(5),
+            jitter: true,
+        }
+    }
+}
+
+/// Limits for one run (the calls sharing a `ToolContext` run id), so that a model cannot loop
+/// forever.
+///
+/// ```
+/// let budget = toolsmith::policy::RunBudget::default();
+/// assert_eq!((budget.max_calls, budget.max_retries_per_tool), (12, 2));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunBudget {
+    /// Tool calls per run (default 12).
+    pub max_calls: u32,
+    /// Retries per tool per run (default 2).
+    pub max_retries_per_tool: u32,
+    /// Time from the run's first call (default 60 s).
+    pub max_latency: Duration,
+}
+
+impl Default for RunBudget {
+    fn default() -> Self {
+        Self {
+            max_calls: 12,
+            max_retries_per_tool: 2,
+            max_latency: Duration::from_secs(60),
+        }
+    }
+}
+
+/// When a tool's circuit opens, and for how long.
+///
+/// ```
+/// assert_eq!(toolsmith::policy::CircuitPolicy::default().failures, 5);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CircuitPolicy {
+    /// Consecutive failures (timeouts, upstream and internal errors) that open it (default 5).
+    pub failures: u32,
+    /// How long it stays open before one probe call decides (default 30 s).
+    pub cooldown: Duration,
+}
+
+impl Default for CircuitPolicy {
+    fn default() -> Self {
+        Self {
+            failures: 5,
+            cooldown: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Execution settings of one tool; unset fields take the toolbox's.
+///
+/// ```
+/// use std::time::Duration;
+/// let policy = toolsmith::policy::ToolPolicy { timeout: Some(Duration::from_secs(5)), concurrency: Some(2), ..Default::default() };
+/// assert!(!policy.sequential);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolPolicy {
+    /// Time per attempt.
+    pub timeout: Option<Duration>,
+    /// Attempts per call.
+    pub max_attempts: Option<u32>,
+    /// Calls of this tool running at once.
+    pub concurrency: Option<usize>,
+    /// Runs alone: no other call runs while it does.
+    pub sequential: bool,
+    /// A tool to call when this one fails after its retries; its result is marked degraded.
+    pub fallback: Option<String>,
+    /// The retry timing of this tool (its attempts: `max_attempts`).
+    pub retry: Option<RetryPolicy>,
+    /// When this tool's circuit opens.
+    pub circuit: Option<CircuitPolicy>,
+}
+
+impl Bound {
+    /// The bound as a number compared exactly.
+    pub(crate) fn to_num(self) -> Num {
+        match self {
+            Self::Int(n) => Num::Int(i128::from(n)),
+            Self::UInt(n) => Num::Int(i128::from(n)),
+            Self::Float(f) => Num::Float(f),
+        }
+    }
+}
+
+/// Whether `n` satisfies a `range` constraint.
+pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
+    let Constraint::Range {
+        min,
+        max,
+        exclusive_min,
+        exclusive_max,
+    } = *constraint
+    else {
+        return true;
+    };
+    let cmp = |bound: Bound| n.compare(bound.to_num());
+    min.is_none_or(|b| matches!(cmp(b), Some(Ordering::Greater | Ordering::Equal)))
+        && max.is_none_or(|b| matches!(cmp(b), Some(Ordering::Less | Ordering::Equal)))
+        && exclusive_min.is_none_or(|b| cmp(b) == Some(Ordering::Greater))
+        && exclusive_max.is_none_or(|b| cmp(b) == Some(Ordering::Less))
+}
+
+/// Whether a length satisfies a `length` constraint.
+pub(crate) fn in_length(len: usize, constraint: &Constraint) -> bool {
+    let Constraint::Length { min, max, .. } = *constraint else {
+        return true;
+    };
+    let len = len as u64;
+    min.is_none_or(|m| len >= m) && max.is_none_or(|m| len <= m)
+}

@@ -1,0 +1,497 @@
+//! Turning a model's arguments into the typed argument struct, or into errors the model can fix.
+//!
+//! The success path deserializes the text straight into the struct (through the strict
+//! adapter, which also holds the [`InputLimits`] and refuses repeated keys) and checks the
+//! `#[arg]` constraints on the typed values. Only when that fails is the document read again
+//! by the explaining reader (`reader.rs`: exact numbers, repeated keys and limits with their
+//! pointers) and its violations collected, each with its JSON pointer: by the direct reporter
+//! of `report.rs` for flat schemas, else by the full JSON Schema validator. See
+//! `docs/validation.md` for why the paths agree.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+use std::sync::{Arc, OnceLock};
+
+use crate::arguments::Arguments;
+use crate::context::ToolContext;
+use crate::error::{FieldError, ToolError};
+use crate::limits::{InputLimits, Limit};
+use crate::schema::Compiled;
+
+pub(crate) mod explain;
+pub(crate) mod reader;
+pub(crate) mod report;
+pub(crate) mod strict;
+
+use explain::{describe, inexact_fields};
+use reader::{Inexact, Refusal};
+use report::Report;
+
+/// What a tool's arguments are checked with: the tool's name (for messages), its input schema,
+/// the constraints serde does not enforce, compiled patterns, its limits, and the full
+/// validator and the direct reporter, each built on first use. A definition holds one; it
+/// knows nothing about exports, lints or the execution policy.
+#[doc(hidden)]
+pub struct Validation {
+    name: std::borrow::Cow<'static, str>,
+    schema: Arc<Value>,
+    pub(crate) compiled: Compiled,
+    pub(crate) full_validation: bool,
+    limits: Option<InputLimits>,
+    validator: OnceLock<Result<jsonschema::Validator, String>>,
+    report: OnceLock<Option<Report>>,
+}
+
+impl Validation {
+    pub(crate) fn new(
+        name: std::borrow::Cow<'static, str>,
+        schema: Value,
+        compiled: Compiled,
+        full_validation: bool,
+        limits: Option<InputLimits>,
+    ) -> Self {
+        Self {
+            name,
+            schema: Arc::new(schema),
+            compiled,
+            full_validation,
+            limits,
+            validator: OnceLock::new(),
+            report: OnceLock::new(),
+        }
+    }
+
+    /// The tool's name, as messages quote it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn name_cow(&self) -> &std::borrow::Cow<'static, str> {
+        &self.name
+    }
+
+    /// The input schema.
+    pub(crate) fn input_schema(&self) -> &Value {
+        &self.schema
+    }
+
+    pub(crate) fn input_schema_arc(&self) -> &Arc<Value> {
+        &self.schema
+    }
+
+    /// The tool's own limits, if it sets any.
+    pub(crate) fn input_limits(&self) -> Option<&InputLimits> {
+        self.limits.as_ref()
+    }
+
+    pub(crate) fn set_input_limits(&mut self, limits: InputLimits) {
+        self.limits = Some(limits);
+    }
+
+    /// The full JSON Schema validator of the input schema, compiled on first use.
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| crate::schema::compile(&self.schema))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// The direct reporter of invalid arguments, if the input schema is flat enough for one;
+    /// read from the schema on first use.
+    pub(crate) fn report(&self) -> Option<&Report> {
+        self.report
+            .get_or_init(|| Report::build(&self.schema))
+            .as_ref()
+    }
+
+    /// Problems found while building (a `pattern` that does not compile) or compiling.
+    pub(crate) fn problem(&self) -> Option<&str> {
+        self.compiled
+            .problem
+            .as_deref()
+            .or_else(|| self.validator().err())
+    }
+}
+
+/// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct.
+pub type Check<A> = fn(&A, &Validation) -> bool;
+
+/// The limits a call of the tool defined by `def` is read under: the context's (a toolbox
+/// sets them), else the tool's own, else the defaults.
+pub(crate) fn limits_for<'a>(def: &'a Validation, ctx: Option<&'a ToolContext>) -> &'a InputLimits {
+    ctx.and_then(ToolContext::input_limits)
+        .or_else(|| def.input_limits())
+        .unwrap_or(&InputLimits::DEFAULT)
+}
+
+/// Parses and validates `arguments` for the tool defined by `def`.
+///
+/// The only code generic over `A` is the typed read (from text, or from an object that arrived
+/// parsed, or the accepted document after a refusal) and the check; everything else
+/// (explaining a refusal, unwrapping, reading exactly) is shared by every tool, so that a crate
+/// of many tools compiles one copy of it.
+///
+/// # Errors
+///
+/// `invalid_arguments` with one [`FieldError`] per violation; `internal_error` if the tool's
+/// own schema is broken.
+pub fn parse_arguments<A: DeserializeOwned>(
+    def: &Validation,
+    arguments: Arguments<'_>,
+    ctx: &ToolContext,
+    check: Check<A>,
+) -> Result<A, ToolError> {
+    let limits = limits_for(def, Some(ctx));
+    let read = match typed_input(def, &arguments, limits) {
+        Some(Typed::Text(text)) => Some(strict::from_str::<A>(text, limits)),
+        Some(Typed::Value(value)) => Some(strict::from_value::<A>(value, limits)),
+        None => None,
+    };
+    match read {
+        Some(Ok(args)) if check(&args, def) => return Ok(args),
+        _ => {}
+    }
+    let mut slot = None;
+    let explained = explain_refusal(
+        def,
+        &arguments,
+        limits,
+        &mut |value| match strict::from_value::<A>(value, limits) {
+            Ok(args) => {
+                let passed = check(&args, def);
+                slot = Some(args);
+                Read::Typed { passed }
+            }
+            Err(err) => Read::Refused(err),
+        },
+    );
+    release(arguments);
+    explained?;
+    slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))
+}
+
+/// Drops refused arguments; a parsed value is taken apart without recursion, since it may be
+/// nested deeper than the stack allows.
+fn release(arguments: Arguments<'_>) {
+    if let Arguments::Value(Cow::Owned(value)) = arguments {
+        crate::limits::dismantle(value);
+    }
+}
+
+/// What one typed read of an accepted document gave.
+enum Read {
+    /// The struct was read (and kept by the reader); whether it passed the typed checks.
+    Typed { passed: bool },
+    /// serde refused the document.
+    Refused(serde_json::Error),
+}
+
+/// The steps of [`parse_arguments`] after the typed read refused the arguments (or was
+/// skipped), which do not depend on the argument struct: every problem, or the accepted
+/// document read through `read`. `Ok` means its read passed.
+fn explain_refusal(
+    def: &Validation,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
+    read: &mut dyn FnMut(&Value) -> Read,
+) -> Result<(), ToolError> {
+    let document = document(def, arguments, limits)?;
+    explain_value(def, &document.value)?;
+    match read(&document.value) {
+        Read::Typed { passed: true } => Ok(()),
+        Read::Typed { passed: false } => Err(broken_constraint(def)),
+        Read::Refused(err) => {
+            let fields = inexact_fields(def.input_schema(), &document.inexact);
+            if fields.is_empty() {
+                Err(unreadable(def, Some(err)))
+            } else {
+                Err(invalid(def, fields))
+            }
+        }
+    }
+}
+
+/// The numbers the typed read refused because they are not integers it can take exactly,
+/// each with the range its schema allows.
+fn broken_constraint(def: &Validation) -> ToolError {
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            "the arguments break a constraint of the tool",
+        )],
+    )
+}
+
+fn unreadable(def: &Validation, err: Option<serde_json::Error>) -> ToolError {
+    let why = err.map_or_else(String::new, |err| {
+        format!(": {}", crate::echo::message(&err.to_string(), 300))
+    });
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            format!("the arguments could not be read{why}"),
+        )],
+    )
+}
+
+/// What the typed read tries first.
+enum Typed<'a> {
+    /// The arguments' own text (`{}` for blank text).
+    Text(&'a str),
+    /// An object that arrived parsed (Anthropic, Gemini, MCP), read as it is: writing it out as
+    /// text to read it again would cost more than the read.
+    Value(&'a Value),
+}
+
+/// The typed read's input; none for a tool that validates fully, for arguments that are
+/// neither text nor an object (the explanation says what is wrong with them), for text over
+/// the byte limit and for a parsed value the typed read must not see as it is (over a limit,
+/// or with integers written as floats).
+fn typed_input<'a>(
+    def: &Validation,
+    arguments: &'a Arguments<'_>,
+    limits: &InputLimits,
+) -> Option<Typed<'a>> {
+    if def.full_validation {
+        return None;
+    }
+    let text = match arguments {
+        Arguments::Text(text) => text.as_ref(),
+        Arguments::Value(value) => match &**value {
+            Value::String(text) => text.as_str(),
+            value @ Value::Object(_) => {
+                let found = crate::limits::check_value(value, limits);
+                return (found.broken.is_none() && !found.integral_floats)
+                    .then_some(Typed::Value(value));
+            }
+            _ => return None,
+        },
+    };
+    if limits.too_long(text.len()) {
+        return None;
+    }
+    // An object starts with `{`; only other texts can be blank.
+    if !text.starts_with('{') && text.trim().is_empty() {
+        Some(Typed::Text("{}"))
+    } else {
+        Some(Typed::Text(text))
+    }
+}
+
+/// Validates `arguments` with the full validator, whatever the tool's fast path, and returns
+/// them as a value.
+pub(crate) fn validate_full(
+    def: &Validation,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
+) -> Result<Value, ToolError> {
+    let document = document(def, arguments, limits)?;
+    let value = document.value.into_owned();
+    // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
+    if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
+        explain_value(def, &value)?;
+    }
+    // The validator takes a float that looks integral for an integer; the typed read would
+    // refuse it, so a value handed to a reviewer or a hash must not carry it.
+    let inexact = inexact_fields(def.input_schema(), &document.inexact);
+    if !inexact.is_empty() {
+        return Err(invalid(def, inexact));
+    }
+    Ok(value)
+}
+
+/// The arguments as one document, read under the limits (exact numbers, no repeated keys),
+/// with the numbers an integer cannot take exactly.
+struct Document<'a> {
+    value: Cow<'a, Value>,
+    inexact: Vec<Inexact>,
+}
+
+fn document<'a>(
+    def: &Validation,
+    arguments: &'a Arguments<'_>,
+    limits: &InputLimits,
+) -> Result<Document<'a>, ToolError> {
+    match arguments {
+        Arguments::Text(text) => text_document(def, text, limits, false),
+        Arguments::Value(value) => match &**value {
+            Value::String(text) => text_document(def, text, limits, true),
+            value => value_document(def, value, limits),
+        },
+    }
+}
+
+fn empty<'a>() -> Document<'a> {
+    Document {
+        value: Cow::Owned(Value::Object(Map::new())),
+        inexact: Vec::new(),
+    }
+}
+
+fn text_document<'a>(
+    def: &Validation,
+    text: &str,
+    limits: &InputLimits,
+    unwrapped: bool,
+) -> Result<Document<'a>, ToolError> {
+    if limits.too_long(text.len()) {
+        return Err(invalid(
+            def,
+            vec![Limit::Bytes.field(limits, String::new())],
+        ));
+    }
+    if !text.starts_with('{') && text.trim().is_empty() {
+        return Ok(empty());
+    }
+    let read = reader::read(text, limits).map_err(|refusal| match refusal {
+        Refusal::Syntax(err) => invalid_json(def, &err),
+        Refusal::Limit(limit, pointer) => invalid(def, vec![limit.field(limits, pointer)]),
+        Refusal::Duplicate { pointer, key } => invalid(
+            def,
+            vec![FieldError::new(
+                pointer,
+                format!("`{key}` appears more than once; send each key once"),
+            )],
+        ),
+    })?;
+    match read.value {
+        // OpenAI sends the arguments as a JSON string holding the object's text.
+        Value::String(inner) if !unwrapped => text_document(def, &inner, limits, true),
+        value => Ok(Document {
+            value: Cow::Owned(value),
+            inexact: read.inexact,
+        }),
+    }
+}
+
+fn value_document<'a>(
+    def: &Validation,
+    value: &'a Value,
+    limits: &InputLimits,
+) -> Result<Document<'a>, ToolError> {
+    let found = crate::limits::check_value(value, limits);
+    if let Some((limit, pointer)) = found.broken {
+        return Err(invalid(def, vec![limit.field(limits, pointer)]));
+    }
+    let value = if found.integral_floats {
+        Cow::Owned(crate::limits::integral_floats_as_integers(value))
+    } else {
+        Cow::Borrowed(value)
+    };
+    let inexact = found
+        .beyond_exact
+        .into_iter()
+        .map(|(pointer, literal)| Inexact { pointer, literal })
+        .collect();
+    Ok(Document { value, inexact })
+}
+
+/// Reports every violation (the direct reporter, else the full validator) of a document read
+/// under the limits.
+fn explain_value(def: &Validation, value: &Value) -> Result<(), ToolError> {
+    let mut fields = match (def.report(), value) {
+        (Some(report), Value::Object(map)) => report.check(map),
+        _ => Vec::new(),
+    };
+    if fields.is_empty() {
+        fields = explain_with_validator(def, value)?;
+    }
+    if fields.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(def, fields))
+    }
+}
+
+/// The problems with `value` as the direct reporter lists them (`None` when the tool's schema
+/// has none) and as the full validator does. For tests that hold the two to each other.
+#[doc(hidden)]
+pub fn explanations(
+    def: &Validation,
+    value: &Value,
+) -> (Option<Vec<FieldError>>, Result<Vec<FieldError>, ToolError>) {
+    let direct = def.report().map(|report| match value {
+        Value::Object(map) => report.check(map),
+        _ => Vec::new(),
+    });
+    (direct, explain_with_validator(def, value))
+}
+
+/// Every problem the full validator finds in `value`, described for the model.
+fn explain_with_validator(def: &Validation, value: &Value) -> Result<Vec<FieldError>, ToolError> {
+    let validator = def.validator().map_err(ToolError::internal)?;
+    let schema = def.input_schema();
+    let mut fields = Vec::new();
+    for err in validator.iter_errors(value) {
+        describe(schema, &err, &mut fields);
+        // Enough to explain; a document with thousands of problems gets a short answer.
+        if fields.len() > MAX_FIELDS {
+            break;
+        }
+    }
+    Ok(fields)
+}
+
+/// At most this many problems are listed; a document with thousands of unknown keys should
+/// not produce an error larger than itself.
+const MAX_FIELDS: usize = 20;
+
+/// The `invalid_arguments` error for `fields`, as every refusal of arguments words it.
+pub(crate) fn refused(def: &Validation, fields: Vec<FieldError>) -> ToolError {
+    invalid(def, fields)
+}
+
+fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolError {
+    if fields.len() > MAX_FIELDS {
+        fields.truncate(MAX_FIELDS);
+        fields.push(FieldError::new(
+            "",
+            "and more problems: fix these and call again to see the rest",
+        ));
+    }
+    for field in &mut fields {
+        if field.pointer.len() > crate::limits::MAX_POINTER {
+            field.pointer =
+                crate::echo::echo_to(&field.pointer, crate::limits::MAX_POINTER).into_owned();
+        }
+    }
+    let mut message = format!("The arguments for `{}` are invalid: ", def.name());
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            message.push_str("; ");
+        }
+        let _ = write!(message, "{field}");
+    }
+    message.push_str(". Fix these and call the tool again.");
+    fields
+        .into_iter()
+        .fold(ToolError::invalid_arguments(message), ToolError::with_field)
+}
+
+fn invalid_json(def: &Validation, err: &serde_json::Error) -> ToolError {
+    invalid(
+        def,
+        vec![FieldError::new(
+            "",
+            format!(
+                "the arguments are not valid JSON ({}); send one JSON object whose keys are the parameter names",
+                crate::echo::message(&err.to_string(), 300)
+            ),
+        )],
+    )
+}
+
+/// Whether `text` satisfies the `pattern`/`format` constraints of parameter `index`.
+pub(crate) fn text_matches(def: &Validation, index: usize, text: &str) -> bool {
+    match def.compiled.text.get(index) {
+        Some(Some(validator)) => validator.is_valid(&Value::String(text.to_owned())),
+        Some(None) => true,
+        None => false,
+    }
+}
