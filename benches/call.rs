@@ -8,6 +8,7 @@
 //! - `success/call_then_to_json`: `Toolbox::call` then `ToolOutcome::to_json`, inline tool;
 //! - `success/call_into_value`: `call_into` with arguments already parsed into a `Value`, against
 //!   a floor that reads the struct from the `Value`;
+//! - `success/async_then_to_json`: the same function as an `async fn`, `call` then `to_json`;
 //! - `success/blocking_then_to_json`: the same function without `inline`, on the blocking pool;
 //! - `registry/1000_tools_vs_1`: `call_into` among 1,000 registered tools against the tool alone;
 //! - `failure/*`: invalid arguments (one violation, four violations), every violation collected
@@ -17,6 +18,10 @@
 //!   function's floor.
 //!
 //! `cargo bench --bench call` (add a filter such as `success` to run part of it).
+//!
+//! With `TOOLSMITH_COUNT=<path>:<n>` set, the benchmark instead makes `n` calls of one path
+//! and exits, for `scripts/bench-instructions.sh`, which counts their instructions with
+//! callgrind: timings on a shared machine drift, instruction counts do not.
 
 mod support;
 
@@ -77,6 +82,22 @@ fn search_web(
 /// Search the web for real-time information. Read-only. Not for private internal documents.
 #[tool(effect = "read", open_world)]
 fn search_web_blocking(
+    /// Search keywords in natural language; never a URL or SQL.
+    #[arg(length(min = 2, max = 300))]
+    query: String,
+    /// How many results to return.
+    #[arg(range(min = 1, max = 10), default = 5)]
+    num_results: u8,
+    /// Only results from this recent window; omit for no limit.
+    date_restrict: Option<DateRestrict>,
+) -> Plan {
+    plan(query, num_results, date_restrict)
+}
+
+// The same function, async: it runs as a future on the caller's task.
+/// Search the web for real-time information. Read-only. Not for private internal documents.
+#[tool(effect = "read", open_world)]
+async fn search_web_async(
     /// Search keywords in natural language; never a URL or SQL.
     #[arg(length(min = 2, max = 300))]
     query: String,
@@ -185,11 +206,15 @@ fn call_into(
 }
 
 fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
-    let toolbox = Toolbox::new().with(SearchWeb).with(SearchWebBlocking);
+    let toolbox = Toolbox::new()
+        .with(SearchWeb)
+        .with(SearchWebBlocking)
+        .with(SearchWebAsync);
     let ctx = ToolContext::new();
     // Warm the definition caches.
     let _ = support::run(rt, toolbox.call("search_web", VALID, &ctx));
     let _ = support::run(rt, toolbox.call("search_web_blocking", VALID, &ctx));
+    let _ = support::run(rt, toolbox.call("search_web_async", VALID, &ctx));
 
     let mut group = c.benchmark_group("success");
     let mut out = Vec::with_capacity(256);
@@ -220,6 +245,13 @@ fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                 toolbox.call_into("search_web", black_box(&parsed), &ctx, &mut out),
             )
         },
+    );
+    support::bench_pair(
+        &mut group,
+        "success",
+        "async_then_to_json",
+        |_| floor(black_box(VALID)),
+        |_| support::run(rt, toolbox.call("search_web_async", black_box(VALID), &ctx)).to_json(),
     );
     support::bench_pair(
         &mut group,
@@ -309,6 +341,82 @@ fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     group.finish();
 }
 
+/// `n` calls of one path, for counting instructions (see the module docs).
+fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
+    let toolbox = Toolbox::new()
+        .with(SearchWeb)
+        .with(SearchWebAsync)
+        .with(CreateTicket)
+        .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
+    let ctx = ToolContext::new();
+    let parsed: serde_json::Value = serde_json::from_str(VALID).expect("valid JSON");
+    let mut out = Vec::with_capacity(2048);
+    let replayed = r#"{"title":"Printer on fire"}"#;
+    let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));
+    for i in 0..n {
+        match path {
+            "floor" => drop(black_box(floor(black_box(VALID)))),
+            "call_into" => {
+                black_box(call_into(rt, &toolbox, "search_web", VALID, &ctx, &mut out));
+            }
+            "call_then_to_json" => drop(black_box(
+                support::run(rt, toolbox.call("search_web", black_box(VALID), &ctx)).to_json(),
+            )),
+            "call_into_value" => {
+                out.clear();
+                let call = toolbox.call_into("search_web", black_box(&parsed), &ctx, &mut out);
+                black_box(support::run(rt, call));
+            }
+            "async_then_to_json" => drop(black_box(
+                support::run(rt, toolbox.call("search_web_async", black_box(VALID), &ctx))
+                    .to_json(),
+            )),
+            "one_violation" => {
+                black_box(call_into(
+                    rt,
+                    &toolbox,
+                    "search_web",
+                    ONE_VIOLATION,
+                    &ctx,
+                    &mut out,
+                ));
+            }
+            "four_violations" => {
+                black_box(call_into(
+                    rt,
+                    &toolbox,
+                    "search_web",
+                    FOUR_VIOLATIONS,
+                    &ctx,
+                    &mut out,
+                ));
+            }
+            "idempotent_first" => {
+                let fresh = format!(r#"{{"title":"Ticket number {i}"}}"#);
+                black_box(call_into(
+                    rt,
+                    &toolbox,
+                    "create_ticket",
+                    &fresh,
+                    &ctx,
+                    &mut out,
+                ));
+            }
+            "idempotent_replay" => {
+                black_box(call_into(
+                    rt,
+                    &toolbox,
+                    "create_ticket",
+                    replayed,
+                    &ctx,
+                    &mut out,
+                ));
+            }
+            other => panic!("unknown path `{other}`"),
+        }
+    }
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -316,6 +424,11 @@ fn main() {
         .build()
         .expect("a tokio runtime");
     let _entered = rt.enter();
+    if let Ok(spec) = std::env::var("TOOLSMITH_COUNT") {
+        let (path, n) = spec.split_once(':').expect("TOOLSMITH_COUNT=<path>:<n>");
+        count(&rt, path, n.parse().expect("a number of calls"));
+        return;
+    }
     let mut c = Criterion::default().configure_from_args();
     success(&mut c, &rt);
     registry(&mut c, &rt);
@@ -328,6 +441,7 @@ fn main() {
             ("success/call_into", 1.15),
             ("success/call_then_to_json", 1.25),
             ("success/call_into_value", f64::INFINITY),
+            ("success/async_then_to_json", 2.0),
             ("success/blocking_then_to_json", f64::INFINITY),
             ("registry/1000_tools_vs_1", 1.05),
             ("failure/one_violation", 3.0),

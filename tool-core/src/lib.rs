@@ -51,7 +51,6 @@ pub mod audit {
     pub use crate::policy::audit::{AuditRecord, AuditSink, JsonLinesSink, MemorySink};
 }
 // Floor 7: the toolbox.
-mod join;
 mod toolbox;
 // Floor 8: edges nothing imports.
 #[cfg(feature = "mcp")]

@@ -333,6 +333,7 @@ pub struct ToolPolicy {
 
 impl Bound {
     /// The bound as a number compared exactly.
+    #[inline]
     pub(crate) fn to_num(self) -> Num {
         match self {
             Self::Int(n) => Num::Int(i128::from(n)),
@@ -343,6 +344,7 @@ impl Bound {
 }
 
 /// Whether `n` satisfies a `range` constraint.
+#[inline]
 pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
     let Constraint::Range {
         min,
@@ -361,6 +363,7 @@ pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
 }
 
 /// Whether a length satisfies a `length` constraint.
+#[inline]
 pub(crate) fn in_length(len: usize, constraint: &Constraint) -> bool {
     let Constraint::Length { min, max, .. } = *constraint else {
         return true;

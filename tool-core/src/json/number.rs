@@ -44,6 +44,7 @@ fn cmp_int_float(i: i128, f: f64) -> Option<Ordering> {
 }
 
 impl Num {
+    #[inline]
     pub(crate) fn compare(self, other: Self) -> Option<Ordering> {
         match (self, other) {
             (Self::Int(a), Self::Int(b)) => Some(a.cmp(&b)),

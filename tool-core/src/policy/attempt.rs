@@ -40,18 +40,11 @@ impl Step for Attempts {
         Box::pin(self.attempts(call))
     }
 
-    fn runs_in_place(&self) -> bool {
-        self.tool.definition().is_inline()
-    }
-
-    /// One attempt of an inline tool, in place (see [`run_inline`]).
-    fn run_in_place(&self, call: &mut Call<'_>) -> Option<Ran> {
-        run_inline(
-            self.tool.as_ref(),
-            call.arguments.reborrow(),
-            call.ctx,
-            call.out.as_deref_mut(),
-        )
+    fn inline_tool(&self) -> Option<Arc<dyn Tool>> {
+        self.tool
+            .definition()
+            .is_inline()
+            .then(|| Arc::clone(&self.tool))
     }
 }
 
@@ -81,7 +74,12 @@ impl Attempts {
             attempt += 1;
             let inline = match call.first.take() {
                 Some(ran) => Some(ran),
-                None if def.is_inline() => self.run_in_place(&mut call),
+                None if def.is_inline() => run_inline(
+                    self.tool.as_ref(),
+                    call.arguments.reborrow(),
+                    ctx,
+                    call.out.as_deref_mut(),
+                ),
                 None => None,
             };
             let ran = match inline {
@@ -127,16 +125,23 @@ pub(crate) async fn run_once(
 ) -> ToolOutcome {
     let token = ctx.cancellation().child_token();
     let attempt_ctx = ctx.clone().with_cancellation(token.clone());
+    let started = tokio::time::Instant::now();
     // A tool may do work before its future (generated tools read their arguments there).
-    let call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
+    let mut call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
         Ok(future) => CatchUnwind(future),
         Err(payload) => {
             return ToolOutcome::Error(ToolError::from_panic(payload.as_ref()));
         }
     };
-    let result = match timer(timeout) {
-        Some(deadline) => Race { call, deadline }.await,
-        None => Ok(call.await),
+    // Many calls finish on their first poll; only one that does not gets a timer, set to the
+    // same deadline, counted from before the first poll.
+    let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut call).poll(cx))).await;
+    let result = match first {
+        Poll::Ready(out) => Ok(out),
+        Poll::Pending => match timer_at(started + timeout) {
+            Some(deadline) => Race { call, deadline }.await,
+            None => Ok(call.await),
+        },
     };
     match result {
         Ok(Ok(outcome)) => outcome,
@@ -154,7 +159,7 @@ pub(crate) async fn run_once(
 /// One attempt of an inline tool, in place: no future, no timer (it could not be stopped
 /// anyway), a panic caught and the buffer left as it was. `None` when the tool does not run
 /// inline after all.
-fn run_inline(
+pub(crate) fn run_inline(
     tool: &dyn Tool,
     arguments: Arguments<'_>,
     ctx: &ToolContext,
@@ -187,9 +192,14 @@ fn run_inline(
 /// A timer for `after`, or `None` on a runtime built without timers (`enable_time`): the
 /// call then runs without a time limit (and says so once in the log) instead of panicking.
 pub(crate) fn timer(after: Duration) -> Option<Pin<Box<tokio::time::Sleep>>> {
+    timer_at(tokio::time::Instant::now() + after)
+}
+
+/// [`timer`] until `deadline`.
+fn timer_at(deadline: tokio::time::Instant) -> Option<Pin<Box<tokio::time::Sleep>>> {
     use std::sync::atomic::{AtomicBool, Ordering};
     static WARNED: AtomicBool = AtomicBool::new(false);
-    let made = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep(after)));
+    let made = std::panic::catch_unwind(|| Box::pin(tokio::time::sleep_until(deadline)));
     if made.is_err() && !WARNED.swap(true, Ordering::Relaxed) {
         tracing::warn!(
             "the tokio runtime has no timers (`enable_time`): tool timeouts and retry delays are off"

@@ -128,4 +128,8 @@ impl Step for Budget {
     fn guard(&self) -> Option<&dyn Guard> {
         Some(self)
     }
+
+    fn fast_guard(&self) -> Option<Box<dyn Guard>> {
+        Some(Box::new(Budget(Arc::clone(&self.0))))
+    }
 }

@@ -1,8 +1,8 @@
 //! A tool's circuit breaker: after enough failures in a row (timeouts, upstream and internal
 //! errors) the tool is paused for a cooldown, then one probe call decides.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -21,30 +21,34 @@ enum State {
 }
 
 /// One tool's circuit, and the step that keeps it.
-pub(crate) struct Circuit {
+pub(crate) struct Circuit(Breaker);
+
+struct Breaker {
     policy: CircuitPolicy,
     state: Mutex<State>,
-    /// Whether this circuit ever recorded a failure: until then, calls skip the lock.
-    used: AtomicBool,
+    /// Whether this circuit ever recorded a failure: until then, calls skip the lock (and
+    /// may take the fast path).
+    used: Arc<AtomicBool>,
 }
 
 impl Circuit {
     pub(crate) fn new(policy: CircuitPolicy) -> Self {
-        Self {
+        Self(Breaker {
             policy,
             state: Mutex::new(State::Closed { failures: 0 }),
-            used: AtomicBool::new(false),
-        }
+            used: Arc::new(AtomicBool::new(false)),
+        })
     }
 }
 
 impl Guard for Circuit {
     /// Lets a call through, or fails fast while the circuit is open.
     fn before(&self, call: &Call<'_>) -> Result<(), ToolError> {
-        if !self.used.load(Ordering::Acquire) {
+        let breaker = &self.0;
+        if !breaker.used.load(Ordering::Acquire) {
             return Ok(()); // nothing ever failed: closed
         }
-        let Ok(mut state) = self.state.lock() else {
+        let Ok(mut state) = breaker.state.lock() else {
             return Ok(());
         };
         match *state {
@@ -64,21 +68,22 @@ impl Guard for Circuit {
 
     /// Records how a call through the circuit ended.
     fn after(&self, ran: &Ran) {
+        let breaker = &self.0;
         let failed = ran.error().is_some_and(is_failure);
-        if !failed && !self.used.load(Ordering::Acquire) {
+        if !failed && !breaker.used.load(Ordering::Acquire) {
             return; // closed and staying closed
         }
-        let Ok(mut state) = self.state.lock() else {
+        let Ok(mut state) = breaker.state.lock() else {
             return;
         };
-        self.used.store(true, Ordering::Release);
+        breaker.used.store(true, Ordering::Release);
         let open = || State::Open {
-            until: Instant::now() + self.policy.cooldown,
+            until: Instant::now() + breaker.policy.cooldown,
         };
         *state = match (&*state, failed) {
             (_, false) => State::Closed { failures: 0 },
             (State::Probing | State::Open { .. }, true) => open(),
-            (State::Closed { failures }, true) if failures + 1 >= self.policy.failures => open(),
+            (State::Closed { failures }, true) if failures + 1 >= breaker.policy.failures => open(),
             (State::Closed { failures }, true) => State::Closed {
                 failures: failures + 1,
             },
@@ -93,6 +98,10 @@ impl Step for Circuit {
 
     fn guard(&self) -> Option<&dyn Guard> {
         Some(self)
+    }
+
+    fn fast_blocker(&self) -> Option<Arc<AtomicBool>> {
+        Some(Arc::clone(&self.0.used))
     }
 }
 

@@ -2,25 +2,41 @@
 //! toolbox, and the fast path it allows.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::step::{Call, Done, Next, Step};
+use crate::outcome::ToolOutcome;
+use crate::tool::Tool;
+
+use super::attempt::run_inline;
+use super::step::{Call, Done, Guard, Next, Ran, Step};
 
 /// A tool's steps, in order, the last making the attempts; or, for a call refused before it
 /// reached a tool (an unknown name), only the steps that record it.
 pub(crate) struct Plan {
     steps: Vec<Arc<dyn Step>>,
-    /// Whether the plan may run a call in place: its last step can (an inline tool's
-    /// attempts) and every other step is passive. Computed once, when the plan is composed.
-    fast: bool,
+    /// When the plan may run a call in place (its last step can: an inline tool's attempts;
+    /// and every other step is passive): the guards that have work to do there, and the last
+    /// step. Computed once, when the plan is composed.
+    fast: Option<Fast>,
+}
+
+struct Fast {
+    blockers: Vec<Arc<AtomicBool>>,
+    guards: Vec<Box<dyn Guard>>,
+    tool: Arc<dyn Tool>,
 }
 
 impl Plan {
     pub(crate) fn new(steps: Vec<Arc<dyn Step>>) -> Self {
         let fast = match steps.split_last() {
-            Some((last, before)) => {
-                last.runs_in_place() && before.iter().all(|step| step.passive())
+            Some((last, before)) if before.iter().all(|step| step.passive()) => {
+                last.inline_tool().map(|tool| Fast {
+                    blockers: before.iter().filter_map(|s| s.fast_blocker()).collect(),
+                    guards: before.iter().filter_map(|s| s.fast_guard()).collect(),
+                    tool,
+                })
             }
-            None => false,
+            _ => None,
         };
         Self { steps, fast }
     }
@@ -35,27 +51,30 @@ impl Plan {
     /// must run, either because the fast path does not apply or because the first attempt
     /// failed in a way a retry, a circuit or a fallback acts on (it is then in
     /// `call.first`, and the guards' checks have run).
-    pub(crate) fn run_fast(&self, call: &mut Call<'_>) -> Option<Done> {
-        if !self.fast || tracing::level_enabled!(tracing::Level::INFO) {
+    #[inline]
+    pub(crate) fn run_fast(&self, call: &mut Call<'_>) -> Option<Ran> {
+        let fast = self.fast.as_ref()?;
+        if tracing::level_enabled!(tracing::Level::INFO)
+            || fast.blockers.iter().any(|b| b.load(Ordering::Acquire))
+        {
             return None;
         }
-        let (last, before) = self.steps.split_last()?;
-        for guard in before.iter().filter_map(|step| step.guard()) {
+        for guard in &fast.guards {
             // A refused call never ran: the guards before this one record nothing.
             if let Err(err) = guard.before(call) {
-                return Some(Done::refused(err));
+                return Some(Ran::Outcome(ToolOutcome::Error(err)));
             }
         }
-        let ran = last.run_in_place(call)?;
+        let ran = run_inline(
+            fast.tool.as_ref(),
+            call.arguments.reborrow(),
+            call.ctx,
+            call.out.as_deref_mut(),
+        )?;
         if !ran.is_final() {
             call.first = Some(ran);
             return None;
         }
-        for step in before.iter().rev() {
-            if let Some(guard) = step.guard() {
-                guard.after(&ran);
-            }
-        }
-        Some(Done::new(ran, 1))
+        Some(ran)
     }
 }

@@ -8,12 +8,13 @@
 //! record after it is a [`Guard`]: the plan runs it in place, without a future of its own.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
-use crate::tool::BoxFuture;
+use crate::tool::{BoxFuture, Tool};
 
 use super::retry::{is_failure, may_retry};
 
@@ -25,6 +26,7 @@ pub(crate) enum Ran {
 }
 
 impl Ran {
+    #[inline]
     pub(crate) fn error(&self) -> Option<&ToolError> {
         match self {
             Self::Outcome(outcome) => outcome.error(),
@@ -43,6 +45,7 @@ impl Ran {
 
     /// Whether nothing in a plan acts on this result any more: a success, or an error that is
     /// neither retried nor counted as the tool failing (so no retry, circuit or fallback).
+    #[inline]
     pub(crate) fn is_final(&self) -> bool {
         self.error()
             .is_none_or(|err| !may_retry(err) && !is_failure(err))
@@ -98,16 +101,24 @@ pub(crate) trait Step: Send + Sync + 'static {
         self.guard().is_some()
     }
 
-    /// For the step that ends a plan (the attempts): whether it can run this call in place,
-    /// synchronously.
-    fn runs_in_place(&self) -> bool {
-        false
+    /// The check a passive step makes on the fast path, if it has one (the audit step without
+    /// sinks and a fallback have none): its own copy, sharing the step's state. On the fast
+    /// path a guard only checks; a step with something to record after a call that ends at
+    /// once keeps such calls off the fast path instead (see `fast_blocker`).
+    fn fast_guard(&self) -> Option<Box<dyn Guard>> {
+        None
     }
 
-    /// Runs one attempt in place (see [`runs_in_place`](Self::runs_in_place)); `None` when
-    /// the step cannot.
-    fn run_in_place(&self, call: &mut Call<'_>) -> Option<Ran> {
-        let _ = call;
+    /// A flag that, while set, keeps calls off the fast path: a circuit that has recorded a
+    /// failure needs the full path, and until then lets every call through and has nothing
+    /// to record for calls that end at once.
+    fn fast_blocker(&self) -> Option<Arc<AtomicBool>> {
+        None
+    }
+
+    /// For the step that ends a plan (the attempts): the tool, when it runs in place
+    /// (`#[tool(inline)]`).
+    fn inline_tool(&self) -> Option<Arc<dyn Tool>> {
         None
     }
 }

@@ -8,9 +8,11 @@
 
 use serde_json::{Map, Value, json};
 
+use super::call::{CallParseError, Reader, ToolCall};
 use super::transform::{Target, derive, downgrade, strict_common};
 use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
+use crate::outcome::ToolOutcome;
 
 /// Formats strict tool use accepts (Structured outputs, "JSON Schema limitations").
 const STRICT_FORMATS: &[&str] = &[
@@ -165,4 +167,43 @@ pub(super) fn check_request_limits(tools: &[&Value]) -> Result<(), ExportError> 
         ));
     }
     Ok(())
+}
+
+pub(crate) fn parse(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let r = Reader {
+        dialect: Dialect::Anthropic { strict: false },
+    };
+    let (path, blocks) = match response.get("content") {
+        Some(blocks) => ("/content", blocks),
+        None if response.is_array() => ("", response),
+        None => return Err(r.error("", "a message with `content`, or its blocks")),
+    };
+    let mut out = Vec::new();
+    for (i, block) in r.array(blocks, path)?.iter().enumerate() {
+        let at = format!("{path}/{i}");
+        r.object(block, &at)?;
+        if block.get("type").and_then(Value::as_str) != Some("tool_use") {
+            continue;
+        }
+        let input = block
+            .get("input")
+            .filter(|v| v.is_object())
+            .ok_or_else(|| r.error(&format!("{at}/input"), "an object"))?;
+        out.push(ToolCall {
+            id: Some(r.string(block, "id", &at)?),
+            name: r.string(block, "name", &at)?,
+            arguments: input.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// A `tool_result` block holding the envelope, marked as an error unless the call succeeded.
+pub(crate) fn encode(id: String, envelope: String, outcome: &ToolOutcome) -> Value {
+    json!({
+        "type": "tool_result",
+        "tool_use_id": id,
+        "content": [{"type": "text", "text": envelope}],
+        "is_error": !outcome.is_success(),
+    })
 }

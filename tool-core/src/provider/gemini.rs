@@ -8,12 +8,14 @@
 
 use serde_json::{Map, Value, json};
 
+use super::call::{CallParseError, Reader, ToolCall};
 use super::transform::{
     Target, describe, downgrade, inline_refs, is_null, merge_all_of, one_of_to_any_of,
     reject_unsupported,
 };
 use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
+use crate::outcome::ToolOutcome;
 use crate::schema::visit_mut;
 
 /// The fields of the SDK's `Schema` model (`extra='forbid'`).
@@ -255,4 +257,65 @@ fn nullable_from_any_of(node: &mut Map<String, Value>) {
     } else {
         node.insert("anyOf".into(), Value::Array(rest));
     }
+}
+
+pub(crate) fn parse(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let r = Reader {
+        dialect: Dialect::Gemini,
+    };
+    let mut lists: Vec<(String, &Value)> = Vec::new();
+    if let Some(candidates) = response.get("candidates") {
+        for (i, candidate) in r.array(candidates, "/candidates")?.iter().enumerate() {
+            if let Some(parts) = candidate.pointer("/content/parts") {
+                lists.push((format!("/candidates/{i}/content/parts"), parts));
+            }
+        }
+    } else if let Some(parts) = response.get("parts") {
+        lists.push(("/parts".into(), parts));
+    } else if response.is_array() {
+        lists.push((String::new(), response));
+    } else {
+        return Err(r.error(
+            "",
+            "a response with `candidates`, a content with `parts`, or its parts",
+        ));
+    }
+    let mut out = Vec::new();
+    for (path, parts) in lists {
+        for (i, part) in r.array(parts, &path)?.iter().enumerate() {
+            let at = format!("{path}/{i}");
+            r.object(part, &at)?;
+            let Some(call) = part.get("functionCall") else {
+                continue;
+            };
+            let at = format!("{at}/functionCall");
+            r.object(call, &at)?;
+            let args = match call.get("args") {
+                None | Some(Value::Null) => json!({}),
+                Some(args @ Value::Object(_)) => args.clone(),
+                Some(_) => return Err(r.error(&format!("{at}/args"), "an object")),
+            };
+            out.push(ToolCall {
+                id: call.get("id").and_then(Value::as_str).map(str::to_owned),
+                name: r.string(call, "name", &at)?,
+                arguments: args,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A `functionResponse` part: the data under `output`, or the error under `error`.
+pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
+    let response = match (outcome.data(), outcome.error()) {
+        (Some(data), _) => {
+            json!({"output": serde_json::from_str::<Value>(data.get()).unwrap_or(Value::Null)})
+        }
+        (None, err) => json!({ "error": err }),
+    };
+    let mut part = json!({"name": call.name, "response": response});
+    if let Some(id) = &call.id {
+        part["id"] = Value::String(id.clone());
+    }
+    json!({ "functionResponse": part })
 }

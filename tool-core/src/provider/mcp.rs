@@ -1,7 +1,10 @@
 //! Model Context Protocol 2025-11-25 `Tool`: the canonical schema is already what MCP takes
 //! (JSON Schema 2020-12 with an object root).
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
+
+use super::call::{CallParseError, Reader, ToolCall};
+use crate::dialect::Dialect;
 
 use crate::definition::ToolDefinition;
 use crate::outcome::ToolOutcome;
@@ -59,4 +62,51 @@ impl CallResult {
             is_error: !outcome.is_success(),
         }
     }
+}
+
+pub(crate) fn parse(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let r = Reader {
+        dialect: Dialect::Mcp,
+    };
+    let (path, params, id) = match request.get("method") {
+        Some(method) => {
+            if method != "tools/call" {
+                return Err(r.error("/method", "\"tools/call\""));
+            }
+            let params = request
+                .get("params")
+                .ok_or_else(|| r.error("/params", "an object"))?;
+            let id = request.get("id").map(|id| match id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            ("/params", params, id)
+        }
+        None => ("", request, None),
+    };
+    r.object(params, path)?;
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => json!({}),
+        Some(args @ Value::Object(_)) => args.clone(),
+        Some(_) => return Err(r.error(&format!("{path}/arguments"), "an object")),
+    };
+    Ok(vec![ToolCall {
+        id,
+        name: r.string(params, "name", path)?,
+        arguments,
+    }])
+}
+
+/// A `CallToolResult`: the envelope as text, `structuredContent` for an object output
+/// schema, `isError` for failed calls.
+pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Value {
+    let parts = CallResult::new(outcome, def);
+    let mut result = json!({
+        "content": [{"type": "text", "text": parts.text}],
+        "isError": parts.is_error,
+    });
+    if let Some(structured) = parts.structured {
+        result["structuredContent"] = structured;
+    }
+    result
 }

@@ -7,7 +7,7 @@
 //! at all is an [`ExportError`] naming the tool, the place in the schema and the reason.
 
 mod anthropic;
-mod calls;
+mod call;
 mod gemini;
 pub(crate) mod mcp;
 mod openai;
@@ -15,10 +15,11 @@ mod transform;
 
 use serde_json::{Value, json};
 
-pub use calls::{CallParseError, ToolCall};
+pub use call::{CallParseError, ToolCall};
 
 use crate::definition::ToolDefinition;
 pub use crate::dialect::{Dialect, ExportError, UnknownDialect};
+use crate::outcome::ToolOutcome;
 
 /// A definition's exports, built here and cached in the definition.
 impl ToolDefinition {
@@ -181,4 +182,70 @@ pub(crate) fn export_all_text(
     Ok(out)
 }
 
-pub use calls::encode_result;
+/// Parsing each dialect's calls, in the dialect's own file.
+impl ToolCall {
+    /// Reads every tool call from a provider's response.
+    ///
+    /// Accepts the whole response or the part that holds the calls:
+    /// - OpenAI Chat: a completion (`choices[].message.tool_calls`), a message, or the
+    ///   `tool_calls` array (`arguments` is a JSON string);
+    /// - OpenAI Responses: a response (`output`) or its items; `function_call` items;
+    /// - Anthropic: a message (`content`) or its blocks; `tool_use` blocks;
+    /// - Gemini: a response (`candidates[].content.parts`), a content, or its parts;
+    ///   `functionCall` parts;
+    /// - MCP: a `tools/call` request, or its `params`.
+    ///
+    /// # Errors
+    ///
+    /// [`CallParseError`] saying what is missing where, for input of the wrong shape.
+    pub fn parse(dialect: Dialect, response: &Value) -> Result<Vec<Self>, CallParseError> {
+        match dialect {
+            Dialect::OpenAiChat { .. } => openai::parse_chat(response),
+            Dialect::OpenAiResponses { .. } => openai::parse_responses(response),
+            Dialect::Anthropic { .. } => anthropic::parse(response),
+            Dialect::Gemini => gemini::parse(response),
+            Dialect::Mcp => mcp::parse(response),
+        }
+    }
+}
+
+/// Encodes a call's outcome the way `dialect` takes tool results back.
+///
+/// - OpenAI Chat: a `{"role": "tool", "tool_call_id", "content"}` message;
+/// - OpenAI Responses: a `{"type": "function_call_output", "call_id", "output"}` item;
+/// - Anthropic: a `{"type": "tool_result", "tool_use_id", "content", "is_error"}` block;
+/// - Gemini: a `{"functionResponse": {"name", "id", "response"}}` part, with the data under
+///   `output` or the error under `error`;
+/// - MCP: a `CallToolResult`: the envelope as text content, `structuredContent` when the tool
+///   has an object output schema, and `isError` for failed calls (bad arguments included).
+///
+/// OpenAI's and Anthropic's text is the envelope itself, so the model reads the same shape for
+/// success and failure. `def` is the called tool's definition, when known.
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{Dialect, ToolCall, ToolError, ToolOutcome};
+/// use toolsmith::provider::encode_result;
+///
+/// let call = ToolCall { id: Some("toolu_1".into()), name: "get_weather".into(), arguments: json!({}) };
+/// let failed = ToolOutcome::from(ToolError::not_found("No such city."));
+/// let block = encode_result(Dialect::Anthropic { strict: false }, &call, &failed, None);
+/// assert_eq!(block["type"], "tool_result");
+/// assert_eq!(block["is_error"], true);
+/// ```
+#[must_use]
+pub fn encode_result(
+    dialect: Dialect,
+    call: &ToolCall,
+    outcome: &ToolOutcome,
+    def: Option<&ToolDefinition>,
+) -> Value {
+    let id = || call.id.clone().unwrap_or_default();
+    match dialect {
+        Dialect::OpenAiChat { .. } => openai::encode_chat(id(), outcome.to_json()),
+        Dialect::OpenAiResponses { .. } => openai::encode_responses(id(), outcome.to_json()),
+        Dialect::Anthropic { .. } => anthropic::encode(id(), outcome.to_json(), outcome),
+        Dialect::Gemini => gemini::encode(call, outcome),
+        Dialect::Mcp => mcp::encode(outcome, def),
+    }
+}

@@ -6,8 +6,9 @@
 //! `$defs`), only the allowed `format`s, no `minLength`/`maxLength` (said in the description),
 //! and the documented size limits checked.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
+use super::call::{CallParseError, Reader, ToolCall};
 use super::transform::{Target, derive, downgrade, is_object, strict_common};
 use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
@@ -188,4 +189,98 @@ fn measure(
         }
     }
     Ok(())
+}
+
+pub(crate) fn parse_chat(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let r = Reader {
+        dialect: Dialect::OpenAiChat { strict: false },
+    };
+    let mut lists: Vec<(String, &Value)> = Vec::new();
+    if let Some(choices) = response.get("choices") {
+        for (i, choice) in r.array(choices, "/choices")?.iter().enumerate() {
+            if let Some(calls) = choice
+                .pointer("/message/tool_calls")
+                .filter(|c| !c.is_null())
+            {
+                lists.push((format!("/choices/{i}/message/tool_calls"), calls));
+            }
+        }
+    } else if let Some(calls) = response.get("tool_calls") {
+        if !calls.is_null() {
+            lists.push(("/tool_calls".into(), calls));
+        }
+    } else if response.is_array() {
+        lists.push((String::new(), response));
+    } else {
+        return Err(r.error("", "a chat completion, a message or a `tool_calls` array"));
+    }
+    let mut out = Vec::new();
+    for (path, list) in lists {
+        for (i, call) in r.array(list, &path)?.iter().enumerate() {
+            let at = format!("{path}/{i}");
+            r.object(call, &at)?;
+            if call
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t != "function")
+            {
+                continue; // custom tools are not function calls
+            }
+            let function = call
+                .get("function")
+                .ok_or_else(|| r.error(&format!("{at}/function"), "an object"))?;
+            let arguments = function
+                .get("arguments")
+                .filter(|a| a.is_string() || a.is_object())
+                .ok_or_else(|| r.error(&format!("{at}/function/arguments"), "a JSON string"))?;
+            out.push(ToolCall {
+                id: Some(r.string(call, "id", &at)?),
+                name: r.string(function, "name", &format!("{at}/function"))?,
+                arguments: arguments.clone(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn parse_responses(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
+    let r = Reader {
+        dialect: Dialect::OpenAiResponses { strict: false },
+    };
+    let (path, items) = match response.get("output") {
+        Some(items) => ("/output", items),
+        None if response.is_array() => ("", response),
+        None if response.get("type").is_some() => {
+            return parse_responses(&Value::Array(vec![response.clone()]));
+        }
+        None => return Err(r.error("", "a response with `output`, or its items")),
+    };
+    let mut out = Vec::new();
+    for (i, item) in r.array(items, path)?.iter().enumerate() {
+        let at = format!("{path}/{i}");
+        r.object(item, &at)?;
+        if item.get("type").and_then(Value::as_str) != Some("function_call") {
+            continue;
+        }
+        let arguments = item
+            .get("arguments")
+            .filter(|a| a.is_string() || a.is_object())
+            .ok_or_else(|| r.error(&format!("{at}/arguments"), "a JSON string"))?;
+        out.push(ToolCall {
+            id: Some(r.string(item, "call_id", &at)?),
+            name: r.string(item, "name", &at)?,
+            arguments: arguments.clone(),
+        });
+    }
+    Ok(out)
+}
+
+/// A Chat Completions `tool` message holding the envelope.
+pub(crate) fn encode_chat(id: String, envelope: String) -> Value {
+    json!({"role": "tool", "tool_call_id": id, "content": envelope})
+}
+
+/// A Responses `function_call_output` item holding the envelope.
+pub(crate) fn encode_responses(id: String, envelope: String) -> Value {
+    json!({"type": "function_call_output", "call_id": id, "output": envelope})
 }

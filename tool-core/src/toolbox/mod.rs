@@ -1,7 +1,6 @@
 //! A set of tools, looked up by name and called with a model's arguments.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -13,10 +12,16 @@ use crate::outcome::ToolOutcome;
 use crate::policy::audit::AuditSink;
 use crate::policy::{
     Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Plans, Ran, RetryPolicy,
-    RunBudget, Settings, ToolPolicy, ToolsChanged,
+    RunBudget, Settings, ToolPolicy,
 };
 use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
+
+mod join;
+mod registry;
+
 use crate::tool::Tool;
+pub use registry::RegistrationError;
+use registry::Registry;
 use serde_json::Value;
 
 /// The tools an agent offers a model.
@@ -47,103 +52,14 @@ use serde_json::Value;
 /// assert_eq!(out.error().unwrap().code().as_str(), "unknown_tool");
 /// # });
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Toolbox {
-    /// Registered name → index in `in_order`.
-    by_name: FastMap<Arc<str>, usize>,
-    in_order: Vec<Arc<dyn Tool>>,
-    /// Per dialect (by `Dialect::index`): the name the provider sees → the registered name.
-    exported: [FastMap<String, Arc<str>>; 8],
-    /// Tools offered only where their predicate says so.
-    enablement: HashMap<String, Arc<dyn Enablement>>,
-    changes: ToolsChanged,
+    registry: Registry,
     settings: Settings,
     /// Each tool's plan, composed from the settings on the first call after the toolbox was
     /// last configured; shared by clones, which share the circuits and run budgets it holds.
     plans: Arc<OnceLock<Plans>>,
 }
-
-/// Name lookups on every call: foldhash is several times faster than SipHash on short keys,
-/// and tool names are the application's own, not attacker-chosen map keys.
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
-
-impl Default for Toolbox {
-    fn default() -> Self {
-        Self {
-            by_name: FastMap::default(),
-            in_order: Vec::new(),
-            exported: Default::default(),
-            enablement: HashMap::new(),
-            changes: ToolsChanged::new(),
-            settings: Settings::default(),
-            plans: Arc::default(),
-        }
-    }
-}
-
-/// Why a tool could not be registered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RegistrationError {
-    /// A tool of this name is already registered.
-    Duplicate {
-        /// The name.
-        name: String,
-    },
-    /// The name is empty, too long, or has characters outside `A-Z a-z 0-9 _ - .`.
-    InvalidName {
-        /// The name.
-        name: String,
-    },
-    /// Two tools get the same name in a provider's spelling (`a.b` and `a_b` are both
-    /// `a_b` for OpenAI and Anthropic).
-    NameCollision {
-        /// The name being registered.
-        name: String,
-        /// The tool registered earlier.
-        other: String,
-        /// The provider's spelling they share.
-        exported: String,
-        /// The dialect.
-        dialect: &'static str,
-    },
-    /// The tool's definition is broken (e.g. a `pattern` that does not compile).
-    InvalidDefinition {
-        /// The tool's name.
-        name: String,
-        /// What is wrong.
-        problem: String,
-    },
-}
-
-impl fmt::Display for RegistrationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Duplicate { name } => write!(
-                f,
-                "a tool named `{name}` is already registered; give one of them another name with `#[tool(name = \"...\")]`"
-            ),
-            Self::InvalidName { name } => write!(
-                f,
-                "`{name}` is not a valid tool name; use 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`"
-            ),
-            Self::NameCollision {
-                name,
-                other,
-                exported,
-                dialect,
-            } => write!(
-                f,
-                "`{name}` and `{other}` are both named `{exported}` for {dialect}; rename one with `#[tool(name = \"...\")]`"
-            ),
-            Self::InvalidDefinition { name, problem } => {
-                write!(f, "the tool `{name}` cannot be registered: {problem}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for RegistrationError {}
 
 /// How a call written by [`Toolbox::call_into`] ended; the envelope in the buffer says the
 /// rest.
@@ -194,13 +110,6 @@ impl CallStatus {
             _ => None,
         }
     }
-}
-
-fn valid_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
 impl Toolbox {
@@ -257,52 +166,7 @@ impl Toolbox {
     ///
     /// As [`register`](Self::register).
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Self, RegistrationError> {
-        let def = tool.definition();
-        let name = def.name();
-        if !valid_name(name) {
-            return Err(RegistrationError::InvalidName {
-                name: name.to_owned(),
-            });
-        }
-        if self.by_name.contains_key(name) {
-            return Err(RegistrationError::Duplicate {
-                name: name.to_owned(),
-            });
-        }
-        if let Some(problem) = def.problem() {
-            return Err(RegistrationError::InvalidDefinition {
-                name: name.to_owned(),
-                problem: problem.to_owned(),
-            });
-        }
-        let mut spellings = Vec::with_capacity(Dialect::ALL.len());
-        for dialect in Dialect::ALL {
-            let exported = dialect.tool_name(name);
-            if exported.len() > dialect.max_name_len() {
-                return Err(RegistrationError::InvalidDefinition {
-                    name: name.to_owned(),
-                    problem: format!(
-                        "{dialect} allows tool names of at most {} characters",
-                        dialect.max_name_len()
-                    ),
-                });
-            }
-            if let Some(other) = self.exported[dialect.index()].get(&exported) {
-                return Err(RegistrationError::NameCollision {
-                    name: name.to_owned(),
-                    other: other.to_string(),
-                    exported,
-                    dialect: dialect.name(),
-                });
-            }
-            spellings.push(exported);
-        }
-        let key: Arc<str> = Arc::from(name);
-        for (dialect, exported) in Dialect::ALL.into_iter().zip(spellings) {
-            self.exported[dialect.index()].insert(exported, Arc::clone(&key));
-        }
-        self.by_name.insert(key, self.in_order.len());
-        self.in_order.push(tool);
+        self.registry.insert(tool)?;
         self.plans = Arc::default();
         Ok(self)
     }
@@ -322,7 +186,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.by_name.get(name).and_then(|&i| self.in_order.get(i))
+        self.registry.get(name)
     }
 
     /// The definitions of all tools, in registration order.
@@ -339,7 +203,7 @@ impl Toolbox {
     /// assert_eq!(json[0]["input_schema"]["type"], "object");
     /// ```
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
-        self.in_order.iter().map(|tool| tool.definition())
+        self.registry.in_order.iter().map(|tool| tool.definition())
     }
 
     /// The names of all tools, in registration order.
@@ -354,7 +218,10 @@ impl Toolbox {
     /// assert_eq!(Toolbox::new().with(SayHello).names().collect::<Vec<_>>(), ["say_hello"]);
     /// ```
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.in_order.iter().map(|tool| tool.definition().name())
+        self.registry
+            .in_order
+            .iter()
+            .map(|tool| tool.definition().name())
     }
 
     /// How many tools there are.
@@ -370,7 +237,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
-        self.in_order.len()
+        self.registry.in_order.len()
     }
 
     /// Whether there are none.
@@ -380,7 +247,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.in_order.is_empty()
+        self.registry.in_order.is_empty()
     }
 
     /// Calls the tool `name` with a model's `arguments` (JSON text, a JSON string holding it,
@@ -436,13 +303,13 @@ impl Toolbox {
             out: None,
             first: None,
         };
-        match self.dispatch(call).await.ran {
-            Ran::Outcome(outcome) => outcome,
-            // Only a call given a buffer writes into one.
-            Ran::Written => ToolOutcome::Error(ToolError::internal(
-                "a call without a buffer reported written data",
-            )),
-        }
+        // The fast path answers before any await, so that the future holds no result.
+        let planned = match self.call_fast(call) {
+            Ok(ran) => return outcome_of(ran),
+            // Boxed: the full path's future is large, and most calls never build it.
+            Err(call) => Box::pin(self.call_planned(call)),
+        };
+        outcome_of(planned.await.ran)
     }
 
     /// Runs a call like [`call`](Self::call) and appends its envelope to `out`: the fastest
@@ -505,18 +372,11 @@ impl Toolbox {
             out: Some(&mut *out),
             first: None,
         };
-        let ran = self.dispatch(call).await.ran;
-        match ran {
-            Ran::Written => {
-                out.push(b'}');
-                CallStatus::Success
-            }
-            Ran::Outcome(outcome) => {
-                out.truncate(start);
-                outcome.write_json(out);
-                CallStatus::of(&outcome)
-            }
-        }
+        let planned = match self.call_fast(call) {
+            Ok(ran) => return written(ran, out, start),
+            Err(call) => Box::pin(self.call_planned(call)),
+        };
+        written(planned.await.ran, out, start)
     }
 
     /// Runs independent calls concurrently and returns their outcomes in input order. The
@@ -561,16 +421,16 @@ impl Toolbox {
             .zip(&contexts)
             .map(|(call, ctx)| self.call(&call.name, call.arguments(), ctx))
             .collect();
-        crate::join::JoinAll::new(futures).await
+        join::JoinAll::new(futures).await
     }
 
     /// The definitions offered in `ctx`: tools disabled there (see
     /// [`enable_when`](Self::enable_when)) are left out.
     pub async fn definitions_for(&self, ctx: &ToolContext) -> Vec<&ToolDefinition> {
-        let mut out = Vec::with_capacity(self.in_order.len());
-        for tool in &self.in_order {
+        let mut out = Vec::with_capacity(self.registry.in_order.len());
+        for tool in &self.registry.in_order {
             let def = tool.definition();
-            if self.is_enabled(def.name(), ctx).await {
+            if self.registry.is_enabled(def.name(), ctx).await {
                 out.push(def);
             }
         }
@@ -591,20 +451,41 @@ impl Toolbox {
         crate::provider::export_all(dialect, &defs)
     }
 
-    /// Runs a call through its tool's plan: in place when the plan allows it (see
-    /// `Plan::run_fast`), else through every step; an unknown or disabled tool through the
-    /// plan that records refusals. Errors get their final touch here.
-    async fn dispatch<'c>(&'c self, mut call: Call<'c>) -> Done {
+    /// The fast path, synchronous: the result when the tool's plan ran the call in place,
+    /// else the call to go on with (holding the first attempt, if one was made).
+    // The call comes back by value on the full path, as it went in: no allocation.
+    #[allow(clippy::result_large_err)]
+    #[inline]
+    fn call_fast<'c>(&'c self, mut call: Call<'c>) -> Result<Ran, Call<'c>> {
+        let Some(&index) = self.registry.by_name.get(call.name) else {
+            return Err(call);
+        };
+        let enablement = &self.registry.enablement;
+        if !enablement.is_empty() && enablement.contains_key(call.name) {
+            return Err(call);
+        }
+        let Some(plan) = self.plans().tools.get(index) else {
+            return Err(call);
+        };
+        match plan.run_fast(&mut call) {
+            Some(mut ran) => {
+                finish(&mut ran, &call);
+                Ok(ran)
+            }
+            None => Err(call),
+        }
+    }
+
+    /// The full path: the tool's plan, or the plan that records a refused call.
+    async fn call_planned<'c>(&'c self, call: Call<'c>) -> Done {
         let (name, ctx) = (call.name, call.ctx);
         let plans = self.plans();
-        let index = self.by_name.get(name).copied();
-        let offered = self.enablement.is_empty() || !self.enablement.contains_key(name);
+        let index = self.registry.by_name.get(name).copied();
+        let offered =
+            self.registry.enablement.is_empty() || !self.registry.enablement.contains_key(name);
         let mut done = match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if offered => match plan.run_fast(&mut call) {
-                Some(done) => done,
-                // Boxed: the full path's future is large, and most calls never build it.
-                None => Box::pin(plan.run(call)).await,
-            },
+            Some(plan) if offered => plan.run(call).await,
+            // Boxed: rare, and its future is large.
             _ => Box::pin(self.dispatch_enabled(index, plans, call)).await,
         };
         if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
@@ -622,7 +503,7 @@ impl Toolbox {
         mut call: Call<'c>,
     ) -> Done {
         if let Some(plan) = index.and_then(|i| plans.tools.get(i))
-            && self.is_enabled(call.name, call.ctx).await
+            && self.registry.is_enabled(call.name, call.ctx).await
         {
             return plan.run(call).await;
         }
@@ -632,20 +513,22 @@ impl Toolbox {
             .iter()
             .map(|d| d.name())
             .collect();
-        let refusal = self.unknown(call.name, &names);
+        let refusal = self.registry.unknown(call.name, &names);
         call.first = Some(Ran::Outcome(ToolOutcome::Error(refusal)));
         plans.refused.run(call).await
     }
 
     /// The plans, composed on first use after the toolbox was last configured.
+    #[inline]
     fn plans(&self) -> &Plans {
         self.plans.get_or_init(|| {
             self.settings
-                .plans(&self.in_order, &|name| self.get(name).cloned())
+                .plans(&self.registry.in_order, &|name| self.get(name).cloned())
         })
     }
 
     /// The limits on arguments for tools that set none of their own, if set.
+    #[cfg(feature = "mcp")]
     pub(crate) fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
         self.settings.input_limits.as_ref()
     }
@@ -655,13 +538,6 @@ impl Toolbox {
     fn configured(mut self) -> Self {
         self.plans = Arc::default();
         self
-    }
-
-    pub(crate) async fn is_enabled(&self, name: &str, ctx: &ToolContext) -> bool {
-        match self.enablement.get(name) {
-            Some(enabled) => enabled.enabled(ctx).await,
-            None => true,
-        }
     }
 
     /// Sets the limits on arguments (size, depth, values, keys per object, items per array)
@@ -777,9 +653,11 @@ impl Toolbox {
     /// [`definitions_for`](Self::definitions_for) and refused like an unknown tool.
     #[must_use]
     pub fn enable_when(mut self, name: &str, enabled: impl Enablement) -> Self {
-        enabled.watch(self.changes.clone());
-        self.enablement.insert(name.to_owned(), Arc::new(enabled));
-        self.changes.notify();
+        enabled.watch(self.registry.changes.clone());
+        self.registry
+            .enablement
+            .insert(name.to_owned(), Arc::new(enabled));
+        self.registry.changes.notify();
         self
     }
 
@@ -787,7 +665,7 @@ impl Toolbox {
     /// enabled tools may have changed: call it when an [`Enablement`] predicate's inputs
     /// change. A [`Switch`](crate::policy::Switch) does this itself.
     pub fn tools_changed(&self) {
-        self.changes.notify();
+        self.registry.changes.notify();
     }
 
     /// A receiver that wakes when the set of enabled tools may have changed (an
@@ -804,7 +682,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.changes.subscribe()
+        self.registry.changes.subscribe()
     }
 
     /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,
@@ -888,7 +766,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn resolve(&self, dialect: Dialect, exported: &str) -> Option<&Arc<dyn Tool>> {
-        self.exported[dialect.index()]
+        self.registry.exported[dialect.index()]
             .get(exported)
             .and_then(|name| self.get(name))
     }
@@ -896,7 +774,7 @@ impl Toolbox {
     /// Runs a call parsed from `dialect`'s response: maps the provider's name back, then
     /// [`call`](Self::call)s the tool.
     pub async fn run(&self, dialect: Dialect, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
-        let name = self.exported[dialect.index()]
+        let name = self.registry.exported[dialect.index()]
             .get(&call.name)
             .map_or(call.name.as_str(), |name| name);
         self.call(name, call.arguments(), ctx).await
@@ -1004,13 +882,19 @@ impl Toolbox {
     /// What a call needs before it runs: a context that carries the toolbox's limits on
     /// arguments (when the tool `name` sets none of its own and the toolbox has some; the
     /// tool's read finds them there), and the door check of [`admit`](Self::admit).
+    #[inline]
     fn prepare(
         &self,
         name: &str,
         arguments: &mut Arguments<'_>,
         ctx: &ToolContext,
     ) -> Result<Option<ToolContext>, ToolError> {
-        // Most toolboxes set no limits: no lookup then.
+        // Most toolboxes set no limits, and most arguments are text: nothing to do then.
+        if self.settings.input_limits.is_none()
+            && !matches!(arguments, Arguments::Value(Cow::Owned(_)))
+        {
+            return Ok(None);
+        }
         let limited = self.settings.input_limits.and_then(|limits| {
             let own = self.get(name)?.definition().input_limits().is_some();
             (!own && ctx.input_limits() != Some(&limits))
@@ -1059,38 +943,46 @@ impl Toolbox {
         err.finish(name, ctx.trace_id());
         Some(err)
     }
+}
 
-    pub(crate) fn unknown(&self, name: &str, available: &[&str]) -> ToolError {
-        let mut names = available.to_vec();
-        names.sort_unstable();
-        let listed = if names.is_empty() {
-            "no tools are available".to_owned()
-        } else {
-            format!("the available tools are `{}`", names.join("`, `"))
-        };
-        let shown = crate::echo::echo(name);
-        ToolError::unknown_tool(format!(
-            "There is no tool named `{shown}`; {listed}. Call one of those instead."
-        ))
+/// A call's outcome; only a call given a buffer writes into one.
+fn outcome_of(ran: Ran) -> ToolOutcome {
+    match ran {
+        Ran::Outcome(outcome) => outcome,
+        Ran::Written => ToolOutcome::Error(ToolError::internal(
+            "a call without a buffer reported written data",
+        )),
+    }
+}
+
+/// Ends the envelope in `out` (whose start is at `start`): closes what the tool wrote after
+/// the success prefix, or writes the outcome in its place.
+#[inline]
+fn written(ran: Ran, out: &mut Vec<u8>, start: usize) -> CallStatus {
+    match ran {
+        Ran::Written => {
+            out.push(b'}');
+            CallStatus::Success
+        }
+        Ran::Outcome(outcome) => {
+            out.truncate(start);
+            outcome.write_json(out);
+            CallStatus::of(&outcome)
+        }
+    }
+}
+
+/// The final touch on a call's error: its trace id, and operator-only details logged and
+/// removed.
+#[inline]
+fn finish(ran: &mut Ran, call: &Call<'_>) {
+    if let Ran::Outcome(ToolOutcome::Error(err)) = ran {
+        err.finish(call.name, call.ctx.trace_id());
     }
 }
 
 impl fmt::Debug for Toolbox {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list().entries(self.names()).finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::valid_name;
-
-    #[test]
-    fn names() {
-        assert!(valid_name("calendar.create_event"));
-        assert!(valid_name("a-b_C9"));
-        assert!(!valid_name(""));
-        assert!(!valid_name("has space"));
-        assert!(!valid_name(&"x".repeat(129)));
     }
 }
