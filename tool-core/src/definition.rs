@@ -159,11 +159,11 @@ impl ToolDefinition {
     }
 
     /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool
-    /// that takes more (or less) than the defaults; see [`InputLimits`](crate::policy::InputLimits).
+    /// that takes more (or less) than the defaults; see [`InputLimits`](crate::InputLimits).
     ///
     /// ```
     /// use toolsmith::ToolDefinition;
-    /// use toolsmith::policy::InputLimits;
+    /// use toolsmith::InputLimits;
     /// let def = ToolDefinition::new("t", "d", toolsmith::serde_json::json!({"type": "object"}))
     ///     .with_input_limits(InputLimits::default().with_max_bytes(16));
     /// let err = def.validate(r#"{"text": "longer than sixteen bytes"}"#.into()).unwrap_err();
@@ -377,7 +377,7 @@ impl ToolDefinition {
     /// Validates a model's arguments against the input schema with the full validator and
     /// returns them as a value, or an `invalid_arguments` error listing every violation.
     ///
-    /// The text is read under the tool's [`InputLimits`](crate::policy::InputLimits), a key repeated
+    /// The text is read under the tool's [`InputLimits`](crate::InputLimits), a key repeated
     /// in one object is refused, and numbers are read exactly: an integer written `5.0` is the
     /// integer 5, and a number no integer parameter can take exactly is refused rather than
     /// rounded.

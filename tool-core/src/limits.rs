@@ -31,7 +31,7 @@ use crate::error::FieldError;
 /// [`ToolDefinition::with_input_limits`](crate::ToolDefinition::with_input_limits).
 ///
 /// ```
-/// use toolsmith::policy::InputLimits;
+/// use toolsmith::InputLimits;
 /// let limits = InputLimits::default().with_max_bytes(4 << 20).with_max_items(50_000);
 /// assert_eq!(limits.max_bytes, 4 << 20);
 /// assert_eq!(limits.max_depth, InputLimits::DEFAULT.max_depth);

@@ -36,7 +36,6 @@ mod plan;
 mod retry;
 mod step;
 
-pub use crate::echo::ECHO_CAP;
 pub use crate::json::canonical::arguments_hash;
 pub use crate::limits::InputLimits;
 pub use crate::spec::{CircuitPolicy, RetryPolicy, RunBudget, ToolPolicy};

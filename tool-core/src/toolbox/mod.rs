@@ -541,12 +541,12 @@ impl Toolbox {
     }
 
     /// Sets the limits on arguments (size, depth, values, keys per object, items per array)
-    /// for the tools that set none of their own; see [`InputLimits`](crate::policy::InputLimits) for
+    /// for the tools that set none of their own; see [`InputLimits`](crate::InputLimits) for
     /// the defaults and why.
     ///
     /// ```
     /// use toolsmith::{tool, ToolContext, Toolbox};
-    /// use toolsmith::policy::InputLimits;
+    /// use toolsmith::InputLimits;
     ///
     /// /// Sums numbers. Pure, no side effects. Not for more than a thousand numbers.
     /// #[tool(effect = "read", inline)]
