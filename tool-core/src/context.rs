@@ -3,8 +3,8 @@
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -34,6 +34,45 @@ use tokio_util::sync::CancellationToken;
 #[derive(Clone)]
 pub struct ToolContext {
     inner: Arc<Inner>,
+    /// For the context a tool gets in one attempt: that attempt's own cancellation.
+    attempt: Option<Arc<Attempt>>,
+}
+
+/// The cancellation of one attempt: a child of the context's signal that a timeout fires. It
+/// is made when a tool first asks for it, so an attempt whose tool never looks costs no token
+/// (making a child token and dropping it takes a lock on the parent each time).
+#[derive(Default)]
+pub(crate) struct Attempt {
+    /// The attempt around this one, when a tool calls tools with its own context.
+    outer: Option<Arc<Attempt>>,
+    token: OnceLock<CancellationToken>,
+    fired: AtomicBool,
+}
+
+impl Attempt {
+    fn token<'s>(&'s self, root: &'s CancellationToken) -> &'s CancellationToken {
+        let token = self.token.get_or_init(|| {
+            let parent = match &self.outer {
+                Some(outer) => outer.token(root),
+                None => root,
+            };
+            parent.child_token()
+        });
+        // A token made after the attempt was fired is fired too; checked after it exists, so
+        // that `fire` (which sets the flag, then looks for the token) cannot miss it.
+        if self.fired.load(Ordering::SeqCst) && !token.is_cancelled() {
+            token.cancel();
+        }
+        token
+    }
+
+    /// Cancels the attempt: its token if a tool has asked for it, else the one it will get.
+    pub(crate) fn fire(&self) {
+        self.fired.store(true, Ordering::SeqCst);
+        if let Some(token) = self.token.get() {
+            token.cancel();
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -76,7 +115,22 @@ impl ToolContext {
                 idempotency_key: None,
                 input_limits: None,
             }),
+            attempt: None,
         }
+    }
+
+    /// The context a tool gets for one attempt, and the handle that cancels that attempt
+    /// alone (its timeout); the caller's cancellation reaches it too.
+    pub(crate) fn for_attempt(&self) -> (Self, Arc<Attempt>) {
+        let attempt = Arc::new(Attempt {
+            outer: self.attempt.clone(),
+            ..Attempt::default()
+        });
+        let ctx = Self {
+            inner: Arc::clone(&self.inner),
+            attempt: Some(Arc::clone(&attempt)),
+        };
+        (ctx, attempt)
     }
 
     fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {
@@ -169,7 +223,8 @@ impl ToolContext {
     /// assert!(ctx.is_cancelled());
     /// ```
     #[must_use]
-    pub fn with_cancellation(self, token: CancellationToken) -> Self {
+    pub fn with_cancellation(mut self, token: CancellationToken) -> Self {
+        self.attempt = None;
         self.edit(|inner| inner.cancellation = token)
     }
 
@@ -261,13 +316,16 @@ impl ToolContext {
     /// The cancellation signal.
     #[must_use]
     pub fn cancellation(&self) -> &CancellationToken {
-        &self.inner.cancellation
+        match &self.attempt {
+            None => &self.inner.cancellation,
+            Some(attempt) => attempt.token(&self.inner.cancellation),
+        }
     }
 
     /// Whether the call has been cancelled.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancellation.is_cancelled()
+        self.cancellation().is_cancelled()
     }
 
     /// Resolves when the call is cancelled; use it in `tokio::select!`.
@@ -280,7 +338,7 @@ impl ToolContext {
     /// # });
     /// ```
     pub async fn cancelled(&self) {
-        self.inner.cancellation.cancelled().await;
+        self.cancellation().cancelled().await;
     }
 
     /// The deadline, if set.
@@ -327,6 +385,32 @@ fn new_trace_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_attempt_is_cancelled_alone_and_whenever_its_tool_looks() {
+        let base = ToolContext::new();
+        // Fired before the tool asked: the token it then gets is cancelled.
+        let (ctx, attempt) = base.for_attempt();
+        attempt.fire();
+        assert!(ctx.is_cancelled());
+        assert!(!base.is_cancelled());
+        // Fired after: the token the tool holds is cancelled, and so are its clones.
+        let (ctx, attempt) = base.for_attempt();
+        let held = ctx.cancellation().clone();
+        let copy = ctx.clone();
+        attempt.fire();
+        assert!(held.is_cancelled() && copy.is_cancelled());
+        // An attempt inside an attempt (a tool calling tools with its context) is cancelled
+        // with the outer one; the caller's cancellation reaches both.
+        let (outer, outer_attempt) = base.for_attempt();
+        let (inner, _) = outer.for_attempt();
+        assert!(!inner.is_cancelled());
+        outer_attempt.fire();
+        assert!(inner.is_cancelled());
+        let (other, _) = base.for_attempt();
+        base.cancellation().cancel();
+        assert!(other.is_cancelled());
+    }
 
     #[test]
     fn trace_ids_differ() {

@@ -123,8 +123,7 @@ pub(crate) async fn run_once(
     ctx: &ToolContext,
     timeout: Duration,
 ) -> ToolOutcome {
-    let token = ctx.cancellation().child_token();
-    let attempt_ctx = ctx.clone().with_cancellation(token.clone());
+    let (attempt_ctx, attempt) = ctx.for_attempt();
     let started = tokio::time::Instant::now();
     // A tool may do work before its future (generated tools read their arguments there).
     let mut call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
@@ -147,7 +146,7 @@ pub(crate) async fn run_once(
         Ok(Ok(outcome)) => outcome,
         Ok(Err(payload)) => ToolOutcome::Error(ToolError::from_panic(payload.as_ref())),
         Err(()) => {
-            token.cancel();
+            attempt.fire();
             ToolOutcome::Error(ToolError::timeout(format!(
                 "`{name}` did not answer within {} ms. Try again later, or with a smaller request.",
                 timeout.as_millis()
