@@ -24,24 +24,7 @@ pub use crate::schema::normalize_doc;
 pub use crate::schema::schema_of;
 pub use crate::spec::{Annotations, Bound, Constraint, Effect, LengthKind, ParamSpec, ToolSpec};
 pub use crate::tool::{BoxFuture, Emit, Emitted, Tool};
-pub use crate::validate::{Check, Validation, explanations};
-
-/// Parses and validates `arguments` for the tool defined by `def` (see
-/// `validate::parse_arguments`): what the generated `Tool::call` runs first.
-///
-/// # Errors
-///
-/// `invalid_arguments` with one field per violation; `internal_error` if the tool's own
-/// schema is broken.
-#[inline]
-pub fn parse_arguments<A: DeserializeOwned>(
-    def: &ToolDefinition,
-    arguments: Arguments<'_>,
-    ctx: &ToolContext,
-    check: Check<A>,
-) -> Result<A, ToolError> {
-    crate::validate::parse_arguments(def.validation(), arguments, ctx, check)
-}
+pub use crate::validate::{Check, Validation, explanations, parse_arguments};
 pub use std::sync::OnceLock;
 
 /// Every parameter type must be readable from JSON and describable as JSON Schema.

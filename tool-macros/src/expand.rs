@@ -150,7 +150,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         quote! {
             let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
             let __Args { #(#fields_idents: #locals),* } =
-                match ::toolsmith::__private::parse_arguments::<__Args>(__def, __arguments, __ctx, __check) {
+                match ::toolsmith::__private::parse_arguments::<__Args>(__def.validation(), __arguments, __ctx, __check) {
                     ::core::result::Result::Ok(__args) => __args,
                     ::core::result::Result::Err(__err) => return #on_error,
                 };
