@@ -19,13 +19,14 @@ pub use serde_json;
 #[doc = include_str!("../docs/tool-attribute.md")]
 pub use toolsmith_macros::tool;
 
-// The traits a parameter's type must have, at the root so that a compiler error about a
-// parameter names `toolsmith::HasLength`, not the module behind the generated code.
+// The traits a parameter's type must have and the reader whose bound asks for them, at the
+// root so that a compiler error about a parameter names `toolsmith::HasLength` or
+// `parse_arguments`, not the module behind the generated code.
 #[doc(hidden)]
 pub use schemars;
 #[doc(hidden)]
 pub use toolsmith_core::__macro_support::{
-    HasLength, HasRange, HasText, ResultTag, ToolParam, assert_param,
+    HasLength, HasRange, HasText, ResultTag, ToolParam, assert_param, parse_arguments,
 };
 
 /// What the code `#[tool]` generates names, and nothing else: not a public API.

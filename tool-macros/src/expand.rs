@@ -32,6 +32,21 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let fn_ident = &tool.sig.ident;
 
     let fields = tool.params.iter().map(field);
+    // Each field's type is required to be readable on the impl, not inside its body: a type
+    // that is not a parameter is then reported where the arguments are read (and by
+    // `assert_param`, on the type), not as a cascade inside serde's generated code.
+    let bound = LitStr::new(
+        &tool
+            .params
+            .iter()
+            .map(|p| {
+                let ty = field_type(p);
+                quote!(#ty: ::toolsmith::__private::serde::Deserialize<'de>).to_string()
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        proc_macro2::Span::call_site(),
+    );
     let specs = tool.params.iter().map(param_spec);
     let count = tool.params.len();
     let checks = tool
@@ -215,7 +230,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
             // The name the runtime's strict reader knows the arguments struct by
             // (`ARGS_STRUCT`): serde's derive already refuses its repeated keys.
-            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields, rename = "toolsmith::Arguments")]
+            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields, rename = "toolsmith::Arguments", bound(deserialize = #bound))]
             #[schemars(crate = "::toolsmith::__private::schemars")]
             struct __Args {
                 #(#fields,)*
@@ -339,14 +354,20 @@ fn join_docs(docs: &[syn::Expr]) -> TokenStream {
 
 fn field(param: &Param) -> TokenStream {
     let ident = &param.ident;
-    let ty = &param.ty;
     let name = LitStr::new(&param.json_name(), ident.span());
+    let ty = field_type(param);
+    quote!(#[serde(rename = #name)] #ident: #ty)
+}
+
+/// A field's type: the parameter's, or an `Option` of it when it has a default. No
+/// `#[serde(default)]`: serde reads a missing `Option` as `None` by itself, and
+/// schemars_derive 1.2 expands `default` with an unqualified `Some`.
+fn field_type(param: &Param) -> TokenStream {
+    let ty = &param.ty;
     if param.args.default.is_some() {
-        // No `#[serde(default)]`: serde reads a missing `Option` as `None` by itself, and
-        // schemars_derive 1.2 expands `default` with an unqualified `Some`.
-        quote!(#[serde(rename = #name)] #ident: ::core::option::Option<#ty>)
+        quote!(::core::option::Option<#ty>)
     } else {
-        quote!(#[serde(rename = #name)] #ident: #ty)
+        quote!(#ty)
     }
 }
 
