@@ -460,8 +460,7 @@ impl Toolbox {
         let Some(&index) = self.registry.by_name.get(call.name) else {
             return Err(call);
         };
-        let enablement = &self.registry.enablement;
-        if !enablement.is_empty() && enablement.contains_key(call.name) {
+        if self.registry.has_predicate(call.name) {
             return Err(call);
         }
         let Some(plan) = self.plans().tools.get(index) else {
@@ -481,10 +480,8 @@ impl Toolbox {
         let (name, ctx) = (call.name, call.ctx);
         let plans = self.plans();
         let index = self.registry.by_name.get(name).copied();
-        let offered =
-            self.registry.enablement.is_empty() || !self.registry.enablement.contains_key(name);
         let mut done = match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if offered => plan.run(call).await,
+            Some(plan) if !self.registry.has_predicate(name) => plan.run(call).await,
             // Boxed: rare, and its future is large.
             _ => Box::pin(self.dispatch_enabled(index, plans, call)).await,
         };

@@ -168,6 +168,13 @@ impl Registry {
         self.by_name.get(name).and_then(|&i| self.in_order.get(i))
     }
 
+    /// Whether the tool `name` is offered only where a predicate says so (most toolboxes have
+    /// none: no lookup then).
+    #[inline]
+    pub(crate) fn has_predicate(&self, name: &str) -> bool {
+        !self.enablement.is_empty() && self.enablement.contains_key(name)
+    }
+
     /// Whether the tool `name` is offered in `ctx`.
     pub(crate) async fn is_enabled(&self, name: &str, ctx: &ToolContext) -> bool {
         match self.enablement.get(name) {
