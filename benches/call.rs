@@ -312,7 +312,7 @@ fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let toolbox = Toolbox::new()
         .with(CreateTicket)
         .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
-    let ctx = ToolContext::new();
+    let ctx = ToolContext::new().with_run_id("bench");
     let replayed = r#"{"title":"Printer on fire"}"#;
     let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));
 
@@ -348,7 +348,7 @@ fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
         .with(SearchWebAsync)
         .with(CreateTicket)
         .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
-    let ctx = ToolContext::new();
+    let ctx = ToolContext::new().with_run_id("bench");
     let parsed: serde_json::Value = serde_json::from_str(VALID).expect("valid JSON");
     let mut out = Vec::with_capacity(2048);
     let replayed = r#"{"title":"Printer on fire"}"#;

@@ -27,7 +27,8 @@ async fn create_ticket(
 #[tokio::main]
 async fn main() {
     let toolbox = Toolbox::new().with(CreateTicket);
-    let ctx = ToolContext::new();
+    // Derived keys are scoped to the run: a retry inside it replays.
+    let ctx = ToolContext::new().with_run_id("run_1");
     let arguments = r#"{"title": "VPN drops every hour"}"#;
 
     println!("first call:");

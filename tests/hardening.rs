@@ -274,7 +274,8 @@ async fn every_dialect_reads_numbers_exactly() {
         "function": {"name": "echo_i64", "arguments": "{\"id\": -9223372036854775809}"}}]}}]});
     let calls = ToolCall::parse(Dialect::OpenAiChat { strict: false }, &openai).unwrap();
     let answer = toolbox
-        .respond(Dialect::OpenAiChat { strict: false }, &calls[0], &ctx)
+        .provider(Dialect::OpenAiChat { strict: false })
+        .respond(&calls[0], &ctx)
         .await;
     assert!(answer.to_string().contains("invalid_arguments"), "{answer}");
     let anthropic = json!({"content": [{"type": "tool_use", "id": "t1", "name": "echo_i64",

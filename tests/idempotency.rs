@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolsmith::idempotency::{
-    IdempotencyPolicy, IdempotencyStore, MemoryStore, Reservation, derive_idempotency_key,
+    IdempotencyPolicy, IdempotencyScope, IdempotencyStore, MemoryStore, Reservation,
+    derive_idempotency_key,
 };
+use toolsmith::policy::ToolPolicy;
 use toolsmith::{ErrorCode, ToolCall, ToolContext, ToolError, Toolbox, tool};
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
@@ -67,6 +69,19 @@ async fn place_order(
     ORDERS.fetch_add(1, Ordering::SeqCst) + 1
 }
 
+/// Sets a ticket's priority. Writes data: the priority is a state, so a repeat is a duplicate.
+/// Not for closing tickets.
+#[tool(effect = "write")]
+async fn set_priority(
+    /// The ticket.
+    ticket: u64,
+    /// The priority.
+    #[arg(length(max = 10))]
+    priority: String,
+) -> String {
+    format!("{ticket}: {priority}")
+}
+
 static LOOKUPS: AtomicUsize = AtomicUsize::new(0);
 
 /// Archives a document. Writes data. Not for deleting.
@@ -94,8 +109,9 @@ async fn rebuild_index(
     name
 }
 
+/// One run: derived keys are scoped to the run, so duplicates inside it are one action.
 fn ctx() -> ToolContext {
-    ToolContext::new()
+    ToolContext::new().with_run_id("run_1")
 }
 
 #[tokio::test(start_paused = true)]
@@ -122,7 +138,7 @@ async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
         "create_ticket",
         &json!({"title": "Printer on fire"}),
         None,
-        None,
+        Some("run_1"),
     );
     assert_eq!(
         json["data"]["key"], expected,
@@ -230,34 +246,78 @@ async fn a_duplicate_of_a_running_call_waits_then_gets_a_retryable_error() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn keys_can_be_scoped_to_the_run() {
+async fn derived_keys_are_scoped_to_the_run_by_default() {
     let toolbox = Toolbox::new()
         .with(SendMemo)
-        .with_idempotency_store(MemoryStore::new(10))
-        .with_idempotency(IdempotencyPolicy {
-            per_run: true,
-            ..IdempotencyPolicy::default()
-        });
+        .with_idempotency_store(MemoryStore::new(10));
     let args = r#"{"title": "Weekly report"}"#;
+    let monday = ToolContext::new().with_run_id("monday");
+    let tuesday = ToolContext::new().with_run_id("tuesday");
+    assert!(!toolbox.call("send_memo", args, &monday).await.is_replay());
+    // A retry inside the run replays.
+    assert!(toolbox.call("send_memo", args, &monday).await.is_replay());
+    // The same reminder in another run is another action.
+    let again = toolbox.call("send_memo", args, &tuesday).await;
     assert!(
-        !toolbox
-            .call("send_memo", args, &ctx().with_run_id("monday"))
-            .await
-            .is_replay()
-    );
-    assert!(
-        toolbox
-            .call("send_memo", args, &ctx().with_run_id("monday"))
-            .await
-            .is_replay()
-    );
-    assert!(
-        !toolbox
-            .call("send_memo", args, &ctx().with_run_id("tuesday"))
-            .await
-            .is_replay()
+        again.is_success() && !again.is_replay(),
+        "{}",
+        again.to_json()
     );
     assert_eq!(MEMOS.load(Ordering::SeqCst), 2);
+    // Without a run id there is nothing to be the same action as: every call acts.
+    let no_run = ToolContext::new();
+    assert!(!toolbox.call("send_memo", args, &no_run).await.is_replay());
+    assert!(!toolbox.call("send_memo", args, &no_run).await.is_replay());
+    assert_eq!(MEMOS.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_global_content_scope_is_an_opt_in_per_tool() {
+    let toolbox = Toolbox::new()
+        .with(CreateTicket)
+        .with(SetPriority)
+        .configure(
+            "set_priority",
+            ToolPolicy {
+                idempotency_scope: Some(IdempotencyScope::Global),
+                ..ToolPolicy::default()
+            },
+        );
+    let a = ToolContext::new().with_run_id("a");
+    let b = ToolContext::new().with_run_id("b");
+    let args = r#"{"ticket": 7, "priority": "high"}"#;
+    assert!(!toolbox.call("set_priority", args, &a).await.is_replay());
+    // Opted in: the same arguments in another run, or in none, are the same action.
+    assert!(toolbox.call("set_priority", args, &b).await.is_replay());
+    assert!(
+        toolbox
+            .call("set_priority", args, &ToolContext::new())
+            .await
+            .is_replay()
+    );
+    // Not opted in: create_ticket in another run acts again.
+    let title = r#"{"title": "Badge for the new hire"}"#;
+    assert!(!toolbox.call("create_ticket", title, &a).await.is_replay());
+    assert!(!toolbox.call("create_ticket", title, &b).await.is_replay());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_callers_key_keeps_its_own_scope_across_runs() {
+    let toolbox = Toolbox::new().with(PlaceOrder);
+    let args = r#"{"quantity": 5, "idempotency_key": "order-2024-0001-charge"}"#;
+    let first = toolbox
+        .call("place_order", args, &ToolContext::new().with_run_id("a"))
+        .await;
+    let other_run = toolbox
+        .call("place_order", args, &ToolContext::new().with_run_id("b"))
+        .await;
+    let no_run = toolbox.call("place_order", args, &ToolContext::new()).await;
+    assert!(!first.is_replay());
+    assert!(
+        other_run.is_replay(),
+        "the caller's key is one action wherever it comes from"
+    );
+    assert!(no_run.is_replay());
 }
 
 #[tokio::test(start_paused = true)]

@@ -153,7 +153,9 @@ async fn one_thousand_concurrent_duplicates_run_once_and_survive_a_restart() {
             arguments: json!({"title": "Same"}),
         })
         .collect();
-    let outcomes = toolbox.call_all(&calls, &ToolContext::new()).await;
+    let outcomes = toolbox
+        .call_all(&calls, &ToolContext::new().with_run_id("run_1"))
+        .await;
     assert_eq!(
         CREATED.load(Ordering::SeqCst) - before,
         1,
@@ -171,7 +173,11 @@ async fn one_thousand_concurrent_duplicates_run_once_and_survive_a_restart() {
     drop(toolbox);
     let restarted = redis_toolbox(&redis.url);
     let again = restarted
-        .call("create_ticket", r#"{"title": "Same"}"#, &ToolContext::new())
+        .call(
+            "create_ticket",
+            r#"{"title": "Same"}"#,
+            &ToolContext::new().with_run_id("run_1"),
+        )
         .await;
     assert!(again.is_replay());
     assert_eq!(again.data().unwrap().get(), first);
@@ -188,7 +194,7 @@ async fn conflicts_are_seen_through_redis() {
         .call(
             "place_order",
             r#"{"idempotency_key": "order-redis-0000001", "quantity": 1}"#,
-            &ToolContext::new(),
+            &ToolContext::new().with_run_id("run_1"),
         )
         .await;
     assert!(first.is_success(), "{first}");
@@ -196,7 +202,7 @@ async fn conflicts_are_seen_through_redis() {
         .call(
             "place_order",
             r#"{"idempotency_key": "order-redis-0000001", "quantity": 9}"#,
-            &ToolContext::new(),
+            &ToolContext::new().with_run_id("run_1"),
         )
         .await;
     assert_eq!(
@@ -216,7 +222,7 @@ async fn redis_down_is_a_retryable_error_never_a_silent_duplicate() {
         .call(
             "send_alert",
             r#"{"text": "While Redis is down"}"#,
-            &ToolContext::new(),
+            &ToolContext::new().with_run_id("run_1"),
         )
         .await;
     let err = out.error().unwrap();

@@ -69,7 +69,7 @@ async fn provider_sdks_accept_our_json() {
     ] {
         let mut encoded = Vec::new();
         for call in &calls {
-            let result = toolbox.respond(dialect, call, &ctx).await;
+            let result = toolbox.provider(dialect).respond(call, &ctx).await;
             encoded.push(if dialect == Dialect::Mcp {
                 json!({"tool": call.name, "result": result})
             } else {

@@ -249,7 +249,8 @@ async fn email_send_network_after_commit() {
     let mailer = Arc::new(Faulty::new(SendEmail).then(Fault::AfterEffect));
     let toolbox = Toolbox::new().with(mailer.clone());
     let args = r#"{"subject": "Your invoice"}"#;
-    let first = toolbox.call("send_email", args, &ctx()).await;
+    let run = ctx().with_run_id("billing_run");
+    let first = toolbox.call("send_email", args, &run).await;
     let number: usize = first.into_result().unwrap();
     assert_eq!(mailer.log(), ["after_effect: error: upstream_error", "ok"]);
     let sent: Vec<String> = OUTBOX
@@ -260,7 +261,7 @@ async fn email_send_network_after_commit() {
         .map(|(k, _)| k.clone())
         .collect();
     assert_eq!(sent.len(), 1, "sent once");
-    let again = toolbox.call("send_email", args, &ctx()).await;
+    let again = toolbox.call("send_email", args, &run).await;
     assert!(again.is_replay());
     assert_eq!(again.into_result::<usize>().unwrap(), number);
     assert_eq!(mailer.log().len(), 2, "the duplicate did not run the tool");
@@ -305,7 +306,9 @@ async fn the_run_budget_stops_loops() {
 
     // Retries per tool per run (default 2), across calls.
     let crm = Arc::new(Faulty::new(GetCustomer).times(10, Fault::Upstream(500)));
-    let toolbox = Toolbox::new().with(crm.clone());
+    let toolbox = Toolbox::new()
+        .with(crm.clone())
+        .with_budget(RunBudget::default());
     let run = ctx().with_run_id("run_3");
     let first = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
     assert_eq!(
@@ -316,19 +319,47 @@ async fn the_run_budget_stops_loops() {
     let second = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
     assert_eq!(second.error().unwrap().code(), ErrorCode::BudgetExhausted);
     assert_eq!(crm.log().len(), 4);
+}
 
-    // Total latency per run (default 60 s).
-    let toolbox = Toolbox::new().with(GetCustomer);
+#[tokio::test(start_paused = true)]
+async fn the_run_budget_counts_time_in_tools_not_between_calls() {
+    // A call takes 3 s of tool time; the budget is 9 s of it.
+    let slow = Arc::new(Faulty::new(GetCustomer).times(100, Fault::Slow(Duration::from_secs(3))));
+    let toolbox = Toolbox::new().with(slow).with_budget(RunBudget {
+        max_tool_time: Duration::from_secs(9),
+        ..RunBudget::default()
+    });
     let run = ctx().with_run_id("run_4");
-    assert!(
-        toolbox
-            .call("get_customer", r#"{"id": 1}"#, &run)
-            .await
-            .is_success()
-    );
-    tokio::time::advance(Duration::from_secs(61)).await;
+    for _ in 0..3 {
+        // The model thinks for ten minutes between calls: that is not the tools' time.
+        tokio::time::advance(Duration::from_secs(600)).await;
+        let out = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
+        assert!(out.is_success(), "{}", out.to_json());
+    }
+    // 9 s of tool time used: the next call is refused.
     let out = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::BudgetExhausted);
+    assert!(out.error().unwrap().message().contains("time budget"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_run_budget_unless_one_is_set() {
+    // A long run with a run id: 200 calls an hour apart, nothing stops it.
+    let toolbox = Toolbox::new().with(GetCustomer);
+    let run = ctx().with_run_id("a_long_run");
+    for _ in 0..200 {
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        let out = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
+        assert!(out.is_success(), "{}", out.to_json());
+    }
+    // Retries are not counted against a run either: each call gets its own attempts.
+    let crm = Arc::new(Faulty::new(GetCustomer).times(6, Fault::Upstream(500)));
+    let toolbox = Toolbox::new().with(crm.clone());
+    let first = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
+    let second = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
+    assert_eq!(first.error().unwrap().code(), ErrorCode::UpstreamError);
+    assert_eq!(second.error().unwrap().code(), ErrorCode::UpstreamError);
+    assert_eq!(crm.log().len(), 6, "three attempts each");
 }
 
 #[tokio::test(start_paused = true)]
@@ -492,18 +523,27 @@ async fn destructive_calls_need_an_approval_of_their_exact_arguments() {
     let err = out.error().unwrap();
     assert_eq!(err.code(), ErrorCode::ApprovalRequired);
     assert!(err.needs_human());
+    // Nobody can approve it here: the model is not told to ask and call again.
     assert!(
-        err.message()
-            .contains(&toolsmith::policy::arguments_hash(&args)),
+        err.message().contains("cannot run here"),
         "{}",
         err.message()
     );
+    assert!(!err.message().contains("call it again with"));
 
-    let approvals = Arc::new(Approvals::new());
+    let approvals = Approvals::new()
+        .with_ttl(Duration::from_secs(60))
+        .reusable();
     let toolbox = Toolbox::new()
         .with(DeleteNote)
         .with_approver(approvals.clone());
-    approvals.approve("delete_note", &args, Duration::from_secs(60));
+    let pending = toolbox.call("delete_note", &args, &ctx()).await;
+    let message = pending.error().unwrap().message().to_owned();
+    assert!(
+        message.contains(&toolsmith::policy::arguments_hash(&args)),
+        "{message}"
+    );
+    toolbox.approve("delete_note", &args, &ctx()).unwrap();
     assert_eq!(
         toolbox
             .call("delete_note", &args, &ctx())
@@ -529,17 +569,27 @@ async fn destructive_calls_need_an_approval_of_their_exact_arguments() {
     assert_eq!(out.error().unwrap().code(), ErrorCode::InvalidArguments);
     assert_eq!(out.error().unwrap().fields().len(), 2);
     // Approvals expire.
+    toolbox.approve("delete_note", &args, &ctx()).unwrap();
     tokio::time::advance(Duration::from_secs(61)).await;
     let out = toolbox.call("delete_note", &args, &ctx()).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalExpired);
     // A denial says why.
-    approvals.deny("delete_note", &other, "production data is frozen this week");
+    toolbox
+        .deny(
+            "delete_note",
+            &other,
+            &ctx(),
+            "production data is frozen this week.",
+        )
+        .unwrap();
     let out = toolbox.call("delete_note", &other, &ctx()).await;
     let err = out.error().unwrap();
     assert_eq!(err.code(), ErrorCode::ApprovalDenied);
     assert!(
         err.message()
-            .contains("production data is frozen this week")
+            .contains("production data is frozen this week. Do not retry"),
+        "one period: {}",
+        err.message()
     );
 }
 

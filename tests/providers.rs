@@ -517,7 +517,8 @@ async fn structured_results_match_the_output_schema() {
         arguments: json!({"city": "Paris"}),
     };
     let result = toolbox
-        .respond(Dialect::Mcp, &call, &ToolContext::new())
+        .provider(Dialect::Mcp)
+        .respond(&call, &ToolContext::new())
         .await;
     assert_eq!(result["isError"], false);
     let schema = toolbox
@@ -709,7 +710,7 @@ async fn calls_parse_from_every_provider_and_map_back() {
         let calls = ToolCall::parse(dialect, &response).unwrap();
         assert_eq!(calls.len(), 1, "{dialect}");
         assert_eq!(calls[0].id.as_deref(), id);
-        let outcome = toolbox.run(dialect, &calls[0], &ctx).await;
+        let outcome = toolbox.provider(dialect).run(&calls[0], &ctx).await;
         assert_eq!(
             outcome.into_result::<String>().unwrap(),
             "Standup",
@@ -787,16 +788,16 @@ async fn results_are_encoded_in_each_providers_shape() {
     let envelope_ok = r#"{"status":"success","data":"pong"}"#;
     let d = Dialect::OpenAiChat { strict: false };
     assert_eq!(
-        toolbox.respond(d, &ok, &ctx).await,
+        toolbox.provider(d).respond(&ok, &ctx).await,
         json!({"role": "tool", "tool_call_id": "c1", "content": envelope_ok})
     );
     let d = Dialect::OpenAiResponses { strict: true };
     assert_eq!(
-        toolbox.respond(d, &ok, &ctx).await,
+        toolbox.provider(d).respond(&ok, &ctx).await,
         json!({"type": "function_call_output", "call_id": "c1", "output": envelope_ok})
     );
     let d = Dialect::Anthropic { strict: false };
-    let block = toolbox.respond(d, &bad, &ctx).await;
+    let block = toolbox.provider(d).respond(&bad, &ctx).await;
     assert_eq!(block["type"], "tool_result");
     assert_eq!(block["tool_use_id"], "c2");
     assert_eq!(block["is_error"], true);
@@ -804,20 +805,20 @@ async fn results_are_encoded_in_each_providers_shape() {
     assert_eq!(text["error"]["code"], "invalid_arguments");
     let d = Dialect::Gemini;
     assert_eq!(
-        toolbox.respond(d, &ok, &ctx).await,
+        toolbox.provider(d).respond(&ok, &ctx).await,
         json!({"functionResponse": {"name": "ping", "id": "c1", "response": {"output": "pong"}}})
     );
-    let part = toolbox.respond(d, &bad, &ctx).await;
+    let part = toolbox.provider(d).respond(&bad, &ctx).await;
     assert_eq!(
         part["functionResponse"]["response"]["error"]["code"],
         "invalid_arguments"
     );
     let d = Dialect::Mcp;
     assert_eq!(
-        toolbox.respond(d, &ok, &ctx).await,
+        toolbox.provider(d).respond(&ok, &ctx).await,
         json!({"content": [{"type": "text", "text": envelope_ok}], "isError": false})
     );
-    let result = toolbox.respond(d, &bad, &ctx).await;
+    let result = toolbox.provider(d).respond(&bad, &ctx).await;
     assert_eq!(result["isError"], true);
     assert!(result.get("structuredContent").is_none());
 }

@@ -81,6 +81,7 @@ impl ToolDefinition {
                 fallback: spec.fallback.map(str::to_owned),
                 retry: None,
                 circuit: None,
+                idempotency_scope: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),

@@ -75,7 +75,7 @@ pub use outcome::{Degradation, ToolOutcome};
 pub use provider::ToolCall;
 pub use spec::{Annotations, Effect};
 pub use tool::{BoxFuture, Emit, Emitted, Tool};
-pub use toolbox::{CallStatus, RegistrationError, Toolbox};
+pub use toolbox::{CallStatus, ProviderToolbox, RegistrationError, Toolbox, Turn};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.
 pub use tokio_util::sync::CancellationToken;

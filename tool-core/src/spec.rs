@@ -258,28 +258,31 @@ impl Default for RetryPolicy {
 }
 
 /// Limits for one run (the calls sharing a `ToolContext` run id), so that a model cannot loop
-/// forever.
+/// forever. A toolbox has none until [`Toolbox::with_budget`](crate::Toolbox::with_budget)
+/// sets one: a limit that stops a run must be one its owner chose.
 ///
 /// ```
 /// let budget = toolsmith::policy::RunBudget::default();
-/// assert_eq!((budget.max_calls, budget.max_retries_per_tool), (12, 2));
+/// assert_eq!((budget.max_calls, budget.max_retries_per_tool), (50, 2));
+/// assert_eq!(budget.max_tool_time.as_secs(), 300);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunBudget {
-    /// Tool calls per run (default 12).
+    /// Tool calls per run (default 50).
     pub max_calls: u32,
     /// Retries per tool per run (default 2).
     pub max_retries_per_tool: u32,
-    /// Time from the run's first call (default 60 s).
-    pub max_latency: Duration,
+    /// Time the run's tool attempts may take in all (default 5 min). Only time spent in tools
+    /// counts: the model's own time between calls does not.
+    pub max_tool_time: Duration,
 }
 
 impl Default for RunBudget {
     fn default() -> Self {
         Self {
-            max_calls: 12,
+            max_calls: 50,
             max_retries_per_tool: 2,
-            max_latency: Duration::from_secs(60),
+            max_tool_time: Duration::from_secs(300),
         }
     }
 }
@@ -329,6 +332,29 @@ pub struct ToolPolicy {
     pub retry: Option<RetryPolicy>,
     /// When this tool's circuit opens.
     pub circuit: Option<CircuitPolicy>,
+    /// How far this write tool's derived idempotency keys reach (default: the run).
+    pub idempotency_scope: Option<IdempotencyScope>,
+}
+
+/// How far a write tool's *derived* idempotency key reaches: which repeated calls with the
+/// same arguments are taken as one action. A key the caller gives (`idempotency_key`) is its
+/// own scope, whatever this says.
+///
+/// ```
+/// use toolsmith::idempotency::IdempotencyScope;
+/// assert_eq!(IdempotencyScope::default(), IdempotencyScope::Run);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdempotencyScope {
+    /// The default: calls with the same arguments in one run (one `ToolContext` run id) are one
+    /// action, so a retry inside the run replays; the same call in another run acts again.
+    /// A call without a run id has nothing to be the same action as: it always runs.
+    #[default]
+    Run,
+    /// Every call of the tool by the same principal with the same arguments, in any run or
+    /// none, within the store's TTL, is one action. For tools whose effect is a state, not an
+    /// event (`set_status(ticket, closed)`), where a repeat can only ever mean a duplicate.
+    Global,
 }
 
 impl Bound {

@@ -1,4 +1,5 @@
-//! Idempotency keys: given by the caller or derived from the call, scoped to the principal.
+//! Idempotency keys: given by the caller or derived from the call, scoped to the principal
+//! and (by default) the run.
 
 use std::time::Duration;
 
@@ -6,6 +7,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::json::canonical::{arguments_hash, push_hex};
+#[cfg(doc)]
+use crate::spec::IdempotencyScope;
 
 /// How keys are made and kept.
 ///
@@ -20,9 +23,6 @@ pub struct IdempotencyPolicy {
     /// How long a duplicate waits for a call still running, before a retryable error
     /// (default 10 s).
     pub wait: Duration,
-    /// Derive keys per run (the same arguments in another run act again) rather than globally
-    /// (default: globally).
-    pub per_run: bool,
 }
 
 impl Default for IdempotencyPolicy {
@@ -30,7 +30,6 @@ impl Default for IdempotencyPolicy {
         Self {
             ttl: Duration::from_secs(24 * 3600),
             wait: Duration::from_secs(10),
-            per_run: false,
         }
     }
 }
@@ -40,18 +39,19 @@ pub const KEY_PARAMETER: &str = "idempotency_key";
 /// The shortest key a caller may give.
 pub const MIN_KEY_LEN: usize = 16;
 
-/// A call's key: the one the tool sees, the one stored, and the arguments' fingerprint.
+/// A call's key: the one the tool sees, the one stored (none when the call is an action of
+/// its own, deduplicated with nothing), and the arguments' fingerprint.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct CallKey {
     pub(crate) visible: String,
-    pub(crate) stored: String,
+    pub(crate) stored: Option<String>,
     pub(crate) fingerprint: String,
 }
 
 /// The key of a call of `tool` with validated `arguments`: the caller's own
 /// (`idempotency_key`, at least 16 characters), or SHA-256 over the tool's name, the principal
-/// (keys never cross users: one user's call is never replayed to another), the run (when keys
-/// are per run) and the canonical JSON of the arguments (keys sorted, integral numbers written
+/// (keys never cross users: one user's call is never replayed to another), the run (`None` for
+/// a tool whose keys are [`Global`](IdempotencyScope::Global)) and the canonical JSON of the arguments (keys sorted, integral numbers written
 /// as integers).
 ///
 /// ```
@@ -99,11 +99,31 @@ fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
     hasher.finalize().into()
 }
 
-/// Whose call it is: the principal always, the run when keys are per run.
+/// Whose call it is: the principal always, and the run unless the tool's derived keys are
+/// global.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct KeyScope<'a> {
     pub(crate) principal: Option<&'a str>,
     pub(crate) run: Option<&'a str>,
+    pub(crate) global: bool,
+}
+
+/// A key no other call has: `idem_` + 32 hex digits of SHA-256 over the time, the process,
+/// a counter and the call, so that an upstream given it deduplicates nothing but this call's
+/// own retries.
+fn unique_key(tool: &str, hash: &str) -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let unique = format!("{nanos}:{}:{count}", std::process::id());
+    let digest = digest_of(&[Some(tool), Some(&unique), Some(hash)]);
+    let mut key = String::with_capacity(5 + 32);
+    key.push_str("idem_");
+    push_hex(&mut key, &digest[..16]);
+    key
 }
 
 pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
@@ -137,15 +157,22 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> Ca
             push_hex(&mut stored, &digest[..16]);
             CallKey {
                 visible: own,
-                stored,
+                stored: Some(stored),
                 fingerprint,
             }
         }
+        // Scoped to the run, and no run: this call is an action of its own.
+        None if !scope.global && scope.run.is_none() => CallKey {
+            visible: unique_key(tool, &hash),
+            stored: None,
+            fingerprint,
+        },
         None => {
-            let key = derived_key(tool, scope.principal, scope.run, &hash);
+            let run = if scope.global { None } else { scope.run };
+            let key = derived_key(tool, scope.principal, run, &hash);
             CallKey {
                 visible: key.clone(),
-                stored: key,
+                stored: Some(key),
                 fingerprint,
             }
         }

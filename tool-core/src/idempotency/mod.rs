@@ -11,6 +11,7 @@ mod memory;
 mod redis;
 mod store;
 
+pub use crate::spec::IdempotencyScope;
 pub(crate) use key::{CallKey, KeyScope, call_key};
 pub use key::{IdempotencyPolicy, KEY_PARAMETER, MIN_KEY_LEN, derive_idempotency_key};
 pub use memory::MemoryStore;

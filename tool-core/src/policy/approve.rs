@@ -1,33 +1,42 @@
 //! Which calls a person has approved: asked about each exact call (its validated arguments
 //! and their hash) of a tool that needs approval.
+//!
+//! Three parts: an [`Approver`] decides (the in-memory [`Approvals`] store, or your own); a
+//! call nobody has decided on waits as a [`PendingApproval`] that a person can read; and an
+//! [`ApprovalPrompt`] in the call's context can ask the person on the spot (the MCP server
+//! asks through elicitation).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use tokio::time::Instant;
 
-use std::sync::Arc;
-
 use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::json::canonical::arguments_hash;
+use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
+use super::audit::redact;
 use super::step::{Call, Done, Next, Step};
 
 /// A call waiting for a person's decision: the tool, its validated arguments and their hash.
 #[derive(Debug)]
 pub struct ApprovalRequest<'a> {
-    /// The tool's name.
+    /// The tool's registered name.
     pub tool: &'a str,
     /// The validated arguments.
     pub arguments: &'a Value,
     /// `sha256:` + the hex SHA-256 of the arguments' canonical JSON (keys sorted).
     pub arguments_hash: &'a str,
-    /// The call's context (principal, run id).
+    /// The call's context (principal, run id, call id).
     pub ctx: &'a ToolContext,
+    /// The tool's definition: its title, description, effect and risk annotations.
+    pub definition: &'a ToolDefinition,
 }
 
 /// What an [`Approver`] says about one call.
@@ -47,6 +56,13 @@ pub enum ApprovalDecision {
 pub trait Approver: Send + Sync + 'static {
     /// The decision for this exact call.
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision>;
+
+    /// The in-memory store behind this approver, if it is one: what
+    /// [`Toolbox::approve`](crate::Toolbox::approve) and
+    /// [`Toolbox::pending_approvals`](crate::Toolbox::pending_approvals) work on.
+    fn approvals(&self) -> Option<&Approvals> {
+        None
+    }
 }
 
 impl<F> Approver for F
@@ -59,79 +75,383 @@ where
     }
 }
 
-enum Grant {
-    Approved { until: Option<Instant> },
-    Denied { reason: String },
+/// Asks a person about a call while it waits: a confirmation dialog, a chat message, an MCP
+/// client's elicitation form. Put one in a call's context with
+/// [`ToolContext::with_approval_prompt`]; it is asked when the approver has not decided (or
+/// there is none).
+pub trait ApprovalPrompt: Send + Sync + 'static {
+    /// The person's decision ([`Approved`](ApprovalDecision::Approved) or
+    /// [`Denied`](ApprovalDecision::Denied)), or `None` when nobody could be asked (the call
+    /// then waits for the approver as if there were no prompt).
+    fn ask<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, Option<ApprovalDecision>>;
 }
 
-/// An in-memory [`Approver`]: a person's decisions, each bound to a tool and the hash of its
-/// exact arguments, approvals with an expiry.
-///
-/// ```
-/// use std::time::Duration;
-/// use toolsmith::serde_json::json;
-/// use toolsmith::policy::{ApprovalDecision, Approvals};
-///
-/// let approvals = Approvals::new();
-/// approvals.approve("delete_note", &json!({"id": 7}), Duration::from_secs(600));
-/// assert!(approvals.is_approved("delete_note", &json!({"id": 7})));
-/// assert!(!approvals.is_approved("delete_note", &json!({"id": 8})));
-/// ```
+/// The prompt in a context.
+struct PromptIn(Arc<dyn ApprovalPrompt>);
+
+impl ToolContext {
+    /// A context whose calls can ask a person to approve them on the spot (see
+    /// [`ApprovalPrompt`]).
+    ///
+    /// ```
+    /// use toolsmith::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest};
+    /// use toolsmith::{BoxFuture, ToolContext};
+    ///
+    /// struct AlwaysYes;
+    /// impl ApprovalPrompt for AlwaysYes {
+    ///     fn ask<'a>(&'a self, _: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Option<ApprovalDecision>> {
+    ///         Box::pin(async { Some(ApprovalDecision::Approved) })
+    ///     }
+    /// }
+    /// let ctx = ToolContext::new().with_approval_prompt(AlwaysYes);
+    /// # let _ = ctx;
+    /// ```
+    #[must_use]
+    pub fn with_approval_prompt(self, prompt: impl ApprovalPrompt) -> Self {
+        self.with_extension(PromptIn(Arc::new(prompt)))
+    }
+}
+
+/// Who a decision is about: a principal's call of a tool with arguments of this hash.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Ticket {
+    pub(crate) principal: Option<String>,
+    pub(crate) tool: String,
+    pub(crate) hash: String,
+}
+
+impl Ticket {
+    pub(crate) fn of(request: &ApprovalRequest<'_>) -> Self {
+        Self {
+            principal: request.ctx.principal().map(str::to_owned),
+            tool: request.tool.to_owned(),
+            hash: request.arguments_hash.to_owned(),
+        }
+    }
+}
+
+/// A call waiting for a person: what they need to decide, and what to pass back to
+/// [`Approvals::approve`] or [`Approvals::deny`].
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct PendingApproval {
+    /// The tool's registered name.
+    pub tool: String,
+    /// The tool's title, if it has one.
+    pub title: Option<String>,
+    /// What the tool does (its description).
+    pub description: String,
+    /// The validated arguments, with parameters marked `#[arg(sensitive)]` shown as
+    /// `"[redacted]"`.
+    pub arguments: Value,
+    /// The hash the decision is bound to (`sha256:` + hex).
+    pub arguments_hash: String,
+    /// The tool's declared effect.
+    pub effect: Option<Effect>,
+    /// The tool's risk hints (destructive, open world, idempotent).
+    pub annotations: Annotations,
+    /// The tool's data classification, if declared.
+    pub data_classification: Option<String>,
+    /// Whose call it is.
+    pub principal: Option<String>,
+    /// The run and call it came from.
+    pub run_id: Option<String>,
+    /// The provider's call id, if the call had one.
+    pub call_id: Option<String>,
+    /// When it was first asked for.
+    pub requested_at: SystemTime,
+    ticket: Ticket,
+}
+
+impl PendingApproval {
+    fn new(request: &ApprovalRequest<'_>) -> Self {
+        let def = request.definition;
+        let mut arguments = request.arguments.clone();
+        redact(&mut arguments, def.sensitive_params());
+        Self {
+            tool: request.tool.to_owned(),
+            title: def.title().map(str::to_owned),
+            description: def.description().to_owned(),
+            arguments,
+            arguments_hash: request.arguments_hash.to_owned(),
+            effect: def.effect(),
+            annotations: *def.annotations(),
+            data_classification: def.data_classification().map(str::to_owned),
+            principal: request.ctx.principal().map(str::to_owned),
+            run_id: request.ctx.run_id().map(str::to_owned),
+            call_id: request.ctx.call_id().map(str::to_owned),
+            requested_at: SystemTime::now(),
+            ticket: Ticket::of(request),
+        }
+    }
+}
+
+/// Why an approval could not be given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ApprovalError {
+    /// No tool by this name (the names listed are in the caller's spelling).
+    UnknownTool {
+        /// The name given.
+        name: String,
+        /// The tools that need approval.
+        needing_approval: Vec<String>,
+    },
+    /// The tool never asks for approval, so an approval would change nothing.
+    NotNeeded {
+        /// The tool.
+        tool: String,
+    },
+    /// The arguments are not valid for the tool: such a call would be refused anyway.
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// What is wrong, as the model would be told.
+        message: String,
+    },
+    /// The toolbox's approver is not an [`Approvals`] store: record the decision where that
+    /// approver reads it.
+    NoStore,
+}
+
+impl fmt::Display for ApprovalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::UnknownTool {
+                name,
+                needing_approval,
+            } => write!(
+                f,
+                "there is no tool named `{}` to approve; the tools that need approval are `{}`",
+                crate::echo::echo(name),
+                needing_approval.join("`, `")
+            ),
+            Self::NotNeeded { tool } => write!(
+                f,
+                "`{tool}` does not need approval (it is neither destructive nor declared `requires_approval`)"
+            ),
+            Self::InvalidArguments { tool, message } => {
+                write!(f, "these arguments are not valid for `{tool}`: {message}")
+            }
+            Self::NoStore => f.write_str(
+                "this toolbox's approver is not an `Approvals` store; record the decision with your approver",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ApprovalError {}
+
+enum Grant {
+    Approved {
+        until: Option<Instant>,
+        /// Calls it still lets through; `None` for any number until it expires.
+        uses: Option<u32>,
+    },
+    Denied {
+        reason: String,
+    },
+}
+
 #[derive(Default)]
+struct State {
+    grants: HashMap<Ticket, Grant>,
+    /// Pending requests, oldest first.
+    pending: VecDeque<PendingApproval>,
+}
+
+/// The pending requests kept, at most: past it the oldest is dropped (its call stays
+/// refused until asked again).
+const MAX_PENDING: usize = 1024;
+/// Decisions kept, at most: past it expired ones go first, then the oldest are dropped.
+const MAX_GRANTS: usize = 65_536;
+
+/// An in-memory [`Approver`]: a person's decisions, each bound to a principal, a tool and the
+/// hash of its exact arguments, and the requests waiting for one. An approval lets one call
+/// through by default ([`reusable`](Self::reusable) for any number until it expires) and
+/// expires after 15 minutes ([`with_ttl`](Self::with_ttl)). Clones share their state: keep
+/// one, give another to [`Toolbox::with_approver`](crate::Toolbox::with_approver).
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// use toolsmith::policy::Approvals;
+/// use toolsmith::{tool, ToolContext, Toolbox};
+///
+/// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+/// #[tool(effect = "destructive", requires_approval)]
+/// async fn delete_note(
+///     /// The note.
+///     id: u64,
+/// ) -> u64 {
+///     id
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let approvals = Approvals::new();
+/// let toolbox = Toolbox::new().with(DeleteNote).with_approver(approvals.clone());
+/// let ctx = ToolContext::new();
+/// let first = toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await;
+/// assert_eq!(first.error().unwrap().code().as_str(), "approval_required");
+///
+/// // A person reads what is waiting, and approves it.
+/// let pending = approvals.pending();
+/// assert_eq!((pending[0].tool.as_str(), &pending[0].arguments), ("delete_note", &json!({"id": 7})));
+/// approvals.approve(&pending[0]);
+/// assert!(toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+/// // Single use: the same call again needs a new approval.
+/// assert!(!toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+/// # });
+/// ```
+#[derive(Clone)]
 pub struct Approvals {
-    grants: Mutex<HashMap<(String, String), Grant>>,
+    state: Arc<Mutex<State>>,
+    ttl: Duration,
+    reusable: bool,
+}
+
+impl Default for Approvals {
+    fn default() -> Self {
+        Self {
+            state: Arc::default(),
+            ttl: Duration::from_secs(15 * 60),
+            reusable: false,
+        }
+    }
+}
+
+impl fmt::Debug for Approvals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Approvals")
+            .field("ttl", &self.ttl)
+            .field("reusable", &self.reusable)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Approvals {
-    /// No decisions yet.
+    /// No decisions yet; approvals single-use, for 15 minutes.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Approves calls of `tool` with exactly these arguments, for `ttl`.
-    pub fn approve(&self, tool: &str, arguments: &Value, ttl: Duration) {
-        let until = Instant::now().checked_add(ttl);
-        self.insert(tool, arguments, Grant::Approved { until });
+    /// Approvals given from now on expire after `ttl`.
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
     }
 
-    /// Declines calls of `tool` with these arguments.
-    pub fn deny(&self, tool: &str, arguments: &Value, reason: impl Into<String>) {
-        self.insert(
-            tool,
-            arguments,
+    /// Approvals given from now on let any number of identical calls through until they
+    /// expire, not just one.
+    #[must_use]
+    pub fn reusable(mut self) -> Self {
+        self.reusable = true;
+        self
+    }
+
+    /// The requests waiting for a decision, oldest first.
+    #[must_use]
+    pub fn pending(&self) -> Vec<PendingApproval> {
+        self.state
+            .lock()
+            .map(|state| state.pending.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Approves the pending call: the next identical call (same principal, tool and
+    /// arguments) runs.
+    pub fn approve(&self, pending: &PendingApproval) {
+        self.grant_approval(pending.ticket.clone());
+    }
+
+    /// Declines the pending call: identical calls are refused with `approval_denied` and the
+    /// reason.
+    pub fn deny(&self, pending: &PendingApproval, reason: impl Into<String>) {
+        self.grant(
+            pending.ticket.clone(),
             Grant::Denied {
                 reason: reason.into(),
             },
         );
     }
 
-    /// Whether such a call is approved now.
-    #[must_use]
-    pub fn is_approved(&self, tool: &str, arguments: &Value) -> bool {
-        self.lookup(tool, &arguments_hash(arguments)) == ApprovalDecision::Approved
+    pub(crate) fn grant_approval(&self, ticket: Ticket) {
+        let grant = Grant::Approved {
+            until: Instant::now().checked_add(self.ttl),
+            uses: (!self.reusable).then_some(1),
+        };
+        self.grant(ticket, grant);
     }
 
-    fn insert(&self, tool: &str, arguments: &Value, grant: Grant) {
-        let key = (tool.to_owned(), arguments_hash(arguments));
-        if let Ok(mut grants) = self.grants.lock() {
-            grants.insert(key, grant);
+    fn forget_pending(&self, ticket: &Ticket) {
+        if let Ok(mut state) = self.state.lock() {
+            state.pending.retain(|p| p.ticket != *ticket);
         }
     }
 
-    fn lookup(&self, tool: &str, hash: &str) -> ApprovalDecision {
-        let Ok(grants) = self.grants.lock() else {
+    pub(crate) fn grant_denial(&self, ticket: Ticket, reason: String) {
+        self.grant(ticket, Grant::Denied { reason });
+    }
+
+    fn grant(&self, ticket: Ticket, grant: Grant) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        state.pending.retain(|p| p.ticket != ticket);
+        if state.grants.len() >= MAX_GRANTS && !state.grants.contains_key(&ticket) {
+            let now = Instant::now();
+            state.grants.retain(|_, grant| match grant {
+                Grant::Approved { until, .. } => until.is_none_or(|until| now < until),
+                Grant::Denied { .. } => true,
+            });
+            if state.grants.len() >= MAX_GRANTS {
+                // Still full of live decisions: forget an arbitrary one rather than grow.
+                if let Some(key) = state.grants.keys().next().cloned() {
+                    state.grants.remove(&key);
+                }
+            }
+        }
+        state.grants.insert(ticket, grant);
+    }
+
+    /// The decision for a request: an approval is used up by the call it lets through; a call
+    /// nobody has decided on is remembered as pending.
+    fn lookup(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+        let Ok(mut state) = self.state.lock() else {
             return ApprovalDecision::Pending;
         };
-        match grants.get(&(tool.to_owned(), hash.to_owned())) {
-            None => ApprovalDecision::Pending,
-            Some(Grant::Denied { reason }) => ApprovalDecision::Denied(reason.clone()),
-            Some(Grant::Approved { until }) => {
-                if until.is_none_or(|until| Instant::now() < until) {
-                    ApprovalDecision::Approved
+        let ticket = Ticket::of(request);
+        let decision = match state.grants.get_mut(&ticket) {
+            None => None,
+            Some(Grant::Denied { reason }) => Some(ApprovalDecision::Denied(reason.clone())),
+            Some(Grant::Approved { until, uses }) => {
+                if until.is_some_and(|until| Instant::now() >= until) {
+                    Some(ApprovalDecision::Expired)
                 } else {
-                    ApprovalDecision::Expired
+                    if let Some(left) = uses {
+                        *left = left.saturating_sub(1);
+                        if *left == 0 {
+                            state.grants.remove(&ticket);
+                        }
+                    }
+                    Some(ApprovalDecision::Approved)
                 }
+            }
+        };
+        match decision {
+            Some(decision) => decision,
+            None => {
+                if !state.pending.iter().any(|p| p.ticket == ticket) {
+                    if state.pending.len() >= MAX_PENDING {
+                        state.pending.pop_front();
+                    }
+                    state.pending.push_back(PendingApproval::new(request));
+                }
+                ApprovalDecision::Pending
             }
         }
     }
@@ -139,46 +459,88 @@ impl Approvals {
 
 impl Approver for Approvals {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
-        let decision = self.lookup(request.tool, request.arguments_hash);
+        let decision = self.lookup(request);
         Box::pin(async move { decision })
+    }
+
+    fn approvals(&self) -> Option<&Approvals> {
+        Some(self)
     }
 }
 
-impl Approver for std::sync::Arc<Approvals> {
+impl Approver for Arc<Approvals> {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         (**self).decide(request)
+    }
+
+    fn approvals(&self) -> Option<&Approvals> {
+        Some(self)
     }
 }
 
 /// The step, for tools that need a person's approval (declared, or destructive): validates
-/// the arguments, then asks the approver about this exact call.
+/// the arguments, then asks the approver about this exact call, then the person through the
+/// context's prompt.
 pub(crate) struct Approve {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) tool: Arc<dyn Tool>,
 }
 
+/// Whether calls of `def` wait for a person: it declares so, or it is destructive.
+pub(crate) fn needs_approval(def: &ToolDefinition) -> bool {
+    def.requires_approval() || def.effect() == Some(Effect::Destructive)
+}
+
+/// The validated arguments of a call of `def` and their hash.
+pub(crate) fn validated(
+    def: &ToolDefinition,
+    arguments: &crate::arguments::Arguments<'_>,
+    ctx: &ToolContext,
+) -> Result<(Value, String), ToolError> {
+    let validation = def.validation();
+    let limits = crate::validate::limits_for(validation, Some(ctx));
+    let value = crate::validate::validate_full(validation, arguments, limits)?;
+    let hash = arguments_hash(&value);
+    Ok((value, hash))
+}
+
 impl Approve {
     async fn decide(&self, call: &Call<'_>) -> Result<(), ToolError> {
         let def = self.tool.definition();
-        let validation = def.validation();
-        let limits = crate::validate::limits_for(validation, Some(call.ctx));
-        let value = crate::validate::validate_full(validation, &call.arguments, limits)?;
-        let hash = arguments_hash(&value);
+        let (value, hash) = validated(def, &call.arguments, call.ctx)?;
         let request = ApprovalRequest {
             tool: def.name(),
             arguments: &value,
             arguments_hash: &hash,
             ctx: call.ctx,
+            definition: def,
         };
-        let decision = match &self.approver {
+        let mut decision = match &self.approver {
             Some(approver) => approver.decide(&request).await,
             None => ApprovalDecision::Pending,
         };
+        if decision == ApprovalDecision::Pending
+            && let Some(PromptIn(prompt)) = call.ctx.get::<PromptIn>()
+            && let Some(answer) = prompt.ask(&request).await
+        {
+            // Decided on the spot: no longer waiting in the store.
+            if let Some(approvals) = self.approver.as_ref().and_then(|a| a.approvals()) {
+                approvals.forget_pending(&Ticket::of(&request));
+            }
+            decision = answer;
+        }
         let name = def.name();
         match decision {
             ApprovalDecision::Approved => Ok(()),
+            ApprovalDecision::Pending if self.approver.is_none() => Err(ToolError::new(
+                ErrorCode::ApprovalRequired,
+                format!(
+                    "`{name}` needs a person's approval, and this application has no way to ask for it, so it cannot run here. Do not call it again; tell the user what you wanted to do and that it needs their approval outside this conversation."
+                ),
+            )
+            .human_review(true)),
             ApprovalDecision::Pending => Err(ToolError::approval_required(format!(
-                "`{name}` needs a person's approval for these exact arguments ({hash}). Ask the user to approve it, then call again with the same arguments."
+                "`{name}` needs a person's approval for these exact arguments ({hash}); the request is waiting for them. Tell the user what you want to do and why; once they approve, call it again with the same arguments."
             ))),
             ApprovalDecision::Expired => Err(ToolError::new(
                 ErrorCode::ApprovalExpired,
@@ -186,12 +548,15 @@ impl Approve {
                     "The approval of this `{name}` call has expired. Ask the user to approve it again."
                 ),
             )),
-            ApprovalDecision::Denied(reason) => Err(ToolError::new(
-                ErrorCode::ApprovalDenied,
-                format!(
-                    "A person declined this `{name}` call: {reason}. Do not retry it; tell the user."
-                ),
-            )),
+            ApprovalDecision::Denied(reason) => {
+                let reason = reason.trim().trim_end_matches('.');
+                Err(ToolError::new(
+                    ErrorCode::ApprovalDenied,
+                    format!(
+                        "A person declined this `{name}` call: {reason}. Do not retry it; tell the user."
+                    ),
+                ))
+            }
         }
     }
 }

@@ -28,7 +28,8 @@ pub(crate) struct Attempts {
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
     pub(crate) max_attempts: u32,
-    pub(crate) budgets: Arc<Budgets>,
+    /// The run budgets, when the toolbox has one: retries and time in tools count.
+    pub(crate) budgets: Option<Arc<Budgets>>,
     /// The toolbox's limit on calls running at once. An inline tool never waits, so it
     /// holds no slot of it.
     pub(crate) slots: Option<Arc<Semaphore>>,
@@ -72,6 +73,7 @@ impl Attempts {
         let mut attempt = 0;
         loop {
             attempt += 1;
+            let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
             let inline = match call.first.take() {
                 Some(ran) => Some(ran),
                 None if def.is_inline() => run_inline(
@@ -95,13 +97,18 @@ impl Attempts {
                     .await,
                 ),
             };
+            if let (Some(budgets), Some(started)) = (&self.budgets, started) {
+                budgets.spend(ctx, started.elapsed());
+            }
             let Some(err) = ran.error() else {
                 return Done::new(ran, attempt);
             };
             if attempt >= max || !retry_safe || !may_retry(err) {
                 return Done::new(ran, attempt);
             }
-            if let Err(exhausted) = self.budgets.take_retry(ctx, name) {
+            if let Some(budgets) = &self.budgets
+                && let Err(exhausted) = budgets.take_retry(ctx, name)
+            {
                 return Done::new(Ran::Outcome(ToolOutcome::Error(exhausted)), attempt);
             }
             let delay = backoff

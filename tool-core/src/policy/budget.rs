@@ -1,8 +1,9 @@
 //! The budget of a run (the calls sharing a context's run id): calls, retries per tool and
-//! time, so that a model cannot loop forever.
+//! the time spent in tools, so that a model cannot loop forever. Off unless configured.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::time::Instant;
 
@@ -14,10 +15,19 @@ use super::step::{Call, Done, Guard, Next, Step, guarded};
 use crate::tool::BoxFuture;
 
 struct Run {
-    started: Instant,
+    /// When the run last made a call: runs idle for long are forgotten first.
+    seen: Instant,
     calls: u32,
     retries: HashMap<String, u32>,
+    /// Time spent in the run's tool attempts (not the model's time between calls).
+    tool_time: Duration,
 }
+
+/// Runs kept while the map is large: those seen within this time.
+const RUN_IDLE: Duration = Duration::from_secs(3600);
+/// Past this many runs the map forgets idle ones; it never holds more than `MAX_RUNS`.
+const PRUNE_AT: usize = 1024;
+const MAX_RUNS: usize = 65_536;
 
 /// The runs a toolbox has seen, each with what it has used; shared by every tool's plan.
 pub(crate) struct Budgets {
@@ -34,7 +44,7 @@ impl Budgets {
     }
 
     /// Runs `f` on the state of the context's run (made on its first call) after checking the
-    /// run's time budget; calls without a run id have no run budget.
+    /// time its tools have taken; calls without a run id have no run budget.
     fn with_run(
         &self,
         ctx: &ToolContext,
@@ -48,27 +58,28 @@ impl Budgets {
         };
         let budget = &self.budget;
         let now = Instant::now();
-        if runs.len() > 1024 {
-            // Forget runs long past their budget, so the map does not grow without end.
-            runs.retain(|_, run| now.duration_since(run.started) < budget.max_latency * 2);
-        }
         if !runs.contains_key(run_id) {
+            if runs.len() >= PRUNE_AT {
+                prune(&mut runs, now);
+            }
             runs.insert(
                 run_id.to_owned(),
                 Run {
-                    started: now,
+                    seen: now,
                     calls: 0,
                     retries: HashMap::new(),
+                    tool_time: Duration::ZERO,
                 },
             );
         }
         let Some(run) = runs.get_mut(run_id) else {
             return Ok(());
         };
-        if now.duration_since(run.started) > budget.max_latency {
+        run.seen = now;
+        if run.tool_time >= budget.max_tool_time {
             return Err(budget_exhausted(format!(
-                "this run has used its time budget of {} s",
-                budget.max_latency.as_secs()
+                "this run's tools have used their time budget of {} s",
+                budget.max_tool_time.as_secs_f64()
             )));
         }
         f(run)
@@ -102,6 +113,32 @@ impl Budgets {
             Ok(())
         })
     }
+
+    /// Adds the time one attempt of a tool took to its run's.
+    pub(crate) fn spend(&self, ctx: &ToolContext, took: Duration) {
+        let Some(run_id) = ctx.run_id() else {
+            return;
+        };
+        if let Ok(mut runs) = self.runs.lock()
+            && let Some(run) = runs.get_mut(run_id)
+        {
+            run.tool_time = run.tool_time.saturating_add(took);
+        }
+    }
+}
+
+/// Forgets runs idle for an hour, then, while there are still too many, the least recently
+/// seen: the map is bounded, and a forgotten run only starts a fresh budget.
+fn prune(runs: &mut HashMap<String, Run>, now: Instant) {
+    runs.retain(|_, run| now.duration_since(run.seen) < RUN_IDLE);
+    if runs.len() >= MAX_RUNS {
+        let mut seen: Vec<Instant> = runs.values().map(|run| run.seen).collect();
+        seen.sort_unstable();
+        // Keeps the most recently seen half.
+        if let Some(&cut) = seen.get(seen.len() - MAX_RUNS / 2 - 1) {
+            runs.retain(|_, run| run.seen > cut);
+        }
+    }
 }
 
 fn budget_exhausted(what: String) -> ToolError {
@@ -129,7 +166,9 @@ impl Step for Budget {
         Some(self)
     }
 
-    fn fast_guard(&self) -> Option<Box<dyn Guard>> {
-        Some(Box::new(Budget(Arc::clone(&self.0))))
+    /// Not passive: the time an inline tool takes is counted too, which the fast path does not
+    /// measure. A toolbox without a run budget has no budget step.
+    fn passive(&self) -> bool {
+        false
     }
 }

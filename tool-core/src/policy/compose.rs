@@ -14,7 +14,7 @@ use crate::limits::InputLimits;
 use crate::spec::{CircuitPolicy, Effect, RetryPolicy, RunBudget, ToolPolicy};
 use crate::tool::Tool;
 
-use super::approve::{Approve, Approver};
+use super::approve::{Approve, Approver, needs_approval};
 use super::attempt::Attempts;
 use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
@@ -34,7 +34,8 @@ pub(crate) const DEFAULT_CONCURRENCY: usize = 64;
 pub(crate) struct Settings {
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
-    pub(crate) budget: RunBudget,
+    /// The run budget, when one is set.
+    pub(crate) budget: Option<RunBudget>,
     pub(crate) circuit: CircuitPolicy,
     pub(crate) concurrency: usize,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
@@ -52,7 +53,7 @@ impl Default for Settings {
         Self {
             timeout: Duration::from_secs(30),
             retry: RetryPolicy::default(),
-            budget: RunBudget::default(),
+            budget: None,
             circuit: CircuitPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
             authorizer: None,
@@ -89,6 +90,7 @@ impl Settings {
         policy.fallback = o.fallback.clone().or(policy.fallback);
         policy.retry = o.retry.clone().or(policy.retry);
         policy.circuit = o.circuit.clone().or(policy.circuit);
+        policy.idempotency_scope = o.idempotency_scope.or(policy.idempotency_scope);
         Cow::Owned(policy)
     }
 
@@ -98,7 +100,10 @@ impl Settings {
         tools: &[Arc<dyn Tool>],
         find: &dyn Fn(&str) -> Option<Arc<dyn Tool>>,
     ) -> Plans {
-        let budgets = Arc::new(Budgets::new(self.budget.clone()));
+        let budgets = self
+            .budget
+            .clone()
+            .map(|budget| Arc::new(Budgets::new(budget)));
         let slots = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let sinks: Arc<[Arc<dyn AuditSink>]> = self.sinks.iter().cloned().collect();
         let any_sequential = tools
@@ -121,7 +126,13 @@ impl Settings {
                         tool: Arc::clone(tool),
                     }));
                 }
-                if def.requires_approval() || def.effect() == Some(Effect::Destructive) {
+                if needs_approval(def) {
+                    if self.approver.is_none() {
+                        tracing::warn!(
+                            tool = def.name(),
+                            "the tool needs a person's approval and the toolbox has no approver: its calls are refused unless the call's context can ask a person (`with_approval_prompt`); set one with `Toolbox::with_approver(Approvals::new())`"
+                        );
+                    }
                     steps.push(Arc::new(Approve {
                         approver: self.approver.clone(),
                         tool: Arc::clone(tool),
@@ -131,10 +142,13 @@ impl Settings {
                     steps.push(Arc::new(Idempotent {
                         store: Arc::clone(&self.store),
                         policy: self.idempotency.clone(),
+                        scope: policy.idempotency_scope.unwrap_or_default(),
                         tool: Arc::clone(tool),
                     }));
                 }
-                steps.push(Arc::new(Budget(Arc::clone(&budgets))));
+                if let Some(budgets) = &budgets {
+                    steps.push(Arc::new(Budget(Arc::clone(budgets))));
+                }
                 let timeout = policy.timeout.unwrap_or(self.timeout);
                 if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
                     && let Some(fallback) = find(name)
@@ -167,7 +181,7 @@ impl Settings {
                     timeout,
                     max_attempts: policy.max_attempts.unwrap_or(retry.max_attempts),
                     retry,
-                    budgets: Arc::clone(&budgets),
+                    budgets: budgets.clone(),
                     slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
                 }));
                 Plan::new(steps)

@@ -12,6 +12,7 @@ use crate::idempotency::{
     CallKey, IdempotencyPolicy, IdempotencyStore, KeyScope, Reservation, StoreError, call_key,
 };
 use crate::outcome::ToolOutcome;
+use crate::spec::IdempotencyScope;
 use crate::tool::{BoxFuture, Tool};
 
 use super::attempt::timer;
@@ -22,6 +23,7 @@ use super::step::{Call, Done, Next, Ran, Step};
 pub(crate) struct Idempotent {
     pub(crate) store: Arc<dyn IdempotencyStore>,
     pub(crate) policy: IdempotencyPolicy,
+    pub(crate) scope: IdempotencyScope,
     pub(crate) tool: Arc<dyn Tool>,
 }
 
@@ -64,13 +66,14 @@ impl Idempotent {
         let value = crate::validate::validate_full(validation, &call.arguments, limits)?;
         let scope = KeyScope {
             principal: call.ctx.principal(),
-            run: if self.policy.per_run {
-                call.ctx.run_id()
-            } else {
-                None
-            },
+            run: call.ctx.run_id(),
+            global: self.scope == IdempotencyScope::Global,
         };
         let key = call_key(def.name(), &value, scope);
+        let Some(stored) = &key.stored else {
+            // An action of its own: nothing to replay, nothing to record.
+            return Ok(Reserved::Run(key));
+        };
         let store = &self.store;
         let policy = &self.policy;
         let unavailable = |err: StoreError| {
@@ -83,7 +86,7 @@ impl Idempotent {
         let waited_from = Instant::now();
         loop {
             match store
-                .reserve(&key.stored, &key.fingerprint, policy.ttl)
+                .reserve(stored, &key.fingerprint, policy.ttl)
                 .await
                 .map_err(unavailable)?
             {
@@ -121,6 +124,9 @@ impl Idempotent {
 
     /// Stores the outcome under the key, or frees the key for a retry after a transient failure.
     async fn settle(&self, key: &CallKey, outcome: &ToolOutcome) {
+        let Some(stored) = &key.stored else {
+            return;
+        };
         let store = &self.store;
         let transient = match outcome {
             ToolOutcome::Success(_) | ToolOutcome::Replayed(_) => false,
@@ -128,11 +134,11 @@ impl Idempotent {
             ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
         };
         let result = if transient {
-            store.release(&key.stored).await
+            store.release(stored).await
         } else {
             store
                 .complete(
-                    &key.stored,
+                    stored,
                     &key.fingerprint,
                     &outcome.to_json(),
                     self.policy.ttl,

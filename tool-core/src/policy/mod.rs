@@ -39,7 +39,11 @@ mod step;
 pub use crate::json::canonical::arguments_hash;
 pub use crate::limits::InputLimits;
 pub use crate::spec::{CircuitPolicy, RetryPolicy, RunBudget, ToolPolicy};
-pub use approve::{ApprovalDecision, ApprovalRequest, Approvals, Approver};
+pub use approve::{
+    ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
+    PendingApproval,
+};
+pub(crate) use approve::{Ticket, needs_approval, validated};
 pub use authorize::Authorizer;
 pub use enable::{Enablement, Switch, ToolsChanged};
 

@@ -14,12 +14,15 @@ use crate::policy::{
     Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Plans, Ran, RetryPolicy,
     RunBudget, Settings, ToolPolicy,
 };
-use crate::provider::{Dialect, ExportError, ToolCall, encode_result};
+use crate::provider::{Dialect, ExportError, ToolCall};
 
+mod approval;
 mod join;
+mod provider;
 mod registry;
 
 use crate::tool::Tool;
+pub use provider::{ProviderToolbox, Turn};
 pub use registry::RegistrationError;
 use registry::Registry;
 use serde_json::Value;
@@ -250,8 +253,9 @@ impl Toolbox {
         self.registry.in_order.is_empty()
     }
 
-    /// Calls the tool `name` with a model's `arguments` (JSON text, a JSON string holding it,
-    /// or a parsed value).
+    /// Calls the tool registered as `name` with a model's `arguments` (JSON text, a JSON
+    /// string holding it, or a parsed value). For calls parsed from a provider's response,
+    /// whose names are that provider's spelling, see [`provider`](Self::provider).
     ///
     /// An unknown name is an `unknown_tool` error listing the available tools; invalid
     /// arguments an `invalid_arguments` error with every violation; a panic in the tool an
@@ -379,9 +383,11 @@ impl Toolbox {
         written(planned.await.ran, out, start)
     }
 
-    /// Runs independent calls concurrently and returns their outcomes in input order. The
-    /// toolbox's concurrency limit, each tool's own limit and sequential tools are honoured;
-    /// each call's context gets the call's id.
+    /// Runs independent calls by their *registered* names (as [`call`](Self::call) does)
+    /// concurrently and returns their outcomes in input order. The toolbox's concurrency
+    /// limit, each tool's own limit and sequential tools are honoured; each call's context
+    /// gets the call's id. Calls parsed from a provider's response carry that provider's
+    /// names: run them with [`provider`](Self::provider)`(dialect).run_all(..)`.
     ///
     /// ```
     /// use toolsmith::serde_json::json;
@@ -587,10 +593,19 @@ impl Toolbox {
         self.configured()
     }
 
-    /// Sets the budget of each run (default: 12 calls, 2 retries per tool, 60 s).
+    /// Sets a budget for each run: the calls sharing a context's run id. There is none by
+    /// default, since a limit that stops a run must be one its owner chose; `RunBudget::default()`
+    /// is 50 calls, 2 retries per tool and 5 minutes spent in tools (the model's time between
+    /// calls does not count).
+    ///
+    /// ```
+    /// use toolsmith::policy::RunBudget;
+    /// let toolbox = toolsmith::Toolbox::new().with_budget(RunBudget { max_calls: 20, ..RunBudget::default() });
+    /// # let _ = toolbox;
+    /// ```
     #[must_use]
     pub fn with_budget(mut self, budget: RunBudget) -> Self {
-        self.settings.budget = budget;
+        self.settings.budget = Some(budget);
         self.configured()
     }
 
@@ -618,7 +633,9 @@ impl Toolbox {
         self.configured()
     }
 
-    /// Sets how idempotency keys are made and kept (default: global keys, kept 24 h).
+    /// Sets how long idempotency keys are kept (default 24 h) and how long a duplicate waits
+    /// for a running call. Derived keys are scoped to the run; a tool opts into a global scope
+    /// with [`ToolPolicy::idempotency_scope`].
     #[must_use]
     pub fn with_idempotency(mut self, policy: crate::idempotency::IdempotencyPolicy) -> Self {
         self.settings.idempotency = policy;
@@ -766,52 +783,6 @@ impl Toolbox {
         self.registry.exported[dialect.index()]
             .get(exported)
             .and_then(|name| self.get(name))
-    }
-
-    /// Runs a call parsed from `dialect`'s response: maps the provider's name back, then
-    /// [`call`](Self::call)s the tool.
-    pub async fn run(&self, dialect: Dialect, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
-        let name = self.registry.exported[dialect.index()]
-            .get(&call.name)
-            .map_or(call.name.as_str(), |name| name);
-        self.call(name, call.arguments(), ctx).await
-    }
-
-    /// Runs a parsed call and encodes its outcome as `dialect` takes tool results
-    /// (see [`encode_result`]).
-    ///
-    /// ```
-    /// use toolsmith::serde_json::json;
-    /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
-    ///
-    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
-    /// #[tool(effect = "read")]
-    /// async fn add(
-    ///     /// The first addend.
-    ///     a: i64,
-    ///     /// The second addend.
-    ///     b: i64,
-    /// ) -> i64 {
-    ///     a + b
-    /// }
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let toolbox = Toolbox::new().with(Add);
-    /// let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
-    ///     {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}
-    /// ]}}]});
-    /// let dialect = Dialect::OpenAiChat { strict: true };
-    /// let call = &ToolCall::parse(dialect, &response).unwrap()[0];
-    /// let message = toolbox.respond(dialect, call, &ToolContext::new()).await;
-    /// assert_eq!(message, json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"status\":\"success\",\"data\":5}"}));
-    /// # });
-    /// ```
-    pub async fn respond(&self, dialect: Dialect, call: &ToolCall, ctx: &ToolContext) -> Value {
-        let outcome = self.run(dialect, call, ctx).await;
-        let def = self
-            .resolve(dialect, &call.name)
-            .map(|tool| tool.definition());
-        encode_result(dialect, call, &outcome, def)
     }
 
     /// Lints every tool's resolved definition: what `#[tool]` cannot see in tokens (the shape

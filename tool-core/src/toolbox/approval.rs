@@ -1,0 +1,187 @@
+//! A person's decisions on calls that need approval, given through the toolbox: by the name a
+//! tool was registered under, or (on [`ProviderToolbox`]) by a call parsed from a provider's
+//! response, so that the decision binds the exact call the model will repeat.
+
+use crate::arguments::Arguments;
+use crate::context::ToolContext;
+use crate::policy::{ApprovalError, Approvals, PendingApproval, Ticket, needs_approval, validated};
+use crate::provider::{Dialect, ToolCall};
+
+use super::{ProviderToolbox, Toolbox};
+
+impl Toolbox {
+    /// The calls waiting for a person's approval, oldest first, when the toolbox's approver is
+    /// an [`Approvals`] store (empty otherwise).
+    #[must_use]
+    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
+        self.approvals().map(Approvals::pending).unwrap_or_default()
+    }
+
+    /// Approves one call of the tool registered as `name` with these arguments, by the
+    /// context's principal (single-use unless the store is [`reusable`](Approvals::reusable)).
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError`] for an unknown tool, a tool that needs no approval, arguments the
+    /// tool would refuse, or a toolbox whose approver is not an [`Approvals`] store.
+    ///
+    /// ```
+    /// use toolsmith::policy::Approvals;
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive", requires_approval)]
+    /// async fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(DeleteNote).with_approver(Approvals::new());
+    /// let ctx = ToolContext::new().with_principal("ada");
+    /// toolbox.approve("delete_note", r#"{"id": 7}"#, &ctx).unwrap();
+    /// assert!(toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+    /// assert!(toolbox.approve("delete_nothing", "{}", &ctx).is_err());
+    /// # });
+    /// ```
+    pub fn approve<'a>(
+        &self,
+        name: &str,
+        arguments: impl Into<Arguments<'a>>,
+        ctx: &ToolContext,
+    ) -> Result<(), ApprovalError> {
+        let (approvals, ticket) = self.ticket(name, None, &arguments.into(), ctx)?;
+        approvals.grant_approval(ticket);
+        Ok(())
+    }
+
+    /// Declines calls of the tool registered as `name` with these arguments: they are
+    /// refused with `approval_denied` and `reason`.
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
+    pub fn deny<'a>(
+        &self,
+        name: &str,
+        arguments: impl Into<Arguments<'a>>,
+        ctx: &ToolContext,
+        reason: impl Into<String>,
+    ) -> Result<(), ApprovalError> {
+        let (approvals, ticket) = self.ticket(name, None, &arguments.into(), ctx)?;
+        approvals.grant_denial(ticket, reason.into());
+        Ok(())
+    }
+
+    fn approvals(&self) -> Option<&Approvals> {
+        self.settings.approver.as_ref().and_then(|a| a.approvals())
+    }
+
+    /// What a decision binds: the tool (looked up by its registered name, or by `dialect`'s
+    /// spelling), the principal and the hash of the validated arguments.
+    fn ticket(
+        &self,
+        name: &str,
+        dialect: Option<Dialect>,
+        arguments: &Arguments<'_>,
+        ctx: &ToolContext,
+    ) -> Result<(&Approvals, Ticket), ApprovalError> {
+        let tool = match dialect {
+            Some(dialect) => self.resolve(dialect, name),
+            None => self.get(name),
+        };
+        let Some(tool) = tool else {
+            let spell = |n: &str| dialect.map_or_else(|| n.to_owned(), |d| d.tool_name(n));
+            return Err(ApprovalError::UnknownTool {
+                name: name.to_owned(),
+                needing_approval: self
+                    .definitions()
+                    .filter(|def| needs_approval(def))
+                    .map(|def| spell(def.name()))
+                    .collect(),
+            });
+        };
+        let def = tool.definition();
+        if !needs_approval(def) {
+            return Err(ApprovalError::NotNeeded {
+                tool: def.name().to_owned(),
+            });
+        }
+        let (_, hash) =
+            validated(def, arguments, ctx).map_err(|err| ApprovalError::InvalidArguments {
+                tool: def.name().to_owned(),
+                message: err.message().to_owned(),
+            })?;
+        let approvals = self.approvals().ok_or(ApprovalError::NoStore)?;
+        let ticket = Ticket {
+            principal: ctx.principal().map(str::to_owned),
+            tool: def.name().to_owned(),
+            hash,
+        };
+        Ok((approvals, ticket))
+    }
+}
+
+impl ProviderToolbox<'_> {
+    /// Approves one call as the model sent it (the provider's name, its arguments as sent:
+    /// a JSON string for OpenAI), for the context's principal. The model's repeat of the
+    /// call then runs.
+    ///
+    /// # Errors
+    ///
+    /// As [`Toolbox::approve`]; an unknown tool's error lists names in this provider's
+    /// spelling.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::policy::Approvals;
+    /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
+    /// #[tool(name = "tickets.delete", effect = "destructive", requires_approval)]
+    /// async fn delete_ticket(
+    ///     /// The ticket.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(DeleteTicket).with_approver(Approvals::new());
+    /// let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    /// let call = ToolCall { id: Some("call_9".into()), name: "tickets_delete".into(), arguments: json!("{\"id\": 7}") };
+    /// let ctx = ToolContext::new();
+    /// assert_eq!(openai.run(&call, &ctx).await.error().unwrap().code().as_str(), "approval_required");
+    /// openai.approve(&call, &ctx).unwrap();
+    /// assert!(openai.run(&call, &ctx).await.is_success());
+    /// # });
+    /// ```
+    pub fn approve(&self, call: &ToolCall, ctx: &ToolContext) -> Result<(), ApprovalError> {
+        let (approvals, ticket) =
+            self.toolbox()
+                .ticket(&call.name, Some(self.dialect()), &call.arguments(), ctx)?;
+        approvals.grant_approval(ticket);
+        Ok(())
+    }
+
+    /// Declines calls like this one: the model's repeat is refused with `approval_denied` and
+    /// `reason`.
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
+    pub fn deny(
+        &self,
+        call: &ToolCall,
+        ctx: &ToolContext,
+        reason: impl Into<String>,
+    ) -> Result<(), ApprovalError> {
+        let (approvals, ticket) =
+            self.toolbox()
+                .ticket(&call.name, Some(self.dialect()), &call.arguments(), ctx)?;
+        approvals.grant_denial(ticket, reason.into());
+        Ok(())
+    }
+}

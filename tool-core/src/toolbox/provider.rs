@@ -1,0 +1,279 @@
+//! A toolbox as one provider sees it: tool names in that provider's spelling, a whole
+//! response's calls run at once, and exactly the messages that provider expects next.
+//!
+//! The two families of calls: [`Toolbox::call`], [`call_into`](Toolbox::call_into) and
+//! [`call_all`](Toolbox::call_all) take the names tools were *registered* under
+//! (`tickets.search`); everything on [`ProviderToolbox`] takes the names a *provider* sent
+//! (`tickets_search` for OpenAI), and speaks of tools in that spelling.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::error::{ErrorCode, ToolError};
+use crate::outcome::ToolOutcome;
+use crate::provider::{CallParseError, Dialect, ExportError, ToolCall, encode_result};
+use crate::tool::Tool;
+
+use super::{Toolbox, join};
+
+/// A [`Toolbox`] seen through one provider's [`Dialect`]: made by [`Toolbox::provider`].
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+///
+/// /// Search tickets by text. Read-only. Not for closed tickets.
+/// #[tool(name = "tickets.search", effect = "read")]
+/// fn search(
+///     /// Words to look for.
+///     #[arg(length(min = 1, max = 100))]
+///     text: String,
+/// ) -> Vec<String> {
+///     vec![format!("T-1: {text}")]
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let toolbox = Toolbox::new().with(Search);
+/// let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+/// let tools = openai.export().unwrap();
+/// assert_eq!(tools[0]["function"]["name"], "tickets_search");
+///
+/// // The model's response in, the next messages out.
+/// let completion = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+///     {"id": "call_1", "type": "function", "function": {"name": "tickets_search", "arguments": "{\"text\":\"vpn\"}"}},
+///     {"id": "call_2", "type": "function", "function": {"name": "tickets.search", "arguments": "{}"}}
+/// ]}}]});
+/// let turn = openai.respond_to(&completion, &ToolContext::new()).await.unwrap();
+/// assert_eq!(turn.messages.len(), 2);
+/// assert_eq!(turn.messages[0]["tool_call_id"], "call_1");
+/// // An unknown name is answered with the names this provider knows.
+/// let err = turn.outcomes[1].error().unwrap();
+/// assert!(err.message().contains("`tickets_search`"));
+/// assert!(!err.message().contains("`tickets.search`;"));
+/// # });
+/// ```
+#[derive(Clone, Copy)]
+pub struct ProviderToolbox<'a> {
+    toolbox: &'a Toolbox,
+    dialect: Dialect,
+}
+
+/// One turn of the agent loop: the calls a provider's response asked for, their outcomes, and
+/// the messages to send back, in the provider's shape (see [`ProviderToolbox::respond_to`]).
+#[derive(Debug)]
+pub struct Turn {
+    /// The calls, in the response's order.
+    pub calls: Vec<ToolCall>,
+    /// Each call's outcome, in the same order.
+    pub outcomes: Vec<ToolOutcome>,
+    /// What to append to the conversation: one `tool` message per call (OpenAI Chat),
+    /// one `function_call_output` item per call (OpenAI Responses), one `user` message holding
+    /// every `tool_result` (Anthropic), one `user` content holding every `functionResponse`
+    /// part (Gemini), one `CallToolResult` per call (MCP). Empty when there were no calls.
+    pub messages: Vec<Value>,
+}
+
+impl Turn {
+    /// Whether the response asked for no tool: the model has answered, and the loop ends.
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
+
+impl Toolbox {
+    /// This toolbox as `dialect`'s provider sees it: its calls use that provider's names.
+    #[must_use]
+    pub fn provider(&self, dialect: Dialect) -> ProviderToolbox<'_> {
+        ProviderToolbox {
+            toolbox: self,
+            dialect,
+        }
+    }
+}
+
+impl<'a> ProviderToolbox<'a> {
+    /// The dialect.
+    #[must_use]
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// The toolbox behind it.
+    #[must_use]
+    pub fn toolbox(&self) -> &'a Toolbox {
+        self.toolbox
+    }
+
+    /// Every tool, as this provider takes them in a request ([`Toolbox::export`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError`] when the dialect cannot express a tool.
+    pub fn export(&self) -> Result<Value, ExportError> {
+        self.toolbox.export(self.dialect)
+    }
+
+    /// The tools offered in `ctx` ([`Toolbox::export_for`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`export`](Self::export).
+    pub async fn export_for(&self, ctx: &ToolContext) -> Result<Value, ExportError> {
+        self.toolbox.export_for(self.dialect, ctx).await
+    }
+
+    /// The tool a name in this provider's spelling refers to.
+    #[must_use]
+    pub fn resolve(&self, name: &str) -> Option<&'a Arc<dyn Tool>> {
+        self.toolbox.resolve(self.dialect, name)
+    }
+
+    /// Runs one parsed call: its name mapped back to the registered one, its id given to the
+    /// context as the call id. An unknown (or disabled) name is an `unknown_tool` error listing
+    /// the tools in this provider's spelling.
+    pub async fn run(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
+        let with_id;
+        let ctx = match &call.id {
+            Some(id) if ctx.call_id() != Some(id.as_str()) => {
+                with_id = ctx.clone().with_call_id(id.as_str());
+                &with_id
+            }
+            _ => ctx,
+        };
+        let name = self.registered_name(&call.name);
+        let mut outcome = self.toolbox.call(name, call.arguments(), ctx).await;
+        if let ToolOutcome::Error(err) = &outcome
+            && err.code() == ErrorCode::UnknownTool
+        {
+            outcome = ToolOutcome::Error(self.unknown(&call.name, ctx).await);
+        }
+        outcome
+    }
+
+    /// Runs one parsed call and encodes its outcome as this provider takes a tool result.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
+    ///
+    /// /// Adds two integers. Pure, no side effects. Not for floating-point numbers.
+    /// #[tool(effect = "read")]
+    /// async fn add(
+    ///     /// The first addend.
+    ///     a: i64,
+    ///     /// The second addend.
+    ///     b: i64,
+    /// ) -> i64 {
+    ///     a + b
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Add);
+    /// let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+    ///     {"id": "call_1", "type": "function", "function": {"name": "add", "arguments": "{\"a\":2,\"b\":3}"}}
+    /// ]}}]});
+    /// let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    /// let call = &ToolCall::parse(openai.dialect(), &response).unwrap()[0];
+    /// let message = openai.respond(call, &ToolContext::new()).await;
+    /// assert_eq!(message, json!({"role": "tool", "tool_call_id": "call_1", "content": "{\"status\":\"success\",\"data\":5}"}));
+    /// # });
+    /// ```
+    pub async fn respond(&self, call: &ToolCall, ctx: &ToolContext) -> Value {
+        let outcome = self.run(call, ctx).await;
+        self.encode(call, &outcome)
+    }
+
+    /// Runs parsed calls concurrently (the toolbox's limits, each tool's own and sequential
+    /// tools honoured) and returns their outcomes in input order.
+    pub async fn run_all(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<ToolOutcome> {
+        let futures = calls.iter().map(|call| self.run(call, ctx)).collect();
+        join::JoinAll::new(futures).await
+    }
+
+    /// Runs parsed calls concurrently and returns the messages this provider expects next
+    /// (see [`Turn::messages`]).
+    pub async fn respond_all(&self, calls: &[ToolCall], ctx: &ToolContext) -> Vec<Value> {
+        let outcomes = self.run_all(calls, ctx).await;
+        self.messages(calls, &outcomes)
+    }
+
+    /// One turn: reads every call from a provider's response (whatever
+    /// [`ToolCall::parse`] accepts: the whole response or the part holding the calls), runs
+    /// them concurrently and returns the calls, their outcomes and the messages to send
+    /// back. A response without calls gives a [`Turn::is_final`] turn.
+    ///
+    /// # Errors
+    ///
+    /// [`CallParseError`] when the response is not of this provider's shape. A call whose
+    /// arguments are wrong is not an error here: the model gets its `invalid_arguments`
+    /// envelope and can fix the call.
+    pub async fn respond_to(
+        &self,
+        response: &Value,
+        ctx: &ToolContext,
+    ) -> Result<Turn, CallParseError> {
+        let calls = ToolCall::parse(self.dialect, response)?;
+        let outcomes = self.run_all(&calls, ctx).await;
+        let messages = self.messages(&calls, &outcomes);
+        Ok(Turn {
+            calls,
+            outcomes,
+            messages,
+        })
+    }
+
+    /// The messages answering `calls` with `outcomes`, in this provider's shape.
+    #[must_use]
+    pub fn messages(&self, calls: &[ToolCall], outcomes: &[ToolOutcome]) -> Vec<Value> {
+        let results: Vec<Value> = calls
+            .iter()
+            .zip(outcomes)
+            .map(|(call, outcome)| self.encode(call, outcome))
+            .collect();
+        if results.is_empty() {
+            return results;
+        }
+        match self.dialect {
+            Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } | Dialect::Mcp => results,
+            // "Tool results … must come … in the user message that follows", all of them in one.
+            Dialect::Anthropic { .. } => {
+                vec![serde_json::json!({"role": "user", "content": results})]
+            }
+            Dialect::Gemini => vec![serde_json::json!({"role": "user", "parts": results})],
+        }
+    }
+
+    fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
+        let def = self.resolve(&call.name).map(|tool| tool.definition());
+        encode_result(self.dialect, call, outcome, def)
+    }
+
+    /// The registered name a provider's name stands for (itself when none does).
+    fn registered_name<'n>(&self, name: &'n str) -> &'n str
+    where
+        'a: 'n,
+    {
+        self.toolbox.registry.exported[self.dialect.index()]
+            .get(name)
+            .map_or(name, |registered| registered)
+    }
+
+    /// The refusal of a call of no tool, listing the tools offered in `ctx` as this provider
+    /// spells them.
+    async fn unknown(&self, name: &str, ctx: &ToolContext) -> ToolError {
+        let names: Vec<String> = self
+            .toolbox
+            .definitions_for(ctx)
+            .await
+            .iter()
+            .map(|def| self.dialect.tool_name(def.name()))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut err = self.toolbox.registry.unknown(name, &names);
+        err.finish(name, ctx.trace_id());
+        err
+    }
+}
