@@ -123,6 +123,11 @@ struct Client {
 impl Client {
     /// Connects and completes the `initialize` handshake; returns the initialize result too.
     async fn connect(server: McpServer) -> (Self, Value) {
+        Self::connect_with(server, json!({})).await
+    }
+
+    /// Connects declaring these client capabilities.
+    async fn connect_with(server: McpServer, capabilities: Value) -> (Self, Value) {
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         tokio::spawn(server.serve(tokio::io::split(server_end)));
         let (read, writer) = tokio::io::split(client_end);
@@ -137,7 +142,7 @@ impl Client {
                 "initialize",
                 json!({
                     "protocolVersion": "2025-11-25",
-                    "capabilities": {},
+                    "capabilities": capabilities,
                     "clientInfo": {"name": "pipe-test", "version": "1.0.0"}
                 }),
             )
@@ -482,6 +487,120 @@ async fn enablement_changes_send_tools_list_changed() {
 }
 
 /// One HTTP/1.1 exchange on a fresh connection; returns the status line, headers and body.
+static SENT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Send a reminder email. Sends a message. Not for newsletters.
+#[tool(effect = "write")]
+fn send_reminder(
+    /// The customer's account id.
+    #[arg(length(min = 1, max = 64))]
+    customer: String,
+) -> String {
+    let n = SENT.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    format!("reminder {n} sent to {customer}")
+}
+
+#[tokio::test]
+async fn a_replay_says_so_in_meta() {
+    let server =
+        McpServer::new(Toolbox::new().with(SendReminder)).with_context(
+            |ctx, request| match request.meta().get("run") {
+                Some(Value::String(run)) => ctx.with_run_id(run.as_str()),
+                _ => ctx,
+            },
+        );
+    let (mut client, _) = Client::connect(server).await;
+    let call = |run: &str| json!({"name": "send_reminder", "arguments": {"customer": "ada"}, "_meta": {"run": run}});
+    let first = client.request("tools/call", call("monday")).await;
+    assert!(first["result"].get("_meta").is_none(), "{first}");
+    let again = client.request("tools/call", call("monday")).await;
+    assert_eq!(
+        again["result"]["_meta"]["toolsmith/replayed"], true,
+        "{again}"
+    );
+    assert_eq!(envelope(&again["result"])["replayed"], true);
+    assert_eq!(
+        envelope(&first["result"])["data"],
+        envelope(&again["result"])["data"]
+    );
+    // Another run: the reminder is sent again, not replayed.
+    let tuesday = client.request("tools/call", call("tuesday")).await;
+    assert!(tuesday["result"].get("_meta").is_none(), "{tuesday}");
+    assert_ne!(
+        envelope(&first["result"])["data"],
+        envelope(&tuesday["result"])["data"]
+    );
+}
+
+/// Answers the server's next `elicitation/create` request with `answer`; returns the request.
+async fn answer_elicitation(client: &mut Client, answer: Value) -> Value {
+    let request = client
+        .wait_for(|m| m["method"] == "elicitation/create")
+        .await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": answer}))
+        .await;
+    request
+}
+
+#[tokio::test]
+async fn approvals_ask_the_clients_user_through_elicitation() {
+    let (mut client, _) = Client::connect_with(
+        server(&Switch::new(true)),
+        json!({"elicitation": {"form": {}}}),
+    )
+    .await;
+    // Approved: the call runs.
+    let id = client.id();
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "delete_draft", "arguments": {"id": "d-1"}}}))
+        .await;
+    let asked = answer_elicitation(
+        &mut client,
+        json!({"action": "accept", "content": {"approve": true}}),
+    )
+    .await;
+    let params = &asked["params"];
+    let message = params["message"].as_str().unwrap();
+    assert!(
+        message.contains("delete_draft") && message.contains("d-1"),
+        "{message}"
+    );
+    assert_eq!(
+        params["requestedSchema"]["properties"]["approve"]["type"],
+        "boolean"
+    );
+    let done = client.wait_for(|m| m["id"] == id).await;
+    assert_eq!(envelope(&done["result"])["data"], "deleted d-1", "{done}");
+
+    // Declined: approval_denied, the tool not run.
+    let id = client.id();
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "delete_draft", "arguments": {"id": "d-2"}}}))
+        .await;
+    answer_elicitation(&mut client, json!({"action": "decline"})).await;
+    let done = client.wait_for(|m| m["id"] == id).await;
+    assert_eq!(
+        envelope(&done["result"])["error"]["code"],
+        "approval_denied",
+        "{done}"
+    );
+
+    // A client without elicitation gets the approval_required error, and no request.
+    let (mut plain, _) = Client::connect(server(&Switch::new(true))).await;
+    let done = plain.call("delete_draft", json!({"id": "d-3"})).await;
+    let error = &envelope(&done["result"])["error"];
+    assert_eq!(error["code"], "approval_required", "{done}");
+    assert!(
+        plain
+            .pending
+            .iter()
+            .all(|m| m["method"] != "elicitation/create")
+    );
+}
+
 async fn http(addr: std::net::SocketAddr, request: &str) -> String {
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();

@@ -11,6 +11,12 @@
 //!   `CallToolResult` (text content, `structuredContent` for object outputs, `isError` for tool
 //!   and argument errors, whose text is the actionable error envelope); an unknown or disabled
 //!   tool and an invalid cursor are JSON-RPC `-32602` errors;
+//! - a replayed result (a duplicate of a write already done, answered from the idempotency
+//!   store) carries `_meta: {"toolsmith/replayed": true}`, as the envelope says `"replayed": true`;
+//! - a call that needs a person's approval and has none asks the client's user through
+//!   elicitation (a form with one `approve` checkbox, naming the tool and its arguments with
+//!   sensitive ones redacted) when the client supports it; a client that does not gets the
+//!   `approval_required` error as any caller would;
 //! - `notifications/cancelled` fires the call's [`ToolContext::cancellation`] signal;
 //! - `notifications/tools/list_changed` goes to every connected client when the toolbox's
 //!   enabled tools change ([`Toolbox::tools_changed`], [`Switch`](crate::policy::Switch)).
@@ -50,7 +56,7 @@ use rmcp::model::{
     CustomResult, Implementation, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
     ServerCapabilities, ServerConfig, Tool as McpTool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{ElicitationError, NotificationContext, RequestContext, RoleServer};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Map, Value, json};
@@ -62,6 +68,7 @@ mod stdio;
 
 use crate::context::ToolContext;
 use crate::limits::InputLimits;
+use crate::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest};
 use crate::provider::Dialect;
 use crate::provider::mcp::CallResult;
 use crate::toolbox::Toolbox;
@@ -472,10 +479,22 @@ impl McpServer {
     }
 
     /// The context a request's tool runs in.
-    fn context(&self, request: &McpRequest, cancellation: CancellationToken) -> ToolContext {
+    fn context(
+        &self,
+        request: &McpRequest,
+        cancellation: CancellationToken,
+        peer: Option<&rmcp::Peer<RoleServer>>,
+    ) -> ToolContext {
         let mut ctx = ToolContext::new()
             .with_call_id(request.id.as_str())
             .with_cancellation(cancellation);
+        if let Some(peer) = peer
+            && peer
+                .supported_elicitation_modes()
+                .contains(&rmcp::service::ElicitationMode::Form)
+        {
+            ctx = ctx.with_approval_prompt(Elicit { peer: peer.clone() });
+        }
         if let Some(trace_id) = request.trace_id() {
             ctx = ctx.with_trace_id(trace_id);
         }
@@ -597,7 +616,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let request_info = McpRequest::new(&context, None);
-        let ctx = self.context(&request_info, context.ct.clone());
+        let ctx = self.context(&request_info, context.ct.clone(), None);
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(cursor) => cursor.parse::<usize>().map_err(|_| {
@@ -635,7 +654,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let request_info = McpRequest::new(&context, Some(&request.name));
-        let ctx = self.context(&request_info, context.ct.clone());
+        let ctx = self.context(&request_info, context.ct.clone(), Some(&context.peer));
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
         let Some(tool) = toolbox.resolve(Dialect::Mcp, name) else {
@@ -677,7 +696,65 @@ impl ServerHandler for McpServer {
             CallToolResult::success(content)
         };
         result.structured_content = parts.structured;
+        result.meta = parts.meta.map(rmcp::model::MetaObject);
         Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// How long a person has to answer an approval form.
+const APPROVAL_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Asks the client's user to approve a call, through elicitation.
+struct Elicit {
+    peer: rmcp::Peer<RoleServer>,
+}
+
+/// The approval form: one checkbox.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct ApprovalForm {
+    /// Check to let this call run.
+    approve: bool,
+}
+
+rmcp::elicit_safe!(ApprovalForm);
+
+impl ApprovalPrompt for Elicit {
+    fn ask<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> crate::BoxFuture<'a, Option<ApprovalDecision>> {
+        Box::pin(async move {
+            let def = request.definition;
+            let mut arguments = request.arguments.clone();
+            crate::policy::audit::redact(&mut arguments, def.sensitive_params());
+            let arguments = crate::echo::echo(&arguments.to_string()).into_owned();
+            let what = def.title().unwrap_or_else(|| def.name());
+            let message = format!(
+                "The assistant wants to run \"{what}\" (`{}`), which needs your approval: {}\nArguments: {arguments}",
+                def.name(),
+                def.description()
+            );
+            let answer = self
+                .peer
+                .elicit_with_timeout::<ApprovalForm>(message, Some(APPROVAL_WAIT))
+                .await;
+            match answer {
+                Ok(Some(ApprovalForm { approve: true })) => Some(ApprovalDecision::Approved),
+                Ok(Some(ApprovalForm { approve: false })) | Err(ElicitationError::UserDeclined) => {
+                    Some(ApprovalDecision::Denied("the user declined it".into()))
+                }
+                Err(ElicitationError::UserCancelled) => Some(ApprovalDecision::Denied(
+                    "the user dismissed the approval request".into(),
+                )),
+                Ok(None) | Err(_) => {
+                    tracing::debug!(
+                        tool = def.name(),
+                        "the client could not be asked for approval"
+                    );
+                    None
+                }
+            }
+        })
     }
 }
 

@@ -313,6 +313,11 @@ pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
         }
         (None, err) => json!({ "error": err }),
     };
+    let mut response = response;
+    if outcome.is_replay() {
+        // As the envelope says it: the first call's result again, the tool not run.
+        response["replayed"] = Value::Bool(true);
+    }
     let mut part = json!({"name": call.name, "response": response});
     if let Some(id) = &call.id {
         part["id"] = Value::String(id.clone());

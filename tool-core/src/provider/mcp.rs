@@ -32,16 +32,27 @@ pub(super) fn is_object_root(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
+/// The `_meta` key saying a result is a replay: the first call's result, returned again
+/// for a duplicate, the tool not run (the envelope's `"replayed": true`).
+pub const REPLAYED_META: &str = "toolsmith/replayed";
+
 /// A `CallToolResult`'s parts: one text block, the structured content (the data itself, when
-/// the tool advertises an object output schema) and whether it is an error.
+/// the tool advertises an object output schema), whether it is an error, and its `_meta`.
 pub(crate) struct CallResult {
     pub(crate) text: String,
     pub(crate) structured: Option<Value>,
     pub(crate) is_error: bool,
+    /// `{"toolsmith/replayed": true}` for a replay, else nothing.
+    pub(crate) meta: Option<Map<String, Value>>,
 }
 
 impl CallResult {
     pub(crate) fn new(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
+        let meta = outcome.is_replay().then(|| {
+            let mut meta = Map::new();
+            meta.insert(REPLAYED_META.into(), Value::Bool(true));
+            meta
+        });
         let structured = def
             .and_then(ToolDefinition::output_schema)
             .is_some_and(is_object_root);
@@ -54,12 +65,14 @@ impl CallResult {
                 text: data.get().to_owned(),
                 structured: Some(value),
                 is_error: !outcome.is_success(),
+                meta,
             };
         }
         Self {
             text: outcome.to_json(),
             structured: None,
             is_error: !outcome.is_success(),
+            meta,
         }
     }
 }
@@ -98,7 +111,7 @@ pub(crate) fn parse(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 }
 
 /// A `CallToolResult`: the envelope as text, `structuredContent` for an object output
-/// schema, `isError` for failed calls.
+/// schema, `isError` for failed calls, `_meta` marking a replay.
 pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Value {
     let parts = CallResult::new(outcome, def);
     let mut result = json!({
@@ -107,6 +120,9 @@ pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Val
     });
     if let Some(structured) = parts.structured {
         result["structuredContent"] = structured;
+    }
+    if let Some(meta) = parts.meta {
+        result["_meta"] = Value::Object(meta);
     }
     result
 }

@@ -16,6 +16,7 @@ mod transform;
 use serde_json::{Value, json};
 
 pub use call::{CallParseError, ToolCall};
+pub use mcp::REPLAYED_META;
 
 use crate::definition::ToolDefinition;
 pub use crate::dialect::{Dialect, ExportError, UnknownDialect};
