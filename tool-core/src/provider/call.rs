@@ -24,8 +24,8 @@ use crate::dialect::Dialect;
 pub struct ToolCall {
     /// The provider's id for the call, echoed in the result (`None` where the provider has none).
     pub id: Option<String>,
-    /// The tool's name as the provider wrote it (see [`Toolbox::run`](crate::Toolbox::run) for
-    /// the mapping back to the registered name).
+    /// The tool's name as the provider wrote it (see [`ProviderToolbox::run`](crate::ProviderToolbox::run)
+    /// for the mapping back to the registered name).
     pub name: String,
     /// The arguments: an object, or a JSON string holding one (OpenAI).
     pub arguments: Value,

@@ -11,12 +11,14 @@ mod call;
 mod gemini;
 pub(crate) mod mcp;
 mod openai;
+mod stream;
 mod transform;
 
 use serde_json::{Value, json};
 
 pub use call::{CallParseError, ToolCall};
 pub use mcp::REPLAYED_META;
+pub use stream::{CallStream, StreamedCallError};
 
 use crate::definition::ToolDefinition;
 pub use crate::dialect::{Dialect, ExportError, UnknownDialect};
