@@ -1,7 +1,8 @@
 //! The providers' own SDKs and schemas, run offline, judge what toolsmith exports:
 //! - every exported JSON Schema passes the 2020-12 meta-schema (Python `jsonschema`);
 //! - OpenAI strict output is a fixed point of openai-agents' `ensure_strict_json_schema`;
-//! - the `openai`, `anthropic` and `google-genai` SDK types accept our tools and results;
+//! - the `openai`, `anthropic` and `google-genai` SDK types accept our tools and results, and
+//!   the messages a whole turn produces, as the next request's conversation;
 //! - MCP `tools/list` and `CallToolResult`s validate against the 2025-11-25 wire schema and the
 //!   `mcp` SDK's models, and structured results match their output schema.
 //!
@@ -79,11 +80,54 @@ async fn provider_sdks_accept_our_json() {
         results.insert(dialect.name().to_owned(), Value::Array(encoded));
     }
 
+    // Whole turns: a response with two calls in, the messages for the next request out.
+    let responses = [
+        (
+            Dialect::OpenAiChat { strict: false },
+            json!({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-4.1", "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": null, "message": {"role": "assistant", "content": null, "refusal": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "forecast", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "search", "arguments": "{\"query\":\"x\",\"num_results\":99}"}}]}}]}),
+        ),
+        (
+            Dialect::OpenAiResponses { strict: false },
+            json!({"id": "resp_1", "object": "response", "output": [
+                {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "forecast", "arguments": "{\"city\":\"Paris\"}", "status": "completed"},
+                {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "search", "arguments": "{\"query\":\"x\",\"num_results\":99}", "status": "completed"}]}),
+        ),
+        (
+            Dialect::Anthropic { strict: false },
+            json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "stop_reason": "tool_use", "content": [
+                {"type": "text", "text": "Checking."},
+                {"type": "tool_use", "id": "toolu_1", "name": "forecast", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_2", "name": "search", "input": {"query": "x", "num_results": 99}}]}),
+        ),
+        (
+            Dialect::Gemini,
+            json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"functionCall": {"id": "g_1", "name": "forecast", "args": {"city": "Paris"}}},
+                {"functionCall": {"id": "g_2", "name": "search", "args": {"query": "x", "num_results": 99}}}]}}]}),
+        ),
+    ];
+    let mut turns = Map::new();
+    for (dialect, response) in responses {
+        let turn = toolbox
+            .provider(dialect)
+            .respond_to(&response, &ctx)
+            .await
+            .unwrap();
+        assert_eq!(turn.calls.len(), 2, "{dialect}");
+        turns.insert(
+            dialect.name().to_owned(),
+            json!({"response": response, "messages": turn.messages}),
+        );
+    }
+
     let fixtures = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
-    let bundle = json!({"tools": tools, "results": results, "mcp_schema": fixtures});
+    let bundle =
+        json!({"tools": tools, "results": results, "turns": turns, "mcp_schema": fixtures});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

@@ -110,6 +110,59 @@ def main(path):
     for part in results["gemini"]:
         check("gemini result: Part", lambda p=part: genai.Part.model_validate(p))
 
+    # Whole turns: the conversation of the next request (the user's message, the model's
+    # response, the messages a turn produced) is what each SDK's request types take.
+    turns = bundle["turns"]
+    from typing import List
+
+    from openai.types.chat import ChatCompletionMessageParam
+    from openai.types.responses import ResponseInputItemParam
+
+    turn = turns["openai"]
+    conversation = [{"role": "user", "content": "Forecast for Paris?"},
+                    turn["response"]["choices"][0]["message"], *turn["messages"]]
+    chat_messages = pydantic.TypeAdapter(List[ChatCompletionMessageParam])
+    check("openai turn: list[ChatCompletionMessageParam]",
+          lambda: chat_messages.validate_python(conversation, strict=True))
+    one_message = pydantic.TypeAdapter(ChatCompletionMessageParam)
+    for message in turn["messages"]:
+        check("openai turn message: ChatCompletionMessageParam",
+              lambda m=message: one_message.validate_python(m, strict=True))
+        check("openai turn message is a tool message",
+              lambda m=message: tool_message.validate_python(m, strict=True))
+
+    turn = turns["openai-responses"]
+    items = [{"role": "user", "content": "Forecast for Paris?"}, *turn["response"]["output"], *turn["messages"]]
+    input_items = pydantic.TypeAdapter(List[ResponseInputItemParam])
+    check("openai-responses turn: list[ResponseInputItemParam]",
+          lambda: input_items.validate_python(items, strict=True))
+    for item in turn["messages"]:
+        check("openai-responses turn item: FunctionCallOutput",
+              lambda i=item: call_output.validate_python(i, strict=True))
+
+    from anthropic.types import MessageParam
+
+    turn = turns["anthropic"]
+    if len(turn["messages"]) != 1:
+        failures.append(f"anthropic turn: {len(turn['messages'])} messages, not one user message")
+    response = turn["response"]
+    conversation = [{"role": "user", "content": "Forecast for Paris?"},
+                    {"role": "assistant", "content": response["content"]}, *turn["messages"]]
+    message_params = pydantic.TypeAdapter(List[MessageParam])
+    check("anthropic turn: list[MessageParam]",
+          lambda: message_params.validate_python(conversation, strict=True))
+    for message in turn["messages"]:
+        check("anthropic turn message: MessageParam",
+              lambda m=message: pydantic.TypeAdapter(MessageParam).validate_python(m, strict=True))
+
+    turn = turns["gemini"]
+    contents = [{"role": "user", "parts": [{"text": "Forecast for Paris?"}]},
+                turn["response"]["candidates"][0]["content"], *turn["messages"]]
+    for content in contents:
+        check("gemini turn: Content", lambda c=content: genai.Content.model_validate(c))
+    check("gemini turn: one user content with every functionResponse",
+          lambda: len(turn["messages"]) == 1 and len(turn["messages"][0]["parts"]) == 2 or (_ for _ in ()).throw(AssertionError(turn["messages"])))
+
     # MCP: the wire schema and the SDK's models.
     wire = json.load(open(bundle["mcp_schema"], encoding="utf-8"))
 
