@@ -45,7 +45,12 @@ pub mod __private {
 #[doc = include_str!("../docs/lints.md")]
 pub struct LintsDoctests;
 
-/// The README's examples, compiled and run as doc tests.
+/// The agent loop guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/agent-loop.md")]
+pub struct AgentLoopDoctests;
+
+/// The MCP guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "mcp"))]
 #[doc = include_str!("../docs/mcp.md")]
 pub struct McpDoctests;
