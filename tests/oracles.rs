@@ -2,7 +2,8 @@
 //! - every exported JSON Schema passes the 2020-12 meta-schema (Python `jsonschema`);
 //! - OpenAI strict output is a fixed point of openai-agents' `ensure_strict_json_schema`;
 //! - the `openai`, `anthropic` and `google-genai` SDK types accept our tools and results, and
-//!   the messages a whole turn produces, as the next request's conversation;
+//!   the messages a whole turn produces, as the next request's conversation, and the stream
+//!   fixtures are their stream event types;
 //! - MCP `tools/list` and `CallToolResult`s validate against the 2025-11-25 wire schema and the
 //!   `mcp` SDK's models, and structured results match their output schema.
 //!
@@ -126,8 +127,8 @@ async fn provider_sdks_accept_our_json() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
-    let bundle =
-        json!({"tools": tools, "results": results, "turns": turns, "mcp_schema": fixtures});
+    let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "streams": streams, "mcp_schema": fixtures});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

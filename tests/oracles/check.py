@@ -163,6 +163,30 @@ def main(path):
     check("gemini turn: one user content with every functionResponse",
           lambda: len(turn["messages"]) == 1 and len(turn["messages"][0]["parts"]) == 2 or (_ for _ in ()).throw(AssertionError(turn["messages"])))
 
+    # The streams tests/streaming.rs assembles calls from are each provider's own event types.
+    def stream_events(name):
+        with open(f"{bundle['streams']}/{name}", encoding="utf-8") as f:
+            return [json.loads(line[6:]) for line in f if line.startswith("data: ") and line.strip() != "data: [DONE]"]
+
+    from anthropic.types import RawMessageStreamEvent
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseStreamEvent
+
+    for chunk in stream_events("openai_chat.sse"):
+        check("openai_chat.sse: ChatCompletionChunk", lambda c=chunk: ChatCompletionChunk.model_validate(c, strict=True))
+    response_event = pydantic.TypeAdapter(ResponseStreamEvent)
+    for event in stream_events("openai_responses.sse"):
+        check(f"openai_responses.sse {event['type']}: ResponseStreamEvent",
+              lambda e=event: response_event.validate_python(e, strict=True))
+    anthropic_event = pydantic.TypeAdapter(RawMessageStreamEvent)
+    for event in stream_events("anthropic.sse"):
+        if event["type"] == "ping":
+            continue  # documented keep-alive, not a message event
+        check(f"anthropic.sse {event['type']}: RawMessageStreamEvent",
+              lambda e=event: anthropic_event.validate_python(e, strict=True))
+    for chunk in stream_events("gemini.sse"):
+        check("gemini.sse: GenerateContentResponse", lambda c=chunk: genai.GenerateContentResponse.model_validate(c))
+
     # MCP: the wire schema and the SDK's models.
     wire = json.load(open(bundle["mcp_schema"], encoding="utf-8"))
 
