@@ -271,3 +271,30 @@ async fn batches_honour_sequential_tools_and_limits() {
     let outcomes = toolbox.call_all(&by_name, &ToolContext::new()).await;
     assert_eq!(outcomes[0].clone().into_result::<u32>().unwrap(), 9);
 }
+
+#[tokio::test]
+async fn a_disabled_tool_is_unknown_in_the_providers_spelling() {
+    let toolbox = Toolbox::new()
+        .with(CurrentWeather)
+        .with(GetHumidity)
+        .enable_when("weather.get_humidity", |ctx: &ToolContext| {
+            ctx.principal() == Some("staff")
+        });
+    let call = ToolCall {
+        id: Some("call_1".into()),
+        name: "weather_get_humidity".into(),
+        arguments: json!("{\"city\":\"Oslo\"}"),
+    };
+    let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    let guest = openai.run(&call, &ToolContext::new()).await;
+    let err = guest.error().unwrap();
+    assert_eq!(err.code(), ErrorCode::UnknownTool);
+    assert!(
+        err.message()
+            .contains("the available tools are `weather_get_current`"),
+        "{}",
+        err.message()
+    );
+    let staff = ToolContext::new().with_principal("staff");
+    assert!(openai.run(&call, &staff).await.is_success());
+}

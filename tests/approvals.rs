@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::json;
 use toolsmith::policy::{
-    ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals,
+    ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, PromptForApproval,
 };
 use toolsmith::{BoxFuture, Dialect, Effect, ErrorCode, ToolCall, ToolContext, Toolbox, tool};
 
@@ -251,19 +251,22 @@ async fn a_prompt_in_the_context_asks_the_person_on_the_spot() {
     // No approver at all: the person at the prompt decides.
     let toolbox = Toolbox::new().with(DeleteTicket);
     let args = json!({"id": 5, "admin_password": "x"});
-    let yes = ToolContext::new().with_approval_prompt(person(Some(ApprovalDecision::Approved)));
+    let yes = ToolContext::new().with_extension(PromptForApproval::new(person(Some(
+        ApprovalDecision::Approved,
+    ))));
     assert!(
         toolbox
             .call("tickets.delete", &args, &yes)
             .await
             .is_success()
     );
-    let no = ToolContext::new()
-        .with_approval_prompt(person(Some(ApprovalDecision::Denied("not today".into()))));
+    let no = ToolContext::new().with_extension(PromptForApproval::new(person(Some(
+        ApprovalDecision::Denied("not today".into()),
+    ))));
     let out = toolbox.call("tickets.delete", &args, &no).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalDenied);
     // Nobody could be asked: as without a prompt.
-    let unreachable = ToolContext::new().with_approval_prompt(person(None));
+    let unreachable = ToolContext::new().with_extension(PromptForApproval::new(person(None)));
     let out = toolbox.call("tickets.delete", &args, &unreachable).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalRequired);
     assert_eq!(asked.load(Ordering::SeqCst), 3);
@@ -277,7 +280,9 @@ async fn a_prompt_in_the_context_asks_the_person_on_the_spot() {
         .unwrap();
     let asking = ctx
         .clone()
-        .with_approval_prompt(person(Some(ApprovalDecision::Approved)));
+        .with_extension(PromptForApproval::new(person(Some(
+            ApprovalDecision::Approved,
+        ))));
     let out = toolbox.call("tickets.delete", &args, &asking).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalDenied);
     assert_eq!(asked.load(Ordering::SeqCst), 3);

@@ -68,7 +68,7 @@ mod stdio;
 
 use crate::context::ToolContext;
 use crate::limits::InputLimits;
-use crate::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest};
+use crate::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest, PromptForApproval};
 use crate::provider::Dialect;
 use crate::provider::mcp::CallResult;
 use crate::toolbox::Toolbox;
@@ -493,7 +493,7 @@ impl McpServer {
                 .supported_elicitation_modes()
                 .contains(&rmcp::service::ElicitationMode::Form)
         {
-            ctx = ctx.with_approval_prompt(Elicit { peer: peer.clone() });
+            ctx = ctx.with_extension(PromptForApproval::new(Elicit { peer: peer.clone() }));
         }
         if let Some(trace_id) = request.trace_id() {
             ctx = ctx.with_trace_id(trace_id);

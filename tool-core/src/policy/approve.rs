@@ -76,8 +76,8 @@ where
 }
 
 /// Asks a person about a call while it waits: a confirmation dialog, a chat message, an MCP
-/// client's elicitation form. Put one in a call's context with
-/// [`ToolContext::with_approval_prompt`]; it is asked when the approver has not decided (or
+/// client's elicitation form. Put one in a call's context as a [`PromptForApproval`]
+/// extension; it is asked when the approver has not decided (or
 /// there is none).
 pub trait ApprovalPrompt: Send + Sync + 'static {
     /// The person's decision ([`Approved`](ApprovalDecision::Approved) or
@@ -89,29 +89,37 @@ pub trait ApprovalPrompt: Send + Sync + 'static {
     ) -> BoxFuture<'a, Option<ApprovalDecision>>;
 }
 
-/// The prompt in a context.
-struct PromptIn(Arc<dyn ApprovalPrompt>);
+/// An [`ApprovalPrompt`] as a context extension: put one in a call's context, and the call can
+/// ask a person to approve it on the spot, when the approver has not decided (or there is
+/// none).
+///
+/// ```
+/// use toolsmith::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest, PromptForApproval};
+/// use toolsmith::{BoxFuture, ToolContext};
+///
+/// struct AlwaysYes;
+/// impl ApprovalPrompt for AlwaysYes {
+///     fn ask<'a>(&'a self, _: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Option<ApprovalDecision>> {
+///         Box::pin(async { Some(ApprovalDecision::Approved) })
+///     }
+/// }
+/// let ctx = ToolContext::new().with_extension(PromptForApproval::new(AlwaysYes));
+/// # let _ = ctx;
+/// ```
+#[derive(Clone)]
+pub struct PromptForApproval(Arc<dyn ApprovalPrompt>);
 
-impl ToolContext {
-    /// A context whose calls can ask a person to approve them on the spot (see
-    /// [`ApprovalPrompt`]).
-    ///
-    /// ```
-    /// use toolsmith::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest};
-    /// use toolsmith::{BoxFuture, ToolContext};
-    ///
-    /// struct AlwaysYes;
-    /// impl ApprovalPrompt for AlwaysYes {
-    ///     fn ask<'a>(&'a self, _: &'a ApprovalRequest<'a>) -> BoxFuture<'a, Option<ApprovalDecision>> {
-    ///         Box::pin(async { Some(ApprovalDecision::Approved) })
-    ///     }
-    /// }
-    /// let ctx = ToolContext::new().with_approval_prompt(AlwaysYes);
-    /// # let _ = ctx;
-    /// ```
+impl PromptForApproval {
+    /// Wraps `prompt` for [`ToolContext::with_extension`].
     #[must_use]
-    pub fn with_approval_prompt(self, prompt: impl ApprovalPrompt) -> Self {
-        self.with_extension(PromptIn(Arc::new(prompt)))
+    pub fn new(prompt: impl ApprovalPrompt) -> Self {
+        Self(Arc::new(prompt))
+    }
+}
+
+impl fmt::Debug for PromptForApproval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PromptForApproval")
     }
 }
 
@@ -520,7 +528,7 @@ impl Approve {
             None => ApprovalDecision::Pending,
         };
         if decision == ApprovalDecision::Pending
-            && let Some(PromptIn(prompt)) = call.ctx.get::<PromptIn>()
+            && let Some(PromptForApproval(prompt)) = call.ctx.get::<PromptForApproval>()
             && let Some(answer) = prompt.ask(&request).await
         {
             // Decided on the spot: no longer waiting in the store.

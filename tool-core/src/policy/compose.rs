@@ -130,7 +130,7 @@ impl Settings {
                     if self.approver.is_none() {
                         tracing::warn!(
                             tool = def.name(),
-                            "the tool needs a person's approval and the toolbox has no approver: its calls are refused unless the call's context can ask a person (`with_approval_prompt`); set one with `Toolbox::with_approver(Approvals::new())`"
+                            "the tool needs a person's approval and the toolbox has no approver: its calls are refused unless the call's context can ask a person (a `PromptForApproval` extension); set one with `Toolbox::with_approver(Approvals::new())`"
                         );
                     }
                     steps.push(Arc::new(Approve {

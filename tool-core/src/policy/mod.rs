@@ -41,7 +41,7 @@ pub use crate::limits::InputLimits;
 pub use crate::spec::{CircuitPolicy, RetryPolicy, RunBudget, ToolPolicy};
 pub use approve::{
     ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
-    PendingApproval,
+    PendingApproval, PromptForApproval,
 };
 pub(crate) use approve::{Ticket, needs_approval, validated};
 pub use authorize::Authorizer;

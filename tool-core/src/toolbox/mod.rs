@@ -22,10 +22,73 @@ mod provider;
 mod registry;
 
 use crate::tool::Tool;
-pub use provider::{ProviderToolbox, Turn};
 pub use registry::RegistrationError;
 use registry::Registry;
 use serde_json::Value;
+
+/// A [`Toolbox`] seen through one provider's [`Dialect`]: made by [`Toolbox::provider`].
+///
+/// ```
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+///
+/// /// Search tickets by text. Read-only. Not for closed tickets.
+/// #[tool(name = "tickets.search", effect = "read")]
+/// fn search(
+///     /// Words to look for.
+///     #[arg(length(min = 1, max = 100))]
+///     text: String,
+/// ) -> Vec<String> {
+///     vec![format!("T-1: {text}")]
+/// }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let toolbox = Toolbox::new().with(Search);
+/// let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+/// let tools = openai.export().unwrap();
+/// assert_eq!(tools[0]["function"]["name"], "tickets_search");
+///
+/// // The model's response in, the next messages out.
+/// let completion = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+///     {"id": "call_1", "type": "function", "function": {"name": "tickets_search", "arguments": "{\"text\":\"vpn\"}"}},
+///     {"id": "call_2", "type": "function", "function": {"name": "tickets_find", "arguments": "{}"}}
+/// ]}}]});
+/// let turn = openai.respond_to(&completion, &ToolContext::new()).await.unwrap();
+/// assert_eq!(turn.messages.len(), 2);
+/// assert_eq!(turn.messages[0]["tool_call_id"], "call_1");
+/// // An unknown name is answered with the names this provider knows.
+/// let err = turn.outcomes[1].error().unwrap();
+/// assert!(err.message().contains("the available tools are `tickets_search`"), "{}", err.message());
+/// # });
+/// ```
+#[derive(Clone, Copy)]
+pub struct ProviderToolbox<'a> {
+    toolbox: &'a Toolbox,
+    dialect: Dialect,
+}
+
+/// One turn of the agent loop: the calls a provider's response asked for, their outcomes, and
+/// the messages to send back, in the provider's shape (see [`ProviderToolbox::respond_to`]).
+#[derive(Debug)]
+pub struct Turn {
+    /// The calls, in the response's order.
+    pub calls: Vec<ToolCall>,
+    /// Each call's outcome, in the same order.
+    pub outcomes: Vec<ToolOutcome>,
+    /// What to append to the conversation: one `tool` message per call (OpenAI Chat),
+    /// one `function_call_output` item per call (OpenAI Responses), one `user` message holding
+    /// every `tool_result` (Anthropic), one `user` content holding every `functionResponse`
+    /// part (Gemini), one `CallToolResult` per call (MCP). Empty when there were no calls.
+    pub messages: Vec<Value>,
+}
+
+impl Turn {
+    /// Whether the response asked for no tool: the model has answered, and the loop ends.
+    #[must_use]
+    pub fn is_final(&self) -> bool {
+        self.calls.is_empty()
+    }
+}
 
 /// The tools an agent offers a model.
 ///
