@@ -76,3 +76,28 @@ async fn details_are_logged_not_returned() {
         "{lines:#?}"
     );
 }
+
+/// Deletes a record. Destructive: it cannot be undone. Not for archiving.
+#[tool(effect = "destructive", requires_approval)]
+async fn delete_record(
+    /// The record.
+    id: u64,
+) -> u64 {
+    id
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_tool_needing_approval_without_an_approver_is_warned_about() {
+    let capture = Capture::default();
+    let _guard = tracing::subscriber::set_default(capture.clone());
+    let toolbox = Toolbox::new().with(DeleteRecord);
+    let out = toolbox
+        .call("delete_record", r#"{"id": 1}"#, &ToolContext::new())
+        .await;
+    assert_eq!(out.error().unwrap().code().as_str(), "approval_required");
+    let lines = capture.0.lock().unwrap().join("\n");
+    assert!(
+        lines.contains("has no approver") && lines.contains("tool=\"delete_record\""),
+        "{lines}"
+    );
+}

@@ -83,17 +83,33 @@ fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, hash: &st
     key
 }
 
-/// SHA-256 over `parts`, each length-prefixed (an absent part has its own marker), so that
-/// no two different lists of parts hash the same bytes.
+/// SHA-256 over `parts`, each prefixed with its length plus one as a LEB128 varint (an absent
+/// part is a single 0), so that no two different lists of parts hash the same bytes. The
+/// short prefix keeps a typical key (tool, principal, run, arguments' hash) within two
+/// SHA-256 blocks.
 fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     for part in parts {
         match part {
             Some(text) => {
-                hasher.update((text.len() as u64).to_le_bytes());
+                let mut n = text.len() as u64 + 1;
+                let mut prefix = [0u8; 10];
+                let mut used = 0;
+                loop {
+                    let byte = (n & 0x7f) as u8;
+                    n >>= 7;
+                    if n == 0 {
+                        prefix[used] = byte;
+                        used += 1;
+                        break;
+                    }
+                    prefix[used] = byte | 0x80;
+                    used += 1;
+                }
+                hasher.update(&prefix[..used]);
                 hasher.update(text.as_bytes());
             }
-            None => hasher.update(u64::MAX.to_le_bytes()),
+            None => hasher.update([0u8]),
         }
     }
     hasher.finalize().into()
@@ -176,5 +192,30 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> Ca
                 fingerprint,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::digest_of;
+
+    #[test]
+    fn different_lists_of_parts_hash_differently() {
+        let lists: [&[Option<&str>]; 6] = [
+            &[Some("ab"), Some("c")],
+            &[Some("a"), Some("bc")],
+            &[Some("abc"), None],
+            &[Some("abc"), Some("")],
+            &[None, Some("abc")],
+            &[Some(&"x".repeat(200)), Some("y")],
+        ];
+        let digests: std::collections::HashSet<[u8; 32]> =
+            lists.iter().map(|parts| digest_of(parts)).collect();
+        assert_eq!(digests.len(), lists.len());
+        // A length past one varint byte still frames the part.
+        assert_ne!(
+            digest_of(&[Some(&"x".repeat(200)), Some("y")]),
+            digest_of(&[Some(&"x".repeat(201))])
+        );
     }
 }
