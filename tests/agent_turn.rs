@@ -277,12 +277,12 @@ async fn a_disabled_tool_is_unknown_in_the_providers_spelling() {
     let toolbox = Toolbox::new()
         .with(CurrentWeather)
         .with(GetHumidity)
-        .enable_when("weather.get_humidity", |ctx: &ToolContext| {
+        .enable_when("weather.get_current", |ctx: &ToolContext| {
             ctx.principal() == Some("staff")
         });
     let call = ToolCall {
         id: Some("call_1".into()),
-        name: "weather_get_humidity".into(),
+        name: "weather_get_current".into(),
         arguments: json!("{\"city\":\"Oslo\"}"),
     };
     let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
@@ -291,7 +291,7 @@ async fn a_disabled_tool_is_unknown_in_the_providers_spelling() {
     assert_eq!(err.code(), ErrorCode::UnknownTool);
     assert!(
         err.message()
-            .contains("the available tools are `weather_get_current`"),
+            .contains("the available tools are `weather_get_humidity`"),
         "{}",
         err.message()
     );
