@@ -62,12 +62,12 @@ fn nested_types_are_linted_with_the_same_names() {
             (
                 "unbounded_string",
                 "/$defs/Filter/properties/text",
-                LintLevel::Deny
+                LintLevel::Warn
             ),
             (
                 "unbounded_string",
                 "/$defs/Filter/properties/webhook_url",
-                LintLevel::Deny
+                LintLevel::Warn
             ),
             (
                 "unrestricted_destination",

@@ -101,7 +101,11 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
             ),
             (
                 rules::DESCRIPTION_SCOPE,
-                rules::check_description_scope(name, description),
+                rules::check_description_scope(
+                    name,
+                    description,
+                    def.effect().map(crate::spec::Effect::as_str),
+                ),
             ),
             (
                 rules::DESCRIPTION_INJECTION,

@@ -8,7 +8,7 @@
 //!
 //! ```
 //! use toolsmith_lint_rules::{Level, check_tool_name, find};
-//! assert_eq!(find("tool_name").map(|l| l.default), Some(Level::Deny));
+//! assert_eq!(find("tool_name").map(|l| l.default), Some(Level::Warn));
 //! assert!(check_tool_name("search_web").is_none());
 //! assert!(check_tool_name("process").is_some());
 //! ```
@@ -78,11 +78,11 @@ pub const LINTS: &[Lint] = &[
     },
     Lint {
         name: TOOL_NAME,
-        default: Level::Deny,
+        default: Level::Warn,
     },
     Lint {
         name: DESCRIPTION_LENGTH,
-        default: Level::Deny,
+        default: Level::Warn,
     },
     Lint {
         name: DESCRIPTION_SCOPE,
@@ -90,7 +90,7 @@ pub const LINTS: &[Lint] = &[
     },
     Lint {
         name: UNBOUNDED_STRING,
-        default: Level::Deny,
+        default: Level::Warn,
     },
     Lint {
         name: STRINGLY_ENUM,
@@ -110,7 +110,7 @@ pub const LINTS: &[Lint] = &[
     },
     Lint {
         name: DANGEROUS_PARAMETER,
-        default: Level::Deny,
+        default: Level::Warn,
     },
     Lint {
         name: SELF_DECLARED_PERMISSION,
@@ -153,277 +153,94 @@ pub fn note(name: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // Names
 
-/// Verbs a tool name may start with (a verb first says what the tool does).
-const VERBS: &[&str] = &[
-    "accept",
-    "acknowledge",
-    "act",
-    "activate",
-    "add",
-    "analyze",
-    "annotate",
-    "answer",
-    "append",
-    "apply",
-    "approve",
-    "archive",
-    "ask",
-    "assign",
-    "attach",
-    "authorize",
-    "block",
-    "book",
-    "browse",
-    "rebuild",
-    "build",
-    "calculate",
-    "call",
-    "cancel",
-    "capture",
-    "change",
-    "charge",
-    "check",
-    "choose",
-    "classify",
-    "clear",
-    "clone",
-    "close",
-    "collect",
-    "combine",
-    "comment",
-    "commit",
-    "compare",
-    "compile",
-    "complete",
-    "compose",
-    "compress",
-    "compute",
-    "configure",
-    "confirm",
-    "connect",
-    "contact",
-    "convert",
-    "copy",
-    "count",
-    "create",
-    "crop",
-    "deactivate",
-    "debug",
-    "decline",
-    "decode",
-    "divide",
-    "decrypt",
-    "delete",
-    "deploy",
-    "describe",
-    "detect",
-    "diagnose",
-    "disable",
-    "dismiss",
-    "download",
-    "draft",
-    "draw",
-    "duplicate",
-    "echo",
-    "edit",
-    "emit",
-    "enable",
-    "encode",
-    "encrypt",
-    "end",
-    "enqueue",
-    "estimate",
-    "evaluate",
-    "explain",
-    "export",
-    "extract",
-    "fetch",
-    "file",
-    "fill",
-    "filter",
-    "find",
-    "fix",
-    "flag",
-    "follow",
-    "forecast",
-    "format",
-    "forward",
-    "generate",
-    "geocode",
-    "get",
-    "greet",
-    "grant",
-    "group",
-    "hide",
-    "identify",
-    "import",
-    "index",
-    "inspect",
-    "install",
-    "invite",
-    "issue",
-    "join",
-    "label",
-    "launch",
-    "link",
-    "list",
-    "load",
-    "locate",
-    "lock",
-    "log",
-    "lookup",
-    "look",
-    "mark",
-    "measure",
-    "merge",
-    "move",
-    "multiply",
-    "mute",
-    "notify",
-    "open",
-    "order",
-    "parse",
-    "pause",
-    "pay",
-    "pick",
-    "pin",
-    "ping",
-    "place",
-    "plan",
-    "play",
-    "plot",
-    "post",
-    "predict",
-    "preview",
-    "print",
-    "prioritize",
-    "publish",
-    "pull",
-    "purchase",
-    "push",
-    "put",
-    "query",
-    "queue",
-    "rank",
-    "rate",
-    "read",
-    "reassign",
-    "receive",
-    "recommend",
-    "record",
-    "redact",
-    "refresh",
-    "refund",
-    "register",
-    "reject",
-    "release",
-    "reload",
-    "remind",
-    "remove",
-    "rename",
-    "render",
-    "reopen",
-    "reply",
-    "report",
-    "request",
-    "reschedule",
-    "reserve",
-    "reset",
-    "resize",
-    "resolve",
-    "restart",
-    "restore",
-    "resume",
-    "retrieve",
-    "revert",
-    "review",
-    "revoke",
-    "rotate",
-    "round",
-    "route",
-    "save",
-    "say",
-    "scan",
-    "schedule",
-    "score",
-    "search",
-    "select",
-    "send",
-    "set",
-    "share",
-    "show",
-    "sign",
-    "simulate",
-    "snooze",
-    "sort",
-    "split",
-    "start",
-    "stop",
-    "store",
-    "submit",
-    "subscribe",
-    "subtract",
-    "suggest",
-    "sum",
-    "summarize",
-    "suspend",
-    "sync",
-    "tag",
-    "take",
-    "test",
-    "track",
-    "transcribe",
-    "transfer",
-    "transform",
-    "translate",
-    "trigger",
-    "unarchive",
-    "undo",
-    "unlock",
-    "unpin",
-    "unsubscribe",
-    "update",
-    "upload",
-    "upsert",
-    "validate",
-    "verify",
-    "view",
-    "vote",
-    "walk",
-    "wait",
-    "watch",
-    "write",
+/// Verbs that name no action of their own: `process_payment` says what, `process` does not.
+const GENERIC_VERBS: &[&str] = &[
+    "do", "process", "handle", "execute", "exec", "run", "perform", "invoke", "call", "make",
+    "manage", "go", "use", "apply", "get", "fetch", "set", "update",
 ];
 
-/// Names that say nothing about what the tool does.
-const VAGUE: &[&str] = &[
-    "do",
-    "do_stuff",
-    "do_task",
-    "do_it",
-    "process",
-    "handle",
-    "execute",
-    "run",
-    "api_call",
-    "call_api",
+/// Nouns that name no object of their own.
+const GENERIC_NOUNS: &[&str] = &[
+    "api",
+    "task",
+    "tasks",
+    "data",
+    "stuff",
+    "thing",
+    "things",
+    "item",
+    "items",
+    "info",
+    "information",
+    "request",
+    "requests",
+    "it",
+    "action",
+    "actions",
+    "operation",
     "helper",
     "tool",
-    "action",
-    "perform",
-    "invoke",
+    "tools",
     "misc",
     "util",
     "utils",
-    "task",
-    "request",
-    "process_request",
-    "process_user_request",
-    "handle_request",
-    "query_api",
+    "utility",
+    "function",
+    "func",
+    "input",
+    "output",
+    "result",
+    "results",
+    "object",
+    "value",
+    "payload",
+    "query",
+    "command",
+    "job",
+    "work",
+    "service",
+    "method",
+    "main",
+    "test",
+    "temp",
+    "tmp",
+    "foo",
+    "bar",
+    "my",
+    "the",
+    "a",
 ];
 
+/// The words of a name: split at `_`, `-`, `.` and where a lowercase letter or digit meets an
+/// uppercase one (`getItems` → `get`, `items`), lowercased.
+fn name_words(name: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.') {
+            words.push(std::mem::take(&mut word));
+            previous_lower = false;
+            continue;
+        }
+        if c.is_ascii_uppercase() && previous_lower {
+            words.push(std::mem::take(&mut word));
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        word.push(c.to_ascii_lowercase());
+    }
+    words.push(word);
+    words.retain(|w| !w.is_empty());
+    words
+}
+
 /// Why `name` is not a good tool name, or `None`.
+///
+/// A name is refused when it cannot cross providers (characters, length), or when it is
+/// *vague*: every word of it is generic
+/// (`process`, `do_task`, `api_call`, `get_data`, `handle_request`, `api.run`), so it hides
+/// what the tool does. Any other name passes, verb first or not: `solve_quadratic_equation`, `math.gcd`,
+/// `currency_converter`, `crm.get_customer`.
 pub fn check_tool_name(name: &str) -> Option<String> {
     let portable = !name.is_empty()
         && name.len() <= 64
@@ -435,28 +252,16 @@ pub fn check_tool_name(name: &str) -> Option<String> {
             "tool name `{name}` is not portable across providers; use 1 to 64 characters from `a-z`, `0-9`, `_` and `.`"
         ));
     }
-    let snake = name
-        .bytes()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'.')
-        && !name.starts_with(['_', '.'])
-        && !name.ends_with(['_', '.'])
-        && !name.contains("__")
-        && !name.contains("..");
-    if !snake {
-        return Some(format!(
-            "tool name `{name}` is not snake_case; write it like `search_web` or `crm.get_customer`"
-        ));
-    }
     let action = name.rsplit('.').next().unwrap_or(name);
-    if VAGUE.contains(&action) || VAGUE.contains(&name) {
+    // Every segment counts: `basketball.game_stats.get` names its object before its verb.
+    let words = name_words(name);
+    let vague = !words.is_empty()
+        && words
+            .iter()
+            .all(|w| GENERIC_VERBS.contains(&w.as_str()) || GENERIC_NOUNS.contains(&w.as_str()));
+    if vague {
         return Some(format!(
             "tool name `{name}` is vague: a model picks tools by name, and `{action}` says nothing about what it does; name the action and its object, like `search_web` or `crm.get_customer`"
-        ));
-    }
-    let verb = action.split('_').next().unwrap_or(action);
-    if !VERBS.contains(&verb) {
-        return Some(format!(
-            "tool name `{name}` does not start with a verb; name the action first, like `get_{action}` or `search_{action}` (or `domain.verb_object`)"
         ));
     }
     None
@@ -488,6 +293,7 @@ fn contains_any(haystack: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| haystack.contains(n))
 }
 
+/// Words that say what a tool does to the world, in any sentence.
 const EFFECT_WORDS: &[&str] = &[
     "read-only",
     "read only",
@@ -499,19 +305,33 @@ const EFFECT_WORDS: &[&str] = &[
     "does not change",
     "no side effect",
     "side-effect free",
+    "without side effects",
     "writes",
     "write ",
     "modifies",
     "modify",
     "creates",
+    "create ",
     "updates",
     "deletes",
+    "delete ",
     "removes",
     "sends",
+    "send ",
+    "posts",
+    "publishes",
+    "charges",
     "changes",
+    "cancels",
+    "destructive",
+    "cannot be undone",
+    "can't be undone",
+    "irreversible",
+    "permanently",
     "pure",
     "side effect",
-    "irreversible",
+    "stores",
+    "saves",
 ];
 const SCOPE_WORDS: &[&str] = &[
     "not for",
@@ -529,18 +349,29 @@ const SCOPE_WORDS: &[&str] = &[
     "unless",
 ];
 
-/// What the description leaves unsaid (whether it writes, when not to use it), or `None`.
-pub fn check_description_scope(tool: &str, description: &str) -> Option<String> {
+/// What the description leaves unsaid (what it does to the world, when not to use it), or
+/// `None`. `effect` is the tool's declared effect (`read`, `write`, `destructive`), so that the
+/// suggested sentence fits the tool.
+pub fn check_description_scope(
+    tool: &str,
+    description: &str,
+    effect: Option<&str>,
+) -> Option<String> {
     let text = description.to_lowercase();
-    let effect = contains_any(&text, EFFECT_WORDS);
-    let scope = contains_any(&text, SCOPE_WORDS);
-    let missing = match (effect, scope) {
+    let says_effect = contains_any(&text, EFFECT_WORDS);
+    let says_scope = contains_any(&text, SCOPE_WORDS);
+    let effect_sentence = match effect {
+        Some("write") => "Writes data.",
+        Some("destructive") => "Destructive: it cannot be undone.",
+        _ => "Read-only.",
+    };
+    let missing = match (says_effect, says_scope) {
         (true, true) => return None,
-        (false, true) => "whether it only reads or also writes (e.g. \"Read-only.\")",
-        (true, false) => "when not to use it (e.g. \"Not for private documents.\")",
-        (false, false) => {
-            "whether it reads or writes, nor when not to use it (e.g. \"Read-only. Not for private documents.\")"
-        }
+        (false, true) => format!("what it does to data (e.g. \"{effect_sentence}\")"),
+        (true, false) => "when not to use it (e.g. \"Not for private documents.\")".to_owned(),
+        (false, false) => format!(
+            "what it does to data, nor when not to use it (e.g. \"{effect_sentence} Not for private documents.\")"
+        ),
     };
     Some(format!(
         "the description of `{tool}` does not say {missing}; models choose and chain tools by these sentences"
@@ -915,10 +746,23 @@ mod tests {
         assert_eq!(check_tool_name("search_web"), None);
         assert_eq!(check_tool_name("crm.get_customer"), None);
         assert_eq!(check_tool_name("calendar.create_event"), None);
-        assert!(check_tool_name("doStuff").unwrap().contains("snake_case"));
+        assert!(check_tool_name("doStuff").unwrap().contains("vague"));
         assert!(check_tool_name("do_stuff").unwrap().contains("vague"));
         assert!(check_tool_name("process").unwrap().contains("vague"));
-        assert!(check_tool_name("weather").unwrap().contains("verb"));
+        assert!(check_tool_name("api_call").unwrap().contains("vague"));
+        assert!(check_tool_name("api.get_data").unwrap().contains("vague"));
+        // Clear names pass, whatever their first word or case.
+        for clear in [
+            "weather",
+            "solve_quadratic_equation",
+            "math.gcd",
+            "draw_circle",
+            "CalculateTax",
+            "process_payment",
+            "run_tests",
+        ] {
+            assert_eq!(check_tool_name(clear), None, "{clear}");
+        }
         assert!(check_tool_name("has space").unwrap().contains("portable"));
         assert!(
             check_tool_name(&"get_".repeat(20))
@@ -930,16 +774,20 @@ mod tests {
     #[test]
     fn scope() {
         assert_eq!(
-            check_description_scope("t", "Search the web. Read-only. Not for private documents."),
+            check_description_scope(
+                "t",
+                "Search the web. Read-only. Not for private documents.",
+                Some("read")
+            ),
             None
         );
         assert!(
-            check_description_scope("t", "Search the web.")
+            check_description_scope("t", "Search the web.", None)
                 .unwrap()
                 .contains("nor when not")
         );
         assert!(
-            check_description_scope("t", "Creates a ticket.")
+            check_description_scope("t", "Creates a ticket.", Some("write"))
                 .unwrap()
                 .contains("when not to use")
         );

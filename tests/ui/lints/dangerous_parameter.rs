@@ -1,8 +1,8 @@
-// Fails: `dangerous_parameter` on a parameter that carries a query to execute.
+// Fails: `dangerous_parameter` on a parameter that carries a query to execute (warn by default; denied here).
 use toolsmith::tool;
 
 /// Queries the reports. Read-only. Not for writes.
-#[tool(effect = "read")]
+#[tool(effect = "read", deny(dangerous_parameter))]
 fn query_reports(
     /// The SQL to run.
     #[arg(length(max = 2000))]

@@ -1,9 +1,9 @@
-// Fails: `tool_name` on a tool name that does not start with a verb.
+// Fails: `tool_name` on a vague name, made only of generic words (warn by default; denied here).
 use toolsmith::tool;
 
-/// Reports the weather. Read-only. Not for forecasts.
-#[tool(effect = "read")]
-fn weather_report(
+/// Fetches the weather for a city. Read-only. Not for forecasts.
+#[tool(effect = "read", deny(tool_name))]
+fn get_data(
     /// The city.
     #[arg(length(max = 100))]
     city: String,

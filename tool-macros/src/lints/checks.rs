@@ -85,7 +85,8 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
         if let Some(message) = check_description_length(&name, &text) {
             finding(out, DESCRIPTION_LENGTH, text_span, message, None);
         }
-        if let Some(message) = check_description_scope(&name, &text) {
+        let effect = tool.args.effect.as_ref().map(syn::LitStr::value);
+        if let Some(message) = check_description_scope(&name, &text, effect.as_deref()) {
             finding(out, DESCRIPTION_SCOPE, text_span, message, None);
         }
         if let Some(message) = check_injection(&what, &text) {
