@@ -285,7 +285,21 @@ fn walk(l: &mut Linter<'_>, node: &Value, path: &str, name: Option<&str>) {
                 rules::destination_message(name),
             );
         }
-        if matches!(map.get("additionalProperties"), Some(v) if v != &Value::Bool(false)) {
+        const SHAPES: &[&str] = &[
+            "type",
+            "anyOf",
+            "oneOf",
+            "allOf",
+            "enum",
+            "const",
+            "properties",
+            "items",
+            "$ref",
+        ];
+        let any_json = !SHAPES.iter().any(|key| map.contains_key(*key));
+        if any_json
+            || matches!(map.get("additionalProperties"), Some(v) if v != &Value::Bool(false))
+        {
             l.push(rules::OPEN_MAP, path, format!(
                 "`{name}` is an open map or free JSON: models guess its keys, and strict provider modes cannot express it; use a struct with named fields, or a list of key/value structs"
             ));

@@ -74,6 +74,11 @@ pub(crate) fn build(spec: &ToolSpec, mut schema: Value) -> Built {
             .entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
         for param in spec.params {
+            // Any JSON (`serde_json::Value`): schemars writes the schema `true`. Written as the
+            // empty schema, which means the same and can carry a description.
+            if let Some(any @ Value::Bool(true)) = props.get_mut(param.name) {
+                *any = Value::Object(Map::new());
+            }
             let node = props.get_mut(param.name).and_then(Value::as_object_mut);
             let Some(node) = node else {
                 compiled.problem = Some(format!(

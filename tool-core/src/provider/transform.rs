@@ -408,6 +408,16 @@ pub(super) fn strict_common(
     if node.contains_key("$ref") {
         return Ok(false); // a bare recursive reference: its definition gets the rules
     }
+    const SHAPES: &[&str] = &["type", "anyOf", "enum", "const", "properties", "items"];
+    if !SHAPES.iter().any(|key| node.contains_key(*key)) {
+        return Err(target.error(
+            path,
+            format!(
+                "any JSON (a `serde_json::Value` parameter) cannot be strict: {} needs a type on every value; give the parameter a type (a struct, an enum, a list), or use the non-strict dialect",
+                target.dialect
+            ),
+        ));
+    }
     let object = is_object(node);
     if object {
         if !matches!(
