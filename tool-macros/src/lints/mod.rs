@@ -63,11 +63,13 @@ pub(crate) fn run(errors: &Errors, config: &Config, tool: &ToolFn) -> TokenStrea
     let mut warnings = Vec::new();
     for finding in checks::all(tool) {
         let param = finding.param.map(|i| &tool.params[i]);
-        let message = format!("{}{}", finding.message, rules::note(finding.lint));
         match level(config, tool, param, finding.lint) {
             Level::Allow => {}
-            Level::Deny => errors.at_span(finding.span, message),
-            Level::Warn => warnings.push(warning(finding.lint, finding.span, &message)),
+            Level::Deny => errors.at_span(
+                finding.span,
+                format!("{}{}", finding.message, rules::note(finding.lint)),
+            ),
+            Level::Warn => warnings.push(warning(finding.lint, finding.span, &finding.message)),
         }
     }
     let track = config
@@ -81,17 +83,21 @@ pub(crate) fn run(errors: &Errors, config: &Config, tool: &ToolFn) -> TokenStrea
 }
 
 /// A compiler warning at `span`: the use of a deprecated constant named after the lint, in a
-/// module named `toolsmith`, reads `use of deprecated constant `toolsmith::unbounded_string`:
-/// <message>`.
+/// module named `toolsmith_lint`. It reads `use of deprecated constant
+/// `_::toolsmith_lint::unbounded_string`: <message> (toolsmith lint `unbounded_string`: allow it
+/// with ...)`, all on the first line, so that the location and rustc's own note follow it.
 fn warning(lint: &str, span: Span, message: &str) -> TokenStream {
     let name = format_ident!("{}", lint);
     // Every token of the use carries the finding's span: rustc reports the deprecation there.
     let used_name = format_ident!("{}", lint, span = span);
-    let used = quote_spanned!(span=> toolsmith::#used_name);
+    let used = quote_spanned!(span=> toolsmith_lint::#used_name);
+    let message = format!(
+        "{message} (toolsmith lint `{lint}`: allow it with `#[tool(allow({lint}))]`)"
+    );
     quote! {
         const _: () = {
             #[allow(dead_code, non_upper_case_globals)]
-            mod toolsmith {
+            mod toolsmith_lint {
                 #[deprecated(note = #message)]
                 pub const #name: () = ();
             }
