@@ -96,6 +96,9 @@ pub(crate) struct ParamArgs {
     pub(crate) levels: Vec<LevelSetting>,
     /// `sensitive`: redacted in audit records.
     pub(crate) sensitive: Option<Span>,
+    /// Whether the attribute had a key that is not one (a misspelling): the parameter's lints
+    /// are left out, so that the one error is not followed by findings it caused.
+    pub(crate) unparsed: bool,
 }
 
 /// `length(min = .., max = ..)`.

@@ -63,6 +63,9 @@ pub(crate) fn run(errors: &Errors, config: &Config, tool: &ToolFn) -> TokenStrea
     let mut warnings = Vec::new();
     for finding in checks::all(tool) {
         let param = finding.param.map(|i| &tool.params[i]);
+        if param.is_some_and(|p| p.args.unparsed) {
+            continue;
+        }
         match level(config, tool, param, finding.lint) {
             Level::Allow => {}
             Level::Deny => errors.at_span(

@@ -120,6 +120,44 @@ pub(crate) fn parse_levels(
 }
 
 /// "`a`, `b` or `c`": the keys as a message lists them.
+/// The error for a key of attribute `attr` that is not one of `keys`: the closest key when
+/// the given one looks like a misspelling of it (as rustc suggests names), else every key.
+pub(crate) fn unknown_key(attr: &str, key: &str, keys: &[&str]) -> String {
+    let closest = keys
+        .iter()
+        .map(|k| (distance(key, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
+        .min_by_key(|(d, _)| *d);
+    match closest {
+        Some((_, k)) => format!("unknown `{attr}` key `{key}`; did you mean `{k}`?"),
+        None => format!("unknown `{attr}` key `{key}`; expected one of {}", one_of(keys)),
+    }
+}
+
+/// Levenshtein distance, with a swap of two neighbours counted as one edit (`lenght`).
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
 pub(crate) fn one_of(keys: &[&str]) -> String {
     let quoted: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
     quoted.join(", ")
@@ -317,13 +355,7 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_else(|| "?".into());
-            errors.at(
-                &meta.path,
-                format!(
-                    "unknown `tool` key `{key}`; expected one of {}",
-                    one_of(TOOL_KEYS)
-                ),
-            );
+            errors.at(&meta.path, unknown_key("tool", &key, TOOL_KEYS));
             skip_value(&meta)?;
         }
         Ok(())

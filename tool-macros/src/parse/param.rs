@@ -3,7 +3,7 @@
 use syn::spanned::Spanned;
 use syn::{Attribute, Expr, ExprLit, ExprUnary, FnArg, Lit, LitStr, Pat, Signature, Type, UnOp};
 
-use super::args::{one_of, set_once, skip_value};
+use super::args::{set_once, skip_value, unknown_key};
 use super::doc;
 use crate::errors::Errors;
 use crate::model::{Length, Number, NumberLit, Param, ParamArgs, Range};
@@ -184,7 +184,7 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                             "min" => &mut length.min,
                             "max" => &mut length.max,
                             _ => {
-                                errors.at(&inner.path, format!("unknown `length` key `{which}`; expected one of {}", one_of(LENGTH_KEYS)));
+                                errors.at(&inner.path, unknown_key("length", &which, LENGTH_KEYS));
                                 return skip_value(&inner);
                             }
                         };
@@ -208,7 +208,7 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                             "exclusive_min" => &mut range.exclusive_min,
                             "exclusive_max" => &mut range.exclusive_max,
                             _ => {
-                                errors.at(&inner.path, format!("unknown `range` key `{which}`; expected one of {}", one_of(RANGE_KEYS)));
+                                errors.at(&inner.path, unknown_key("range", &which, RANGE_KEYS));
                                 return skip_value(&inner);
                             }
                         };
@@ -262,13 +262,15 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                     super::args::parse_levels(errors, &meta, &key, &mut out.levels)?;
                 }
                 _ => {
-                    errors.at(&meta.path, format!("unknown `arg` key `{key}`; expected one of {}", one_of(ARG_KEYS)));
+                    errors.at(&meta.path, unknown_key("arg", &key, ARG_KEYS));
+                    out.unparsed = true;
                     skip_value(&meta)?;
                 }
             }
             Ok(())
         });
         if let Err(err) = result {
+            out.unparsed = true;
             errors.push(err);
         }
     }
