@@ -26,7 +26,8 @@ pub use toolsmith_macros::tool;
 pub use schemars;
 #[doc(hidden)]
 pub use toolsmith_core::__macro_support::{
-    HasLength, HasRange, HasText, ResultTag, ToolParam, assert_param, parse_arguments,
+    HasLength, HasRange, HasText, ResultTag, StringDefault, ToolParam, assert_param,
+    parse_arguments,
 };
 
 /// What the code `#[tool]` generates names, and nothing else: not a public API.

@@ -219,6 +219,25 @@ impl<T: HasText> HasText for Option<T> {
     }
 }
 
+/// A parameter's value made from a string `default = "..."`: any type `From<&str>` (`String`,
+/// `Cow<str>`, a newtype). For others (an enum, most often) the error says to write the value
+/// in Rust.
+#[diagnostic::on_unimplemented(
+    message = "a string `default = \"...\"` cannot make a `{Self}`",
+    label = "this parameter is a `{Self}`, and its default is a string",
+    note = "write the default as a Rust value of the parameter's type, e.g. `default = {Self}::Any` for an enum, or implement `From<&str>` for `{Self}`"
+)]
+pub trait StringDefault: Sized {
+    /// The value.
+    fn from_default(text: &'static str) -> Self;
+}
+
+impl<T: From<&'static str>> StringDefault for T {
+    fn from_default(text: &'static str) -> Self {
+        T::from(text)
+    }
+}
+
 /// The JSON of a `default = ...` value, for the schema.
 pub fn default_value<T: Serialize>(value: T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)

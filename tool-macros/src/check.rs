@@ -36,6 +36,7 @@ pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
             "`inline` is for synchronous tools; an `async fn` tool already runs in place, so remove `inline`",
         );
     }
+    error_type(errors, &tool.sig.output);
     let mut names: HashMap<String, &syn::Ident> = HashMap::new();
     for param in &tool.params {
         if let (Some(email), Some(_)) = (param.args.email, param.args.url) {
@@ -84,4 +85,36 @@ fn value(number: &Number) -> Option<f64> {
         NumberLit::Float(float) => float.base10_parse::<f64>().ok()?,
     };
     Some(if number.negative { -v } else { v })
+}
+
+/// A `Result` whose error is a string: it cannot become a `ToolError`, and the model would get
+/// no code to act on. Reported on the error type, with what to write instead.
+fn error_type(errors: &Errors, output: &syn::ReturnType) {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return;
+    };
+    let syn::Type::Path(path) = &**ty else { return };
+    let Some(last) = path.path.segments.last() else {
+        return;
+    };
+    if last.ident != "Result" {
+        return;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return;
+    };
+    let Some(syn::GenericArgument::Type(error)) = args.args.iter().nth(1) else {
+        return;
+    };
+    let stringly = match error {
+        syn::Type::Path(p) => p.path.segments.last().is_some_and(|s| s.ident == "String"),
+        syn::Type::Reference(r) => matches!(&*r.elem, syn::Type::Path(p) if p.path.is_ident("str")),
+        _ => false,
+    };
+    if stringly {
+        errors.at(
+            error,
+            "a tool's error type must convert into `ToolError`, and a string does not: return `Result<T, ToolError>` and choose the error's code, e.g. `ToolError::not_found(\"No such ticket.\")` or `ToolError::invalid_arguments(..)`, so the model knows whether to retry, fix its call or ask the user",
+        );
+    }
 }

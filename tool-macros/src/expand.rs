@@ -380,7 +380,8 @@ fn default_expr(param: &Param) -> Option<TokenStream> {
             lit: syn::Lit::Str(lit),
             ..
         }) => {
-            quote_spanned!(lit.span()=> ::core::convert::From::from(#lit))
+            let ty = &param.ty;
+            quote_spanned!(lit.span()=> <#ty as ::toolsmith::__private::StringDefault>::from_default(#lit))
         }
         expr => quote!(#expr),
     })

@@ -94,9 +94,8 @@ fn warning(lint: &str, span: Span, message: &str) -> TokenStream {
     // Every token of the use carries the finding's span: rustc reports the deprecation there.
     let used_name = format_ident!("{}", lint, span = span);
     let used = quote_spanned!(span=> toolsmith_lint::#used_name);
-    let message = format!(
-        "{message} (toolsmith lint `{lint}`: allow it with `#[tool(allow({lint}))]`)"
-    );
+    let message =
+        format!("{message} (toolsmith lint `{lint}`: allow it with `#[tool(allow({lint}))]`)");
     quote! {
         const _: () = {
             #[allow(dead_code, non_upper_case_globals)]

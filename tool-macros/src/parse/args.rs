@@ -130,7 +130,10 @@ pub(crate) fn unknown_key(attr: &str, key: &str, keys: &[&str]) -> String {
         .min_by_key(|(d, _)| *d);
     match closest {
         Some((_, k)) => format!("unknown `{attr}` key `{key}`; did you mean `{k}`?"),
-        None => format!("unknown `{attr}` key `{key}`; expected one of {}", one_of(keys)),
+        None => format!(
+            "unknown `{attr}` key `{key}`; expected one of {}",
+            one_of(keys)
+        ),
     }
 }
 
@@ -148,7 +151,9 @@ fn distance(a: &str, b: &str) -> usize {
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(d[i - 2][j - 2] + 1);
             }
