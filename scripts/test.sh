@@ -63,10 +63,10 @@ cargo bench --workspace --all-features --locked --no-run
 
 echo "== every crate packages and builds from its packaged sources"
 # Cargo verifies the packages against a temporary local registry whose sources it unpacks
-# once under $CARGO_HOME/registry/src/-<hash>/ and then reuses for the same version number:
-# left from an earlier run, they would be the old sources. Remove them so that the packages
-# of this checkout are the ones built.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-*
+# once under $CARGO_HOME/registry/src/-<hash>/, and builds them in target/package/; both are
+# reused for the same version number, as registry sources never change. Left from an earlier
+# run they would be the old sources: remove them so that this checkout's packages are built.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-* target/package
 cargo package --workspace --locked
 
 echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
