@@ -62,11 +62,13 @@ echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
 cargo bench --workspace --all-features --locked --no-run
 
 echo "== every crate packages and builds from its packaged sources"
-# Cargo verifies the packages against a temporary local registry whose sources it unpacks
-# once under $CARGO_HOME/registry/src/-<hash>/, and builds them in target/package/; both are
-# reused for the same version number, as registry sources never change. Left from an earlier
-# run they would be the old sources: remove them so that this checkout's packages are built.
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-* target/package
+# Cargo verifies each package against the others through a temporary local registry, whose
+# sources it unpacks under $CARGO_HOME/registry/src/-<hash>/ and whose builds it keeps in
+# target/debug: both are reused for the same version number, as registry sources never
+# change. Left from an earlier run they are the old code, so remove them (and this
+# checkout's own builds with them, whose tests have run).
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-* target/package \
+  target/debug/.fingerprint/toolsmith-* target/debug/deps/libtoolsmith_* target/debug/deps/toolsmith_*
 cargo package --workspace --locked
 
 echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
