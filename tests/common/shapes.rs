@@ -168,8 +168,11 @@ pub async fn count_words(
     let _ = (counts, labels);
 }
 
-/// A tuple.
-#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
+/// A tuple (on purpose: the exports' errors for it are tested).
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string, provider_incompatible)
+)]
 pub async fn pair(
     /// A pair.
     pair: (i32, String),

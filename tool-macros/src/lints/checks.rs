@@ -194,6 +194,15 @@ fn param_lints(index: usize, param: &Param, out: &mut Vec<Finding>) {
             Some(index),
         );
     }
+    if let Some(shape) = inexpressible(&param.ty) {
+        finding(
+            out,
+            PROVIDER_INCOMPATIBLE,
+            ty_span,
+            format!("`{name}` {shape}"),
+            Some(index),
+        );
+    }
     if rules::is_dangerous(&name) && (string || is_strings(&param.ty)) && args.pattern.is_none() {
         finding(
             out,
@@ -279,4 +288,46 @@ fn is_map(ty: &Type) -> bool {
         .any(|s| s.ident == "serde_json" || s.ident == "json");
     matches!(name.as_str(), "Value" | "Map")
         && (json || path.path.segments.len() == 1 && name == "Value")
+}
+
+/// A shape of the parameter's type that some providers cannot express, said with the fix:
+/// a tuple (JSON Schema's `prefixItems`), or a map whose keys are not strings.
+fn inexpressible(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Tuple(tuple) if !tuple.elems.is_empty() => Some(
+            "is a tuple, which JSON Schema writes with `prefixItems`: OpenAI strict, Anthropic strict and Gemini cannot express it, and their export fails; use a struct with named fields".to_owned(),
+        ),
+        Type::Paren(inner) => inexpressible(&inner.elem),
+        Type::Group(inner) => inexpressible(&inner.elem),
+        Type::Array(array) => inexpressible(&array.elem),
+        Type::Slice(slice) => inexpressible(&slice.elem),
+        Type::Reference(reference) => inexpressible(&reference.elem),
+        Type::Path(path) => {
+            let segment = path.path.segments.last()?;
+            let PathArguments::AngleBracketed(args) = &segment.arguments else {
+                return None;
+            };
+            let mut types = args.args.iter().filter_map(|arg| match arg {
+                GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            });
+            if matches!(
+                segment.ident.to_string().as_str(),
+                "HashMap" | "BTreeMap" | "IndexMap"
+            ) && let Some(key) = types.next()
+                && !is_string(key)
+                && !matches!(key, Type::Reference(r) if matches!(&*r.elem, Type::Path(p) if p.path.is_ident("str")))
+            {
+                let key = quote::ToTokens::to_token_stream(key).to_string().replace(' ', "");
+                return Some(format!(
+                    "is a map with `{key}` keys: JSON object keys are strings, and no provider can say what they must be; key it by `String`, or take a list of key/value structs"
+                ));
+            }
+            args.args.iter().find_map(|arg| match arg {
+                GenericArgument::Type(ty) => inexpressible(ty),
+                _ => None,
+            })
+        }
+        _ => None,
+    }
 }
