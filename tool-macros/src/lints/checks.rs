@@ -171,7 +171,8 @@ fn param_lints(index: usize, param: &Param, out: &mut Vec<Finding>) {
             );
         }
     }
-    let bounded = args.length.as_ref().is_some_and(|l| l.max.is_some());
+    // A `range` meant as the bound: its own error says it does not apply to a string.
+    let bounded = args.length.as_ref().is_some_and(|l| l.max.is_some()) || args.range.is_some();
     if string && !bounded && !shaped {
         finding(
             out,
