@@ -126,13 +126,43 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         syn::ReturnType::Default => tool.sig.ident.span(),
         syn::ReturnType::Type(_, ty) => ty.span(),
     };
-    let finish = quote_spanned! {ret_span=>
-        (&__out).__toolsmith_kind().finish(__out)
+    // A return type written `Result<T, E>`: each half is checked at its own type, so that a
+    // `T` that is not `Serialize` or an `E` that is not `Into<ToolError>` is reported there.
+    // Any other type (an alias included) goes through the kind probe.
+    let (finish, emit) = match result_halves(&tool.sig.output) {
+        Some((ok, err)) => {
+            let ok_span = ok.span();
+            let err_span = err.span();
+            let ok_finish = quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.finish(__v));
+            let ok_emit = quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.emit(__v, __emit));
+            let err_into = quote_spanned!(err_span=>
+                ::core::convert::Into::<::toolsmith::__private::ToolError>::into(__e)
+            );
+            (
+                quote! {
+                    match __out {
+                        ::core::result::Result::Ok(__v) => #ok_finish,
+                        ::core::result::Result::Err(__e) => ::toolsmith::__private::ToolOutcome::Error(#err_into),
+                    }
+                },
+                quote! {
+                    match __out {
+                        ::core::result::Result::Ok(__v) => #ok_emit,
+                        ::core::result::Result::Err(__e) => ::core::result::Result::Err(#err_into),
+                    }
+                },
+            )
+        }
+        None => (
+            quote_spanned! {ret_span=>
+                (&__out).__toolsmith_kind().finish(__out)
+            },
+            quote_spanned! {ret_span=>
+                (&__out).__toolsmith_kind().emit(__out, __emit)
+            },
+        ),
     };
     let inline = tool.args.inline.is_some() && tool.sig.asyncness.is_none();
-    let emit = quote_spanned! {ret_span=>
-        (&__out).__toolsmith_kind().emit(__out, __emit)
-    };
     // The future a call returns, once the arguments are read: the user's async fn finished in
     // an async block, or a sync fn on the blocking pool through the one non-generic
     // `run_blocking` (no per-tool future type at all).
@@ -551,4 +581,28 @@ fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
         ));
     }
     out
+}
+
+/// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result` with two
+/// type arguments).
+fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let syn::Type::Path(path) = &**ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let (ok, err) = (types.next()?, types.next()?);
+    types.next().is_none().then_some((ok, err))
 }
