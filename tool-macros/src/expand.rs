@@ -134,7 +134,8 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             let ok_span = ok.span();
             let err_span = err.span();
             let ok_finish = quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.finish(__v));
-            let ok_emit = quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.emit(__v, __emit));
+            let ok_emit =
+                quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.emit(__v, __emit));
             let err_into = quote_spanned!(err_span=>
                 ::core::convert::Into::<::toolsmith::__private::ToolError>::into(__e)
             );
