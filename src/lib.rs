@@ -26,7 +26,7 @@ pub use toolsmith_macros::tool;
 pub use schemars;
 #[doc(hidden)]
 pub use toolsmith_core::__macro_support::{
-    HasLength, HasRange, HasText, ResultTag, StringDefault, ToolParam, assert_param,
+    HasLength, HasRange, HasText, ResultTag, StringDefault, ToolParam, ValueTag, assert_param,
     parse_arguments,
 };
 
