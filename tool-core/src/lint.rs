@@ -285,19 +285,7 @@ fn walk(l: &mut Linter<'_>, node: &Value, path: &str, name: Option<&str>) {
                 rules::destination_message(name),
             );
         }
-        const SHAPES: &[&str] = &[
-            "type",
-            "anyOf",
-            "oneOf",
-            "allOf",
-            "enum",
-            "const",
-            "properties",
-            "items",
-            "$ref",
-        ];
-        let any_json = !SHAPES.iter().any(|key| map.contains_key(*key));
-        if any_json
+        if crate::schema::accepts_any_json(map)
             || matches!(map.get("additionalProperties"), Some(v) if v != &Value::Bool(false))
         {
             l.push(rules::OPEN_MAP, path, format!(

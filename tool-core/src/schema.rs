@@ -61,6 +61,23 @@ pub fn schema_of<A: JsonSchema + ?Sized>() -> Value {
         .to_value()
 }
 
+/// Whether a schema node (an object) accepts any JSON: it has no keyword that gives it a type
+/// or a shape (`serde_json::Value`'s schema, once written as an object).
+pub(crate) fn accepts_any_json(node: &Map<String, Value>) -> bool {
+    const SHAPES: &[&str] = &[
+        "type",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "enum",
+        "const",
+        "properties",
+        "items",
+        "$ref",
+    ];
+    !SHAPES.iter().any(|key| node.contains_key(*key))
+}
+
 /// The canonical input schema from the argument struct's `schema` and the tool's spec.
 pub(crate) fn build(spec: &ToolSpec, mut schema: Value) -> Built {
     let full_validation = has_unenforced_constraints(&schema);

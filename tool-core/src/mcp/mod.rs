@@ -725,9 +725,8 @@ impl ApprovalPrompt for Elicit {
     ) -> crate::BoxFuture<'a, Option<ApprovalDecision>> {
         Box::pin(async move {
             let def = request.definition;
-            let mut arguments = request.arguments.clone();
-            crate::policy::audit::redact(&mut arguments, def.sensitive_params());
-            let arguments = crate::echo::echo(&arguments.to_string()).into_owned();
+            let arguments = request.redacted_arguments().to_string();
+            let arguments = crate::echo::echo(&arguments);
             let what = def.title().unwrap_or_else(|| def.name());
             let message = format!(
                 "The assistant wants to run \"{what}\" (`{}`), which needs your approval: {}\nArguments: {arguments}",

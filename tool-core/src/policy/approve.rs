@@ -39,6 +39,46 @@ pub struct ApprovalRequest<'a> {
     pub definition: &'a ToolDefinition,
 }
 
+impl ApprovalRequest<'_> {
+    /// The arguments as a person may see them: parameters marked `#[arg(sensitive)]` shown as
+    /// `"[redacted]"`.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::policy::ApprovalRequest;
+    /// use toolsmith::{tool, Tool, ToolContext};
+    ///
+    /// /// Rotates a key. Destructive: it cannot be undone. Not for new keys.
+    /// #[tool(effect = "destructive", requires_approval)]
+    /// fn rotate_key(
+    ///     /// The key's name.
+    ///     #[arg(length(max = 40))]
+    ///     name: String,
+    ///     /// The admin password.
+    ///     #[arg(sensitive, length(max = 64))]
+    ///     password: String,
+    /// ) {
+    ///     let _ = (name, password);
+    /// }
+    ///
+    /// let arguments = json!({"name": "billing", "password": "hunter2"});
+    /// let request = ApprovalRequest {
+    ///     tool: "rotate_key",
+    ///     arguments: &arguments,
+    ///     arguments_hash: "sha256:...",
+    ///     ctx: &ToolContext::new(),
+    ///     definition: RotateKey.definition(),
+    /// };
+    /// assert_eq!(request.redacted_arguments(), json!({"name": "billing", "password": "[redacted]"}));
+    /// ```
+    #[must_use]
+    pub fn redacted_arguments(&self) -> Value {
+        let mut arguments = self.arguments.clone();
+        redact(&mut arguments, self.definition.sensitive_params());
+        arguments
+    }
+}
+
 /// What an [`Approver`] says about one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApprovalDecision {
@@ -177,13 +217,11 @@ pub struct PendingApproval {
 impl PendingApproval {
     fn new(request: &ApprovalRequest<'_>) -> Self {
         let def = request.definition;
-        let mut arguments = request.arguments.clone();
-        redact(&mut arguments, def.sensitive_params());
         Self {
             tool: request.tool.to_owned(),
             title: def.title().map(str::to_owned),
             description: def.description().to_owned(),
-            arguments,
+            arguments: request.redacted_arguments(),
             arguments_hash: request.arguments_hash.to_owned(),
             effect: def.effect(),
             annotations: *def.annotations(),

@@ -307,13 +307,12 @@ pub(crate) fn parse(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 
 /// A `functionResponse` part: the data under `output`, or the error under `error`.
 pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
-    let response = match (outcome.data(), outcome.error()) {
+    let mut response = match (outcome.data(), outcome.error()) {
         (Some(data), _) => {
             json!({"output": serde_json::from_str::<Value>(data.get()).unwrap_or(Value::Null)})
         }
         (None, err) => json!({ "error": err }),
     };
-    let mut response = response;
     if outcome.is_replay() {
         // As the envelope says it: the first call's result again, the tool not run.
         response["replayed"] = Value::Bool(true);

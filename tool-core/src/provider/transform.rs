@@ -408,8 +408,7 @@ pub(super) fn strict_common(
     if node.contains_key("$ref") {
         return Ok(false); // a bare recursive reference: its definition gets the rules
     }
-    const SHAPES: &[&str] = &["type", "anyOf", "enum", "const", "properties", "items"];
-    if !SHAPES.iter().any(|key| node.contains_key(*key)) {
+    if crate::schema::accepts_any_json(node) {
         return Err(target.error(
             path,
             format!(

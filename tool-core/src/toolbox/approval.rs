@@ -52,9 +52,7 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &ToolContext,
     ) -> Result<(), ApprovalError> {
-        let (approvals, ticket) = self.ticket(name, None, &arguments.into(), ctx)?;
-        approvals.grant_approval(ticket);
-        Ok(())
+        self.record(name, None, &arguments.into(), ctx, None)
     }
 
     /// Declines calls of the tool registered as `name` with these arguments: they are
@@ -70,13 +68,28 @@ impl Toolbox {
         ctx: &ToolContext,
         reason: impl Into<String>,
     ) -> Result<(), ApprovalError> {
-        let (approvals, ticket) = self.ticket(name, None, &arguments.into(), ctx)?;
-        approvals.grant_denial(ticket, reason.into());
-        Ok(())
+        self.record(name, None, &arguments.into(), ctx, Some(reason.into()))
     }
 
     fn approvals(&self) -> Option<&Approvals> {
         self.settings.approver.as_ref().and_then(|a| a.approvals())
+    }
+
+    /// Records a decision (an approval, or a denial with its reason) on one call.
+    fn record(
+        &self,
+        name: &str,
+        dialect: Option<Dialect>,
+        arguments: &Arguments<'_>,
+        ctx: &ToolContext,
+        denial: Option<String>,
+    ) -> Result<(), ApprovalError> {
+        let (approvals, ticket) = self.ticket(name, dialect, arguments, ctx)?;
+        match denial {
+            None => approvals.grant_approval(ticket),
+            Some(reason) => approvals.grant_denial(ticket, reason),
+        }
+        Ok(())
     }
 
     /// What a decision binds: the tool (looked up by its registered name, or by `dialect`'s
@@ -159,11 +172,9 @@ impl ProviderToolbox<'_> {
     /// # });
     /// ```
     pub fn approve(&self, call: &ToolCall, ctx: &ToolContext) -> Result<(), ApprovalError> {
-        let (approvals, ticket) =
-            self.toolbox()
-                .ticket(&call.name, Some(self.dialect()), &call.arguments(), ctx)?;
-        approvals.grant_approval(ticket);
-        Ok(())
+        let dialect = Some(self.dialect());
+        self.toolbox()
+            .record(&call.name, dialect, &call.arguments(), ctx, None)
     }
 
     /// Declines calls like this one: the model's repeat is refused with `approval_denied` and
@@ -178,10 +189,13 @@ impl ProviderToolbox<'_> {
         ctx: &ToolContext,
         reason: impl Into<String>,
     ) -> Result<(), ApprovalError> {
-        let (approvals, ticket) =
-            self.toolbox()
-                .ticket(&call.name, Some(self.dialect()), &call.arguments(), ctx)?;
-        approvals.grant_denial(ticket, reason.into());
-        Ok(())
+        let dialect = Some(self.dialect());
+        self.toolbox().record(
+            &call.name,
+            dialect,
+            &call.arguments(),
+            ctx,
+            Some(reason.into()),
+        )
     }
 }

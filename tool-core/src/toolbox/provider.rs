@@ -78,7 +78,10 @@ impl<'a> ProviderToolbox<'a> {
             }
             _ => ctx,
         };
-        let name = self.registered_name(&call.name);
+        // The registered name; an unknown one goes through as it is, to be refused below.
+        let name = self
+            .resolve(&call.name)
+            .map_or(call.name.as_str(), |tool| tool.definition().name());
         let mut outcome = self.toolbox.call(name, call.arguments(), ctx).await;
         // Refused as unknown by the toolbox (no such tool, or one disabled here), not a
         // tool's own `unknown_tool` error: answered with this provider's names.
@@ -187,16 +190,6 @@ impl<'a> ProviderToolbox<'a> {
     fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
         let def = self.resolve(&call.name).map(|tool| tool.definition());
         encode_result(self.dialect, call, outcome, def)
-    }
-
-    /// The registered name a provider's name stands for (itself when none does).
-    fn registered_name<'n>(&self, name: &'n str) -> &'n str
-    where
-        'a: 'n,
-    {
-        self.toolbox.registry.exported[self.dialect.index()]
-            .get(name)
-            .map_or(name, |registered| registered)
     }
 
     /// The refusal of a call of no tool, listing the tools offered in `ctx` as this provider
