@@ -30,6 +30,9 @@ use crate::limits::InputLimits;
 
 /// Calls open at once, at most: a stream that opens more gets an error for each extra one.
 const MAX_OPEN: usize = 256;
+/// Calls in one response, at most (providers send a few dozen): past it the rest of the
+/// stream is dropped with one error, so that what the stream remembers stays bounded.
+const MAX_CALLS: usize = 1024;
 
 /// Assembles the tool calls of one streamed response.
 ///
@@ -65,6 +68,8 @@ pub struct CallStream {
     /// Keys of calls already given out: later pieces for them are dropped (the call has been
     /// answered for, or is being).
     closed: HashSet<String>,
+    /// Whether the response went past `MAX_CALLS`: the rest of it is dropped.
+    overflowed: bool,
 }
 
 /// A streamed call whose arguments did not make one JSON object: what was assembled, and the
@@ -162,6 +167,7 @@ impl CallStream {
             open: HashMap::new(),
             order: Vec::new(),
             closed: HashSet::new(),
+            overflowed: false,
         }
     }
 
@@ -386,7 +392,22 @@ impl CallStream {
             }
             return;
         }
+        if self.overflowed {
+            return;
+        }
         if !self.open.contains_key(key) {
+            if self.open.len() + self.closed.len() >= MAX_CALLS {
+                self.overflowed = true;
+                done.push(Err(broken(
+                    id.and_then(Value::as_str).map(str::to_owned),
+                    name.and_then(Value::as_str).unwrap_or(""),
+                    "",
+                    &format!(
+                        "the response has more than {MAX_CALLS} calls; the rest of it was dropped"
+                    ),
+                )));
+                return;
+            }
             if self.open.len() >= MAX_OPEN {
                 self.closed.insert(key.to_owned());
                 done.push(Err(broken(
@@ -496,5 +517,39 @@ fn broken(id: Option<String>, name: &str, arguments: &str, why: &str) -> Streame
         error: ToolError::invalid_arguments(format!(
             "The arguments of this `{shown}` call did not arrive whole: {why}. Call the tool again with complete JSON arguments."
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{CallStream, MAX_CALLS};
+    use crate::dialect::Dialect;
+
+    #[test]
+    fn what_a_stream_remembers_is_bounded() {
+        let mut stream = CallStream::new(Dialect::Anthropic { strict: false });
+        let (mut ok, mut errors) = (0, 0);
+        for index in 0..MAX_CALLS as u64 + 500 {
+            for event in [
+                json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": format!("toolu_{index}"), "name": "ping", "input": {}}}),
+                json!({"type": "content_block_stop", "index": index}),
+            ] {
+                for result in stream.push(&event) {
+                    match result {
+                        Ok(_) => ok += 1,
+                        Err(_) => errors += 1,
+                    }
+                }
+            }
+        }
+        assert_eq!(
+            (ok, errors),
+            (MAX_CALLS, 1),
+            "one error, then the rest dropped"
+        );
+        assert!(stream.closed.len() <= MAX_CALLS);
+        assert!(stream.finish().is_empty());
     }
 }
