@@ -294,19 +294,66 @@ fn registration_errors() {
     );
 }
 
-/// Has a pattern the regex engine rejects.
+/// Takes a code with a look-ahead, which the regex engine of the validator supports.
 #[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
-async fn bad_pattern(
-    /// A code.
-    #[arg(pattern = "(unclosed")]
+async fn lookahead_pattern(
+    /// A code that is not `admin`.
+    #[arg(pattern = "^(?!admin$)[a-z]+$")]
     code: String,
 ) -> String {
     code
 }
 
+/// A hand-written tool around a definition.
+struct Defined(toolsmith::ToolDefinition);
+
+impl Tool for Defined {
+    fn definition(&self) -> &toolsmith::ToolDefinition {
+        &self.0
+    }
+    fn call<'a>(
+        &'a self,
+        _: toolsmith::Arguments<'a>,
+        _: &'a ToolContext,
+    ) -> toolsmith::BoxFuture<'a, ToolOutcome> {
+        Box::pin(async { ToolOutcome::success(&0).unwrap_or_else(ToolOutcome::Error) })
+    }
+}
+
+#[tokio::test]
+async fn a_pattern_the_macro_accepts_registers() {
+    // A pattern that does not compile is a compile error of `#[tool]`
+    // (tests/ui/args/conflicting-constraints.rs); one that compiles registers and checks.
+    let toolbox = Toolbox::new().with(LookaheadPattern);
+    let ok = toolbox
+        .call(
+            "lookahead_pattern",
+            r#"{"code":"alice"}"#,
+            &ToolContext::new(),
+        )
+        .await;
+    assert!(ok.is_success(), "{}", ok.to_json());
+    let refused = toolbox
+        .call(
+            "lookahead_pattern",
+            r#"{"code":"admin"}"#,
+            &ToolContext::new(),
+        )
+        .await;
+    assert_eq!(refused.error().unwrap().code(), ErrorCode::InvalidArguments);
+}
+
 #[test]
-fn a_broken_pattern_is_refused_at_registration() {
-    let err = Toolbox::new().register(BadPattern).map(|_| ()).unwrap_err();
+fn a_broken_pattern_in_a_hand_written_schema_is_refused_at_registration() {
+    let def = toolsmith::ToolDefinition::new(
+        "bad_pattern",
+        "Has a pattern the regex engine rejects.",
+        json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "(unclosed"}}}),
+    );
+    let err = Toolbox::new()
+        .register(Defined(def))
+        .map(|_| ())
+        .unwrap_err();
     assert!(
         matches!(err, RegistrationError::InvalidDefinition { ref name, .. } if name == "bad_pattern"),
         "{err}"

@@ -249,7 +249,7 @@ pub fn check_tool_name(name: &str) -> Option<String> {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-');
     if !portable {
         return Some(format!(
-            "tool name `{name}` is not portable across providers; use 1 to 64 characters from `a-z`, `0-9`, `_` and `.`"
+            "tool name `{name}` is not portable across providers; use 1 to 64 characters from `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`"
         ));
     }
     let action = name.rsplit('.').next().unwrap_or(name);

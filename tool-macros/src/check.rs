@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use quote::ToTokens;
 
 use crate::errors::Errors;
-use syn::Signature;
+use syn::{LitStr, Signature};
 
 use crate::model::{Number, NumberLit, ToolFn};
 
@@ -28,6 +28,45 @@ pub(crate) fn signature(errors: &Errors, sig: &Signature) {
     }
 }
 
+/// The longest tool name every provider accepts (OpenAI, Anthropic and Gemini: 64; MCP: 128).
+const MAX_TOOL_NAME: usize = 64;
+
+/// A name no provider could carry is refused here, so that registering a tool the macro
+/// accepted never fails on its own name.
+fn tool_name(errors: &Errors, tool: &ToolFn) {
+    if let Some(problem) = name_problem(&tool.tool_name()) {
+        let span = tool
+            .args
+            .name
+            .as_ref()
+            .map_or_else(|| tool.sig.ident.span(), LitStr::span);
+        errors.at_span(span, problem);
+    }
+}
+
+/// Why no provider could carry `name` as a tool name, or `None`.
+pub(crate) fn name_problem(name: &str) -> Option<String> {
+    let valid_chars = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    // Gemini wants a name that starts with a letter or `_`; the export adds a leading `_`
+    // to any other, which must still fit.
+    let exported_len =
+        name.len() + usize::from(!name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+    if !valid_chars {
+        Some(format!(
+            "`{name}` cannot be a tool name: providers accept only `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`; choose one with `#[tool(name = \"...\")]`"
+        ))
+    } else if exported_len > MAX_TOOL_NAME {
+        Some(format!(
+            "the tool name `{name}` is too long: providers accept at most {MAX_TOOL_NAME} characters (a name that does not start with a letter or `_` gets one more on export); choose a shorter one with `#[tool(name = \"...\")]`"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Rules across parameters and across keys of one parameter.
 pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
     if let (Some(inline), Some(_)) = (tool.args.inline, &tool.sig.asyncness) {
@@ -37,6 +76,7 @@ pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
         );
     }
     error_type(errors, &tool.sig.output);
+    tool_name(errors, tool);
     let mut names: HashMap<String, &syn::Ident> = HashMap::new();
     for param in &tool.params {
         if let (Some(email), Some(_)) = (param.args.email, param.args.url) {
@@ -60,6 +100,14 @@ pub(crate) fn tool(errors: &Errors, tool: &ToolFn) {
             errors.at(
                 &range.key,
                 format!("`max` ({hi}) is less than `min` ({lo}); no value could pass"),
+            );
+        }
+        if let Some(pattern) = &param.args.pattern
+            && jsonschema_regex::to_rust_regex(&pattern.value()).is_err()
+        {
+            errors.at(
+                pattern,
+                "this `pattern` is not a regular expression JSON Schema validators accept (ECMA-262 syntax); check its brackets, groups and escapes",
             );
         }
         let name = param.json_name();

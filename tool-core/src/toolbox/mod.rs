@@ -193,9 +193,12 @@ impl Toolbox {
     ///
     /// # Panics
     ///
-    /// When [`register`](Self::register) fails: a duplicate or invalid name, or a broken
-    /// definition. These are mistakes in the program, found when it assembles its toolbox;
-    /// use `register` to handle them instead.
+    /// When [`register`](Self::register) fails. For a tool `#[tool]` accepted, that is only
+    /// a mistake in assembling the toolbox: two tools with one name, or two names that are
+    /// the same in a provider's spelling (`a.b` and `a_b`). What the macro can check on one
+    /// definition (the name, the patterns, the parameter types) is a compile error instead.
+    /// A hand-written [`ToolDefinition`](crate::ToolDefinition) can also be refused for its
+    /// name or schema. Use `register` to handle these as a [`RegistrationError`].
     #[must_use]
     pub fn with(mut self, tool: impl Tool) -> Self {
         if let Err(err) = self.register(tool) {

@@ -73,7 +73,10 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
         );
     }
     let name_span = tool.args.name.as_ref().map_or(ident.span(), Spanned::span);
-    if let Some(message) = check_tool_name(&name) {
+    // A name no provider accepts is already a compile error.
+    if crate::check::name_problem(&name).is_none()
+        && let Some(message) = check_tool_name(&name)
+    {
         finding(out, TOOL_NAME, name_span, message, None);
     }
     let (text, text_span) = match &tool.args.description {

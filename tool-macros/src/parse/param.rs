@@ -178,6 +178,10 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                 LENGTH => {
                     // #[arg(length(min = 2, max = 300))]
                     let mut length = Length { min: None, max: None };
+                    if empty_parens(&meta)? {
+                        errors.at(&meta.path, "`length` needs `min`, `max` or both, e.g. `length(min = 1, max = 100)`");
+                        return Ok(());
+                    }
                     meta.parse_nested_meta(|inner| {
                         let which = inner.path.get_ident().map(ToString::to_string).unwrap_or_default();
                         let slot = match which.as_str() {
@@ -200,7 +204,14 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                 RANGE => {
                     // #[arg(range(min = 1, max = 10))], also `exclusive_min`, `exclusive_max`
                     let mut range = Range { key: meta.path.get_ident().cloned().unwrap_or_else(|| syn::Ident::new("range", meta.path.span())), min: None, max: None, exclusive_min: None, exclusive_max: None };
+                    if empty_parens(&meta)? {
+                        errors.at(&meta.path, "`range` needs at least one bound, e.g. `range(min = 1, max = 10)`");
+                        return Ok(());
+                    }
+                    // A bound that is given but is not a number is reported on its own.
+                    let mut given = false;
                     meta.parse_nested_meta(|inner| {
+                        given = true;
                         let which = inner.path.get_ident().map(ToString::to_string).unwrap_or_default();
                         let slot = match which.as_str() {
                             "min" => &mut range.min,
@@ -219,7 +230,7 @@ fn parse_arg_attrs(errors: &Errors, attrs: &[Attribute]) -> ParamArgs {
                         }
                         Ok(())
                     })?;
-                    if range.min.is_none() && range.max.is_none() && range.exclusive_min.is_none() && range.exclusive_max.is_none() {
+                    if !given {
                         errors.at(&meta.path, "`range` needs at least one bound, e.g. `range(min = 1, max = 10)`");
                     }
                     set_once(errors, &meta, &mut out.range, range, "arg");
@@ -306,4 +317,22 @@ fn lit_number(lit: &Lit, negative: bool) -> Option<Number> {
         }),
         _ => None,
     }
+}
+
+/// Whether the key is followed by `()`, which it then consumes: `range()` is reported as a
+/// missing bound rather than as syn's "unexpected end of input".
+fn empty_parens(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if !meta.input.peek(syn::token::Paren) {
+        return Ok(false);
+    }
+    let fork = meta.input.fork();
+    let content;
+    syn::parenthesized!(content in fork);
+    if content.is_empty() {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let _ = content;
+        return Ok(true);
+    }
+    Ok(false)
 }
