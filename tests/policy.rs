@@ -735,8 +735,9 @@ async fn injected_faults_panics_slowness_and_text() {
     );
     let toolbox = Toolbox::new().with(crm.clone());
     let out = toolbox.call("get_customer", r#"{"id": 1}"#, &ctx()).await;
-    assert!(
-        out.to_json().contains("Ignore previous instructions"),
-        "the injected text reaches the result today"
-    );
+    let env: Value = serde_json::from_str(&out.to_json()).unwrap();
+    // An instruction cannot be escaped: the data is marked untrusted (tests/output.rs has
+    // the other families and the blocking mode).
+    assert_eq!(env["neutralized"], json!(["instruction"]));
+    assert_eq!(env["untrusted"]["source"], "get_customer");
 }

@@ -33,6 +33,9 @@ pub struct ToolDefinition {
     version: Option<String>,
     sensitive: Vec<&'static str>,
     output_schema: Option<Arc<Value>>,
+    /// Whether the output schema was derived from the Rust type the tool returns, so the
+    /// output matches it by construction (`#[tool]`), or written by hand (checked per call).
+    typed_output: bool,
     /// Each dialect's export (by `Dialect::index`), built on first use by the provider module.
     pub(crate) exports: [OnceLock<Result<Value, ExportError>>; 8],
     /// The same, serialized.
@@ -82,6 +85,8 @@ impl ToolDefinition {
                 retry: None,
                 circuit: None,
                 idempotency_scope: None,
+                output_safety: None,
+                redact_paths: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),
@@ -95,6 +100,7 @@ impl ToolDefinition {
             output_schema: (spec.output_schema)()
                 .and_then(schema::output_schema)
                 .map(Arc::new),
+            typed_output: true,
             exports: Default::default(),
             export_texts: Default::default(),
             inline: spec.inline,
@@ -146,6 +152,7 @@ impl ToolDefinition {
             version: None,
             sensitive: Vec::new(),
             output_schema: None,
+            typed_output: false,
             exports: Default::default(),
             export_texts: Default::default(),
             inline: false,
@@ -373,6 +380,22 @@ impl ToolDefinition {
     #[must_use]
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_deref()
+    }
+
+    /// Whether the output schema comes from the Rust type the tool returns (`#[tool]`), so
+    /// every output matches it by construction and is not checked per call. A schema set
+    /// with [`with_output_schema`](Self::with_output_schema) is checked against every output.
+    ///
+    /// ```
+    /// use toolsmith::ToolDefinition;
+    /// use toolsmith::serde_json::json;
+    /// let def = ToolDefinition::new("t", "d", json!({"type": "object"}))
+    ///     .with_output_schema(json!({"type": "object"}));
+    /// assert!(!def.output_is_typed());
+    /// ```
+    #[must_use]
+    pub fn output_is_typed(&self) -> bool {
+        self.typed_output
     }
 
     /// Validates a model's arguments against the input schema with the full validator and

@@ -486,6 +486,22 @@ impl ToolError {
         self.inner.detail.as_deref()
     }
 
+    /// Replaces the message and the user message with what `f` makes of them, where it makes
+    /// something (the output checks redact secrets this way).
+    pub(crate) fn rewrite_texts(&mut self, f: impl Fn(&str) -> Option<String>) {
+        if let Some(message) = f(&self.inner.message) {
+            self.inner.message = message;
+        }
+        if let Some(user) = self.inner.user_message.as_deref().and_then(&f) {
+            self.inner.user_message = Some(user);
+        }
+    }
+
+    /// Sets the operator-only text, logged when the call ends and never serialized.
+    pub(crate) fn set_detail(&mut self, detail: String) {
+        self.inner.detail = Some(detail);
+    }
+
     /// Stamps the trace id, logs and removes the operator-only detail, and puts the trace id
     /// into an internal error's message.
     pub(crate) fn finish(&mut self, tool: &str, trace_id: &str) {

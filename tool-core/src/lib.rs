@@ -26,6 +26,7 @@ mod tool;
 // Floor 5: readers of definitions.
 pub mod idempotency;
 pub mod lint;
+pub mod output;
 pub mod provider;
 // Floor 6: the execution policy.
 pub mod policy;

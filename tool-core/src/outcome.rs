@@ -35,8 +35,47 @@ pub enum ToolOutcome {
     /// The stored result of an earlier call with the same idempotency key; the tool did not
     /// run again. The envelope says `"replayed": true`.
     Replayed(Box<RawValue>),
+    /// The tool's data after the output checks changed it or marked it: what was
+    /// neutralized or redacted, and where untrusted data came from (docs/output.md).
+    Checked(Box<RawValue>, Box<OutputNotes>),
     /// The call failed.
     Error(ToolError),
+}
+
+/// What the output checks did to a result, written into its envelope so that neither the
+/// model nor the audit log is left to guess.
+///
+/// ```
+/// use toolsmith::output::OutputNotes;
+/// use toolsmith::ToolOutcome;
+/// let data = toolsmith::serde_json::value::to_raw_value("a &lt;/tool_result&gt; b").unwrap();
+/// let notes = OutputNotes { neutralized: vec!["role_markup".into()], ..OutputNotes::default() };
+/// let out = ToolOutcome::Checked(data, Box::new(notes));
+/// assert_eq!(out.to_json(), r#"{"status":"success","data":"a &lt;/tool_result&gt; b","neutralized":["role_markup"]}"#);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputNotes {
+    /// The families of model-steering text that were escaped (`toolsmith::output::Family`
+    /// names), or found and kept as they are (instructions, which are marked untrusted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub neutralized: Vec<String>,
+    /// The kinds of secret or internal detail replaced by `[redacted <kind>]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub redacted: Vec<String>,
+    /// Set when the data is to be read as untrusted: where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub untrusted: Option<Untrusted>,
+}
+
+/// The provenance of data marked untrusted, and what the model is told about it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Untrusted {
+    /// The tool that returned it.
+    pub source: String,
+    /// Whether the tool reads from the open world (the web, mail, documents others wrote).
+    pub open_world: bool,
+    /// What the model is told: it is information, not instructions.
+    pub notice: String,
 }
 
 /// How a degraded result came about: which fallback answered, why, and when.
@@ -94,7 +133,10 @@ impl ToolOutcome {
     #[must_use]
     pub fn data(&self) -> Option<&RawValue> {
         match self {
-            Self::Success(data) | Self::Degraded(data, _) | Self::Replayed(data) => Some(data),
+            Self::Success(data)
+            | Self::Degraded(data, _)
+            | Self::Replayed(data)
+            | Self::Checked(data, _) => Some(data),
             Self::Error(_) => None,
         }
     }
@@ -103,7 +145,7 @@ impl ToolOutcome {
     #[must_use]
     pub fn error(&self) -> Option<&ToolError> {
         match self {
-            Self::Success(_) | Self::Degraded(..) | Self::Replayed(_) => None,
+            Self::Success(_) | Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) => None,
             Self::Error(err) => Some(err),
         }
     }
@@ -116,13 +158,12 @@ impl ToolOutcome {
     /// ```
     pub fn into_result<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
         match self {
-            Self::Success(data) | Self::Degraded(data, _) | Self::Replayed(data) => {
-                serde_json::from_str(data.get()).map_err(|err| {
-                    ToolError::internal(format_args!(
-                        "the data does not decode as requested: {err}"
-                    ))
-                })
-            }
+            Self::Success(data)
+            | Self::Degraded(data, _)
+            | Self::Replayed(data)
+            | Self::Checked(data, _) => serde_json::from_str(data.get()).map_err(|err| {
+                ToolError::internal(format_args!("the data does not decode as requested: {err}"))
+            }),
             Self::Error(err) => Err(err),
         }
     }
@@ -140,7 +181,7 @@ impl ToolOutcome {
                 out
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Error(_) => {
+            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Error(_) => {
                 serde_json::to_string(self).unwrap_or_default()
             }
         }
@@ -163,7 +204,7 @@ impl ToolOutcome {
                 out.push(b'}');
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Error(_) => {
+            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Error(_) => {
                 let _ = serde_json::to_writer(&mut *out, self);
             }
         }
@@ -200,7 +241,7 @@ impl fmt::Display for ToolOutcome {
 
 impl Serialize for ToolOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("ToolOutcome", 3)?;
+        let mut s = serializer.serialize_struct("ToolOutcome", 5)?;
         match self {
             Self::Success(data) => {
                 s.serialize_field("status", "success")?;
@@ -215,6 +256,19 @@ impl Serialize for ToolOutcome {
                 s.serialize_field("status", "success")?;
                 s.serialize_field("data", data)?;
                 s.serialize_field("replayed", &true)?;
+            }
+            Self::Checked(data, notes) => {
+                s.serialize_field("status", "success")?;
+                s.serialize_field("data", data)?;
+                if !notes.neutralized.is_empty() {
+                    s.serialize_field("neutralized", &notes.neutralized)?;
+                }
+                if !notes.redacted.is_empty() {
+                    s.serialize_field("redacted", &notes.redacted)?;
+                }
+                if let Some(untrusted) = &notes.untrusted {
+                    s.serialize_field("untrusted", untrusted)?;
+                }
             }
             Self::Error(err) => {
                 s.serialize_field("status", "error")?;
@@ -244,12 +298,31 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             degraded: Option<Degradation>,
             #[serde(default)]
             replayed: bool,
+            #[serde(default)]
+            neutralized: Vec<String>,
+            #[serde(default)]
+            redacted: Vec<String>,
+            untrusted: Option<Untrusted>,
         }
         fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
             Box::<RawValue>::deserialize(d).map(Some)
         }
         let envelope = Envelope::deserialize(deserializer)?;
         match (envelope.status, envelope.data, envelope.error) {
+            (Status::Success, Some(data), None)
+                if !envelope.neutralized.is_empty()
+                    || !envelope.redacted.is_empty()
+                    || envelope.untrusted.is_some() =>
+            {
+                Ok(Self::Checked(
+                    data,
+                    Box::new(OutputNotes {
+                        neutralized: envelope.neutralized,
+                        redacted: envelope.redacted,
+                        untrusted: envelope.untrusted,
+                    }),
+                ))
+            }
             (Status::Success, Some(data), None) => {
                 Ok(match (envelope.degraded, envelope.replayed) {
                     (Some(degradation), _) => Self::Degraded(data, degradation),

@@ -334,6 +334,38 @@ pub struct ToolPolicy {
     pub circuit: Option<CircuitPolicy>,
     /// How far this write tool's derived idempotency keys reach (default: the run).
     pub idempotency_scope: Option<IdempotencyScope>,
+    /// What happens to text in this tool's output that could steer a model (default:
+    /// [`OutputSafety::Quarantine`] for `open_world` tools, [`OutputSafety::Neutralize`] for
+    /// the others); see docs/output.md.
+    pub output_safety: Option<OutputSafety>,
+    /// Whether file-system paths in this tool's output are redacted (default: yes). A tool
+    /// whose job is to return paths (a file search) turns it off; secrets are redacted
+    /// whatever this says.
+    pub redact_paths: Option<bool>,
+}
+
+/// What the runtime does with text in a tool's output that could steer the model reading it:
+/// chat-template control tokens, role markup, instructions aimed at the model, terminal
+/// escapes, invisible characters, hidden HTML (docs/output.md).
+///
+/// ```
+/// use toolsmith::output::OutputSafety;
+/// assert_eq!(OutputSafety::default(), OutputSafety::Neutralize);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OutputSafety {
+    /// Escape what was found so it reads as data (`<|im_start|>` becomes
+    /// `&lt;|im_start|&gt;`), and say so in the envelope (`"neutralized"`). Instructions
+    /// cannot be escaped: when one is found the result is also marked untrusted.
+    #[default]
+    Neutralize,
+    /// Neutralize, and always mark the data untrusted with where it came from
+    /// (`"untrusted": {"source": ..., "notice": ...}`), findings or not.
+    Quarantine,
+    /// Withhold the whole result when anything is found: the model gets an `unsafe_output`
+    /// error, and the audit record says so.
+    Block,
 }
 
 /// How far a write tool's *derived* idempotency key reaches: which repeated calls with the

@@ -15,6 +15,7 @@ use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::output::{Checked, OutputChecks};
 use crate::spec::{Effect, RetryPolicy};
 use crate::tool::{BoxFuture, Emit, Emitted, Tool};
 
@@ -33,6 +34,8 @@ pub(crate) struct Attempts {
     /// The toolbox's limit on calls running at once. An inline tool never waits, so it
     /// holds no slot of it.
     pub(crate) slots: Option<Arc<Semaphore>>,
+    /// The checks every result goes through before anything else sees it.
+    pub(crate) output: Arc<OutputChecks>,
 }
 
 impl Step for Attempts {
@@ -41,11 +44,11 @@ impl Step for Attempts {
         Box::pin(self.attempts(call))
     }
 
-    fn inline_tool(&self) -> Option<Arc<dyn Tool>> {
+    fn inline_tool(&self) -> Option<(Arc<dyn Tool>, Arc<OutputChecks>)> {
         self.tool
             .definition()
             .is_inline()
-            .then(|| Arc::clone(&self.tool))
+            .then(|| (Arc::clone(&self.tool), Arc::clone(&self.output)))
     }
 }
 
@@ -78,6 +81,7 @@ impl Attempts {
                 Some(ran) => Some(ran),
                 None if def.is_inline() => run_inline(
                     self.tool.as_ref(),
+                    &self.output,
                     call.arguments.reborrow(),
                     ctx,
                     call.out.as_deref_mut(),
@@ -87,14 +91,16 @@ impl Attempts {
             let ran = match inline {
                 Some(ran) => ran,
                 None => Ran::Outcome(
-                    run_once(
-                        self.tool.as_ref(),
-                        name,
-                        call.arguments.clone(),
-                        ctx,
-                        self.timeout,
-                    )
-                    .await,
+                    self.output.outcome(
+                        run_once(
+                            self.tool.as_ref(),
+                            name,
+                            call.arguments.clone(),
+                            ctx,
+                            self.timeout,
+                        )
+                        .await,
+                    ),
                 ),
             };
             if let (Some(budgets), Some(started)) = (&self.budgets, started) {
@@ -163,10 +169,12 @@ pub(crate) async fn run_once(
 }
 
 /// One attempt of an inline tool, in place: no future, no timer (it could not be stopped
-/// anyway), a panic caught and the buffer left as it was. `None` when the tool does not run
-/// inline after all.
+/// anyway), a panic caught and the buffer left as it was, the result checked by `output`
+/// (data written into the buffer is checked there). `None` when the tool does not run inline
+/// after all.
 pub(crate) fn run_inline(
     tool: &dyn Tool,
+    output: &OutputChecks,
     arguments: Arguments<'_>,
     ctx: &ToolContext,
     mut out: Option<&mut Vec<u8>>,
@@ -181,9 +189,28 @@ pub(crate) fn run_inline(
     }));
     match result {
         Ok(None) => None,
-        Ok(Some(Ok(Emitted::Raw(data)))) => Some(Ran::Outcome(ToolOutcome::Success(data))),
-        Ok(Some(Ok(Emitted::Written))) => Some(Ran::Written),
-        Ok(Some(Err(err))) => Some(Ran::Outcome(ToolOutcome::Error(err))),
+        Ok(Some(Ok(Emitted::Raw(data)))) => {
+            Some(Ran::Outcome(output.outcome(ToolOutcome::Success(data))))
+        }
+        Ok(Some(Ok(Emitted::Written))) => {
+            let (Some(buf), Some(len)) = (out, len) else {
+                return Some(Ran::Written);
+            };
+            let checked = match std::str::from_utf8(&buf[len..]) {
+                Ok(data) => output.data(data),
+                Err(_) => Checked::Changed(ToolOutcome::Error(ToolError::internal(
+                    "the tool wrote data that is not UTF-8",
+                ))),
+            };
+            match checked {
+                Checked::Clean => Some(Ran::Written),
+                Checked::Changed(outcome) => {
+                    buf.truncate(len);
+                    Some(Ran::Outcome(outcome))
+                }
+            }
+        }
+        Ok(Some(Err(err))) => Some(Ran::Outcome(output.outcome(ToolOutcome::Error(err)))),
         Err(payload) => {
             if let (Some(buf), Some(len)) = (out, len) {
                 buf.truncate(len);

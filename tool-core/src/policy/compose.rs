@@ -11,6 +11,7 @@ use tokio::sync::{RwLock, Semaphore};
 use crate::definition::ToolDefinition;
 use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
 use crate::limits::InputLimits;
+use crate::output::OutputChecks;
 use crate::spec::{CircuitPolicy, Effect, RetryPolicy, RunBudget, ToolPolicy};
 use crate::tool::Tool;
 
@@ -91,6 +92,8 @@ impl Settings {
         policy.retry = o.retry.clone().or(policy.retry);
         policy.circuit = o.circuit.clone().or(policy.circuit);
         policy.idempotency_scope = o.idempotency_scope.or(policy.idempotency_scope);
+        policy.output_safety = o.output_safety.or(policy.output_safety);
+        policy.redact_paths = o.redact_paths.or(policy.redact_paths);
         Cow::Owned(policy)
     }
 
@@ -153,10 +156,15 @@ impl Settings {
                 if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
                     && let Some(fallback) = find(name)
                 {
+                    let output = Arc::new(OutputChecks::new(
+                        fallback.definition(),
+                        &self.policy(fallback.definition()),
+                    ));
                     steps.push(Arc::new(Fallback {
                         name: name.to_owned(),
                         tool: fallback,
                         timeout,
+                        output,
                     }));
                 }
                 let circuit = policy
@@ -183,6 +191,7 @@ impl Settings {
                     retry,
                     budgets: budgets.clone(),
                     slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
+                    output: Arc::new(OutputChecks::new(def, &policy)),
                 }));
                 Plan::new(steps)
             })

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::outcome::{Degradation, ToolOutcome};
+use crate::output::OutputChecks;
 use crate::tool::{BoxFuture, Tool};
 
 use super::attempt::run_once;
@@ -16,6 +17,8 @@ pub(crate) struct Fallback {
     pub(crate) name: String,
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) timeout: Duration,
+    /// The fallback tool's own output checks.
+    pub(crate) output: Arc<OutputChecks>,
 }
 
 impl Step for Fallback {
@@ -31,7 +34,13 @@ impl Step for Fallback {
                 return done;
             }
             let reason = err.code().as_str().to_owned();
-            match run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await {
+            let answer =
+                run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
+            match self.output.outcome(answer) {
+                // What the checks said about the fallback's data outweighs the degraded mark.
+                checked @ ToolOutcome::Checked(..) => {
+                    Done::new(Ran::Outcome(checked), done.attempts)
+                }
                 ToolOutcome::Success(data) => {
                     let degradation = Degradation {
                         fallback: self.name.clone(),

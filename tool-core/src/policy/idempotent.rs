@@ -129,7 +129,7 @@ impl Idempotent {
         };
         let store = &self.store;
         let transient = match outcome {
-            ToolOutcome::Success(_) | ToolOutcome::Replayed(_) => false,
+            ToolOutcome::Success(_) | ToolOutcome::Replayed(_) | ToolOutcome::Checked(..) => false,
             ToolOutcome::Degraded(..) => true,
             ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
         };
@@ -160,7 +160,9 @@ fn replay(envelope: &str) -> ToolOutcome {
             | ToolOutcome::Degraded(data, _)
             | ToolOutcome::Replayed(data),
         ) => ToolOutcome::Replayed(data),
-        Ok(err @ ToolOutcome::Error(_)) => err,
+        // What the output checks did stays said: a replay of checked data is read as the
+        // first answer was.
+        Ok(kept @ (ToolOutcome::Error(_) | ToolOutcome::Checked(..))) => kept,
         Err(err) => ToolOutcome::Error(ToolError::internal(format_args!(
             "a stored result does not read back: {err}"
         ))),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::outcome::ToolOutcome;
+use crate::output::OutputChecks;
 use crate::tool::Tool;
 
 use super::attempt::run_inline;
@@ -24,16 +25,18 @@ struct Fast {
     blockers: Vec<Arc<AtomicBool>>,
     guards: Vec<Box<dyn Guard>>,
     tool: Arc<dyn Tool>,
+    output: Arc<OutputChecks>,
 }
 
 impl Plan {
     pub(crate) fn new(steps: Vec<Arc<dyn Step>>) -> Self {
         let fast = match steps.split_last() {
             Some((last, before)) if before.iter().all(|step| step.passive()) => {
-                last.inline_tool().map(|tool| Fast {
+                last.inline_tool().map(|(tool, output)| Fast {
                     blockers: before.iter().filter_map(|s| s.fast_blocker()).collect(),
                     guards: before.iter().filter_map(|s| s.fast_guard()).collect(),
                     tool,
+                    output,
                 })
             }
             _ => None,
@@ -67,6 +70,7 @@ impl Plan {
         }
         let ran = run_inline(
             fast.tool.as_ref(),
+            &fast.output,
             call.arguments.reborrow(),
             call.ctx,
             call.out.as_deref_mut(),

@@ -14,6 +14,7 @@ use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
+use crate::output::OutputChecks;
 use crate::tool::{BoxFuture, Tool};
 
 use super::retry::{is_failure, may_retry};
@@ -36,7 +37,9 @@ impl Ran {
 
     pub(crate) fn status(&self) -> &'static str {
         match self {
-            Self::Outcome(ToolOutcome::Success(_)) | Self::Written => "success",
+            Self::Outcome(ToolOutcome::Success(_) | ToolOutcome::Checked(..)) | Self::Written => {
+                "success"
+            }
             Self::Outcome(ToolOutcome::Degraded(..)) => "degraded",
             Self::Outcome(ToolOutcome::Replayed(_)) => "replayed",
             Self::Outcome(ToolOutcome::Error(_)) => "error",
@@ -118,7 +121,7 @@ pub(crate) trait Step: Send + Sync + 'static {
 
     /// For the step that ends a plan (the attempts): the tool, when it runs in place
     /// (`#[tool(inline)]`).
-    fn inline_tool(&self) -> Option<Arc<dyn Tool>> {
+    fn inline_tool(&self) -> Option<(Arc<dyn Tool>, Arc<OutputChecks>)> {
         None
     }
 }

@@ -317,6 +317,13 @@ pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
         // As the envelope says it: the first call's result again, the tool not run.
         response["replayed"] = Value::Bool(true);
     }
+    // What the output checks did, beside the output, as the envelope says it.
+    if let ToolOutcome::Checked(_, notes) = outcome
+        && let (Value::Object(response), Ok(Value::Object(notes))) =
+            (&mut response, serde_json::to_value(notes))
+    {
+        response.extend(notes);
+    }
     let mut part = json!({"name": call.name, "response": response});
     if let Some(id) = &call.id {
         part["id"] = Value::String(id.clone());

@@ -36,6 +36,10 @@ pub(super) fn is_object_root(schema: &Value) -> bool {
 /// for a duplicate, the tool not run (the envelope's `"replayed": true`).
 pub const REPLAYED_META: &str = "toolsmith/replayed";
 
+/// The `_meta` key of a tool result whose output the checks rewrote or marked: what was
+/// neutralized or redacted and, for untrusted data, its provenance (docs/output.md).
+pub const OUTPUT_META: &str = "toolsmith/output";
+
 /// A `CallToolResult`'s parts: one text block, the structured content (the data itself, when
 /// the tool advertises an object output schema), whether it is an error, and its `_meta`.
 pub(crate) struct CallResult {
@@ -48,11 +52,21 @@ pub(crate) struct CallResult {
 
 impl CallResult {
     pub(crate) fn new(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
-        let meta = outcome.is_replay().then(|| {
+        let mut meta = outcome.is_replay().then(|| {
             let mut meta = Map::new();
             meta.insert(REPLAYED_META.into(), Value::Bool(true));
             meta
         });
+        // What the output checks did is said in the text the model reads (the envelope) and
+        // in `_meta` for the client.
+        let notes = match outcome {
+            ToolOutcome::Checked(_, notes) => serde_json::to_value(notes).ok(),
+            _ => None,
+        };
+        if let Some(notes) = &notes {
+            meta.get_or_insert_with(Map::new)
+                .insert(OUTPUT_META.into(), notes.clone());
+        }
         let structured = def
             .and_then(ToolDefinition::output_schema)
             .is_some_and(is_object_root);
@@ -60,9 +74,14 @@ impl CallResult {
             && let Some(data) = outcome.data()
             && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(data.get())
         {
-            // Structured content is the data itself; the text block carries the same JSON.
+            // Structured content is the data itself; the text block carries the same JSON
+            // (the whole envelope when the checks have something to say).
             return Self {
-                text: data.get().to_owned(),
+                text: if notes.is_some() {
+                    outcome.to_json()
+                } else {
+                    data.get().to_owned()
+                },
                 structured: Some(value),
                 is_error: !outcome.is_success(),
                 meta,

@@ -17,7 +17,7 @@ mod transform;
 use serde_json::{Value, json};
 
 pub use call::{CallParseError, ToolCall};
-pub use mcp::REPLAYED_META;
+pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use stream::{CallStream, StreamedCallError};
 
 use crate::definition::ToolDefinition;

@@ -155,7 +155,7 @@ pub enum CallStatus {
 impl CallStatus {
     fn of(outcome: &ToolOutcome) -> Self {
         match outcome {
-            ToolOutcome::Success(_) => Self::Success,
+            ToolOutcome::Success(_) | ToolOutcome::Checked(..) => Self::Success,
             ToolOutcome::Degraded(..) => Self::Degraded,
             ToolOutcome::Replayed(_) => Self::Replayed,
             ToolOutcome::Error(err) => Self::Error(err.code()),
