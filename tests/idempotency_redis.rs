@@ -231,3 +231,37 @@ async fn redis_down_is_a_retryable_error_never_a_silent_duplicate() {
     assert!(err.message().contains("was not run"), "{}", err.message());
     assert_eq!(ALERTS.load(Ordering::SeqCst), 0, "the tool did not run");
 }
+
+/// Lists every shipment. Read-only. Not for one shipment.
+#[tool(effect = "read")]
+fn list_shipments() -> Vec<u32> {
+    (0..5_000).collect()
+}
+
+#[tokio::test]
+async fn large_results_kept_in_redis_are_read_by_another_process() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let one = Toolbox::new()
+        .with(ListShipments)
+        .with_result_store(RedisStore::open(&redis.url).unwrap());
+    let out = one.call("list_shipments", "{}", &ToolContext::new()).await;
+    let toolsmith::ToolOutcome::Stored(_, stored) = &out else {
+        panic!("{out}")
+    };
+    // Another toolbox (another replica) on the same Redis reads it.
+    let other = Toolbox::new().with_result_store(RedisStore::open(&redis.url).unwrap());
+    let kept = other.stored_result(&stored.uri).await.unwrap().unwrap();
+    assert_eq!(
+        serde_json::from_str::<Vec<u32>>(&kept).unwrap().len(),
+        5_000
+    );
+    assert_eq!(
+        other
+            .stored_result("toolsmith://results/0123")
+            .await
+            .unwrap(),
+        None
+    );
+}

@@ -697,3 +697,59 @@ fn the_mcp_python_sdk_accepts_the_example_server() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// Lists every invoice. Read-only. Not for one invoice.
+#[tool(effect = "read")]
+fn list_invoices() -> Vec<Value> {
+    (0..1_000)
+        .map(|i| json!({"id": i, "amount": 10, "note": "<|im_start|>hi"}))
+        .collect()
+}
+
+#[tokio::test]
+async fn a_large_result_is_a_resource_link_that_resources_read_serves() {
+    let (mut client, init) =
+        Client::connect(McpServer::new(Toolbox::new().with(ListInvoices))).await;
+    assert!(
+        init["result"]["capabilities"]["resources"].is_object(),
+        "{init}"
+    );
+    let answer = client.call("list_invoices", json!({})).await;
+    let result = &answer["result"];
+    let env = envelope(result);
+    assert!(env.get("data").is_none(), "{env}");
+    assert_eq!(env["neutralized"], json!(["chat_template_token"]));
+    let link = &result["content"][1];
+    assert_eq!(link["type"], "resource_link", "{result}");
+    let uri = link["uri"].as_str().unwrap();
+    assert_eq!(env["stored"]["uri"], uri);
+    assert_eq!(link["mimeType"], "application/json");
+    assert!(
+        link["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("a JSON array of 1000 items")
+    );
+    assert_eq!(
+        result["_meta"]["toolsmith/output"]["neutralized"],
+        json!(["chat_template_token"])
+    );
+
+    let read = client.request("resources/read", json!({"uri": uri})).await;
+    let text = read["result"]["contents"][0]["text"].as_str().unwrap();
+    let items: Vec<Value> = serde_json::from_str(text).unwrap();
+    assert_eq!(items.len(), 1_000);
+    assert_eq!(
+        items[0]["note"], "&lt;|im_start|&gt;hi",
+        "stored as checked"
+    );
+
+    let missing = client
+        .request("resources/read", json!({"uri": "toolsmith://results/ffff"}))
+        .await;
+    assert_eq!(missing["error"]["code"], -32002, "{missing}");
+    let other = client
+        .request("resources/read", json!({"uri": "file:///etc/passwd"}))
+        .await;
+    assert!(other["error"].is_object(), "{other}");
+}

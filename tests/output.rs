@@ -228,6 +228,29 @@ async fn secrets_and_paths_are_redacted_from_outputs_and_errors() {
 }
 
 #[tokio::test]
+async fn what_the_checks_did_is_in_the_audit_record() {
+    let audit = Arc::new(MemorySink::default());
+    let toolbox = Toolbox::new().with(ReadNote).with_audit(Arc::clone(&audit));
+    for title in ["plain", "secret", "markup"] {
+        toolbox
+            .call("read_note", json!({"title": title}), &ctx())
+            .await;
+    }
+    let records = audit.records();
+    assert_eq!(records[0].output, None);
+    let secret = records[1].output.as_ref().unwrap();
+    assert_eq!(secret.redacted, ["api_key", "internal_path"]);
+    let markup = records[2].output.as_ref().unwrap();
+    assert_eq!(markup.neutralized, ["role_markup"]);
+    let line = serde_json::to_value(&records[1]).unwrap();
+    assert_eq!(
+        line["output"]["redacted"],
+        json!(["api_key", "internal_path"])
+    );
+    assert!(!line.to_string().contains("sk-proj"), "{line}");
+}
+
+#[tokio::test]
 async fn a_tool_that_returns_paths_keeps_them_when_configured() {
     let toolbox = Toolbox::new().with(ReadNote).configure(
         "read_note",
@@ -557,5 +580,133 @@ async fn every_dialect_carries_what_the_checks_did() {
         assert!(!text.contains("<|im_start|>"), "{dialect}: {text}");
         assert!(text.contains("untrusted"), "{dialect}: {text}");
         assert!(text.contains("chat_template_token"), "{dialect}: {text}");
+    }
+}
+
+/// Lists orders. Read-only. Not for one order.
+#[tool(effect = "read")]
+fn list_orders(
+    /// How many orders.
+    #[arg(range(max = 100_000))]
+    count: u32,
+) -> Vec<Value> {
+    (0..count)
+        .map(|i| json!({"id": i, "customer": "Ada", "total": 12.5}))
+        .collect()
+}
+
+/// Lists orders, in place. Read-only. Not for one order.
+#[tool(effect = "read", inline)]
+fn list_orders_inline(
+    /// How many orders.
+    #[arg(range(max = 100_000))]
+    count: u32,
+) -> Vec<u32> {
+    (0..count).collect()
+}
+
+#[tokio::test]
+async fn large_results_are_stored_and_referenced() {
+    let toolbox = Toolbox::new().with(ListOrders);
+    let small = toolbox
+        .call("list_orders", json!({"count": 3}), &ctx())
+        .await;
+    assert!(matches!(small, ToolOutcome::Success(_)), "{small}");
+
+    let out = toolbox
+        .call("list_orders", json!({"count": 2000}), &ctx())
+        .await;
+    let ToolOutcome::Stored(data, stored) = &out else {
+        panic!("{out}")
+    };
+    let env = envelope(&out);
+    assert!(
+        env.get("data").is_none(),
+        "the model gets the reference, not the data"
+    );
+    assert_eq!(env["stored"]["uri"], stored.uri.as_str());
+    assert!(stored.uri.starts_with("toolsmith://results/"));
+    assert_eq!(stored.bytes, data.get().len());
+    assert!(
+        stored.summary.starts_with(
+            "a JSON array of 2000 items; the first item has the keys `id`, `customer`, `total`"
+        ),
+        "{}",
+        stored.summary
+    );
+    assert!(stored.preview.starts_with(r#"[{"id":0,"#) && stored.preview.ends_with('…'));
+    assert!(out.to_json().len() < 2_000, "{}", out.to_json().len());
+    // Nothing is lost: the store has it, and so does the caller.
+    let kept = toolbox.stored_result(&stored.uri).await.unwrap().unwrap();
+    assert_eq!(kept, data.get());
+    assert_eq!(out.into_result::<Vec<Value>>().unwrap().len(), 2000);
+    assert_eq!(
+        toolbox
+            .stored_result("toolsmith://results/0000")
+            .await
+            .unwrap(),
+        None
+    );
+}
+
+#[tokio::test]
+async fn large_data_written_in_place_is_stored_too() {
+    let toolbox = Toolbox::new().with(ListOrdersInline);
+    let mut buf = Vec::new();
+    let status = toolbox
+        .call_into(
+            "list_orders_inline",
+            json!({"count": 5000}),
+            &ctx(),
+            &mut buf,
+        )
+        .await;
+    assert!(status.is_success());
+    let env: Value = serde_json::from_slice(&buf).unwrap();
+    let uri = env["stored"]["uri"].as_str().unwrap();
+    let kept = toolbox.stored_result(uri).await.unwrap().unwrap();
+    assert_eq!(serde_json::from_str::<Vec<u32>>(&kept).unwrap().len(), 5000);
+}
+
+#[tokio::test]
+async fn a_tool_can_keep_its_large_results_inline() {
+    let toolbox = Toolbox::new().with(ListOrders).configure(
+        "list_orders",
+        ToolPolicy {
+            large_results: Some(toolsmith::output::LargeResults::Inline),
+            ..ToolPolicy::default()
+        },
+    );
+    let out = toolbox
+        .call("list_orders", json!({"count": 2000}), &ctx())
+        .await;
+    assert!(matches!(out, ToolOutcome::Success(_)));
+    assert_eq!(envelope(&out)["data"].as_array().unwrap().len(), 2000);
+
+    let toolbox = Toolbox::new().with(ListOrders).with_large_results(
+        toolsmith::output::LargeResults::Store {
+            over_bytes: 100,
+            ttl: std::time::Duration::from_secs(60),
+        },
+    );
+    let out = toolbox
+        .call("list_orders", json!({"count": 3}), &ctx())
+        .await;
+    assert!(matches!(out, ToolOutcome::Stored(..)), "{out}");
+}
+
+#[tokio::test]
+async fn every_dialect_gives_the_reference_not_the_data() {
+    let toolbox = Toolbox::new().with(ListOrders);
+    for dialect in Dialect::ALL {
+        let call = ToolCall {
+            id: Some("call_1".into()),
+            name: dialect.tool_name("list_orders"),
+            arguments: json!({"count": 2000}),
+        };
+        let message = toolbox.provider(dialect).respond(&call, &ctx()).await;
+        let text = serde_json::to_string(&message).unwrap();
+        assert!(text.contains("toolsmith://results/"), "{dialect}: {text}");
+        assert!(text.len() < 6_000, "{dialect}: {} bytes", text.len());
     }
 }

@@ -87,6 +87,7 @@ impl ToolDefinition {
                 idempotency_scope: None,
                 output_safety: None,
                 redact_paths: None,
+                large_results: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),

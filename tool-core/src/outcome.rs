@@ -38,6 +38,11 @@ pub enum ToolOutcome {
     /// The tool's data after the output checks changed it or marked it: what was
     /// neutralized or redacted, and where untrusted data came from (docs/output.md).
     Checked(Box<RawValue>, Box<OutputNotes>),
+    /// Data too large to give a model inline, kept in the toolbox's result store: the
+    /// outcome holds all of it ([`data`](Self::data), [`into_result`](Self::into_result));
+    /// its envelope carries the reference, a summary and the start instead of the data
+    /// (docs/output.md).
+    Stored(Box<RawValue>, Box<StoredResult>),
     /// The call failed.
     Error(ToolError),
 }
@@ -65,6 +70,38 @@ pub struct OutputNotes {
     /// Set when the data is to be read as untrusted: where it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untrusted: Option<Untrusted>,
+}
+
+/// Where a large result was stored, and what the model is shown of it.
+///
+/// ```
+/// use toolsmith::output::{OutputNotes, StoredResult};
+/// use toolsmith::ToolOutcome;
+/// let data = toolsmith::serde_json::value::to_raw_value(&vec![1; 5000]).unwrap();
+/// let stored = StoredResult {
+///     uri: "toolsmith://results/3f2a".into(),
+///     bytes: 10_000,
+///     summary: "a JSON array of 5000 items".into(),
+///     preview: "[1,1,1".into(),
+///     notes: OutputNotes::default(),
+/// };
+/// let out = ToolOutcome::Stored(data, Box::new(stored));
+/// assert!(out.to_json().starts_with(r#"{"status":"success","stored":{"uri":"toolsmith://results/3f2a""#));
+/// assert_eq!(out.into_result::<Vec<u8>>().unwrap().len(), 5000);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredResult {
+    /// The reference to read it by: `resources/read` over MCP, `Toolbox::stored_result`.
+    pub uri: String,
+    /// The size of the whole data, as JSON, in bytes.
+    pub bytes: usize,
+    /// What the data is: its shape and size.
+    pub summary: String,
+    /// The start of the data's JSON text, cut at a character boundary.
+    pub preview: String,
+    /// What the output checks did to the data before it was stored.
+    #[serde(skip)]
+    pub notes: OutputNotes,
 }
 
 /// The provenance of data marked untrusted, and what the model is told about it.
@@ -136,7 +173,8 @@ impl ToolOutcome {
             Self::Success(data)
             | Self::Degraded(data, _)
             | Self::Replayed(data)
-            | Self::Checked(data, _) => Some(data),
+            | Self::Checked(data, _)
+            | Self::Stored(data, _) => Some(data),
             Self::Error(_) => None,
         }
     }
@@ -145,7 +183,11 @@ impl ToolOutcome {
     #[must_use]
     pub fn error(&self) -> Option<&ToolError> {
         match self {
-            Self::Success(_) | Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) => None,
+            Self::Success(_)
+            | Self::Degraded(..)
+            | Self::Replayed(_)
+            | Self::Checked(..)
+            | Self::Stored(..) => None,
             Self::Error(err) => Some(err),
         }
     }
@@ -161,7 +203,8 @@ impl ToolOutcome {
             Self::Success(data)
             | Self::Degraded(data, _)
             | Self::Replayed(data)
-            | Self::Checked(data, _) => serde_json::from_str(data.get()).map_err(|err| {
+            | Self::Checked(data, _)
+            | Self::Stored(data, _) => serde_json::from_str(data.get()).map_err(|err| {
                 ToolError::internal(format_args!("the data does not decode as requested: {err}"))
             }),
             Self::Error(err) => Err(err),
@@ -181,9 +224,11 @@ impl ToolOutcome {
                 out
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Error(_) => {
-                serde_json::to_string(self).unwrap_or_default()
-            }
+            Self::Degraded(..)
+            | Self::Replayed(_)
+            | Self::Checked(..)
+            | Self::Stored(..)
+            | Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
         }
     }
 }
@@ -204,7 +249,11 @@ impl ToolOutcome {
                 out.push(b'}');
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Error(_) => {
+            Self::Degraded(..)
+            | Self::Replayed(_)
+            | Self::Checked(..)
+            | Self::Stored(..)
+            | Self::Error(_) => {
                 let _ = serde_json::to_writer(&mut *out, self);
             }
         }
@@ -257,18 +306,15 @@ impl Serialize for ToolOutcome {
                 s.serialize_field("data", data)?;
                 s.serialize_field("replayed", &true)?;
             }
+            Self::Stored(_, stored) => {
+                s.serialize_field("status", "success")?;
+                s.serialize_field("stored", stored)?;
+                serialize_notes(&mut s, &stored.notes)?;
+            }
             Self::Checked(data, notes) => {
                 s.serialize_field("status", "success")?;
                 s.serialize_field("data", data)?;
-                if !notes.neutralized.is_empty() {
-                    s.serialize_field("neutralized", &notes.neutralized)?;
-                }
-                if !notes.redacted.is_empty() {
-                    s.serialize_field("redacted", &notes.redacted)?;
-                }
-                if let Some(untrusted) = &notes.untrusted {
-                    s.serialize_field("untrusted", untrusted)?;
-                }
+                serialize_notes(&mut s, notes)?;
             }
             Self::Error(err) => {
                 s.serialize_field("status", "error")?;
@@ -277,6 +323,20 @@ impl Serialize for ToolOutcome {
         }
         s.end()
     }
+}
+
+/// The fields that say what the output checks did, after the data.
+fn serialize_notes<S: SerializeStruct>(s: &mut S, notes: &OutputNotes) -> Result<(), S::Error> {
+    if !notes.neutralized.is_empty() {
+        s.serialize_field("neutralized", &notes.neutralized)?;
+    }
+    if !notes.redacted.is_empty() {
+        s.serialize_field("redacted", &notes.redacted)?;
+    }
+    if let Some(untrusted) = &notes.untrusted {
+        s.serialize_field("untrusted", untrusted)?;
+    }
+    Ok(())
 }
 
 impl<'de> Deserialize<'de> for ToolOutcome {
@@ -303,25 +363,31 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             #[serde(default)]
             redacted: Vec<String>,
             untrusted: Option<Untrusted>,
+            stored: Option<StoredResult>,
         }
         fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
             Box::<RawValue>::deserialize(d).map(Some)
         }
         let envelope = Envelope::deserialize(deserializer)?;
+        let notes = OutputNotes {
+            neutralized: envelope.neutralized,
+            redacted: envelope.redacted,
+            untrusted: envelope.untrusted,
+        };
+        if let (Status::Success, None, None, Some(mut stored)) = (
+            &envelope.status,
+            &envelope.data,
+            &envelope.error,
+            envelope.stored,
+        ) {
+            // Read back, a stored result has only its reference: the data is in the store.
+            stored.notes = notes;
+            let data = RawValue::from_string("null".to_owned()).map_err(D::Error::custom)?;
+            return Ok(Self::Stored(data, Box::new(stored)));
+        }
         match (envelope.status, envelope.data, envelope.error) {
-            (Status::Success, Some(data), None)
-                if !envelope.neutralized.is_empty()
-                    || !envelope.redacted.is_empty()
-                    || envelope.untrusted.is_some() =>
-            {
-                Ok(Self::Checked(
-                    data,
-                    Box::new(OutputNotes {
-                        neutralized: envelope.neutralized,
-                        redacted: envelope.redacted,
-                        untrusted: envelope.untrusted,
-                    }),
-                ))
+            (Status::Success, Some(data), None) if notes != OutputNotes::default() => {
+                Ok(Self::Checked(data, Box::new(notes)))
             }
             (Status::Success, Some(data), None) => {
                 Ok(match (envelope.degraded, envelope.replayed) {

@@ -342,6 +342,43 @@ pub struct ToolPolicy {
     /// whose job is to return paths (a file search) turns it off; secrets are redacted
     /// whatever this says.
     pub redact_paths: Option<bool>,
+    /// What happens to a result too large to give a model inline (default: the toolbox's,
+    /// [`LargeResults::default`]).
+    pub large_results: Option<LargeResults>,
+}
+
+/// What happens to a tool's result when it is too large to give a model inline.
+///
+/// ```
+/// use toolsmith::output::LargeResults;
+/// assert_eq!(
+///     LargeResults::default(),
+///     LargeResults::Store { over_bytes: 10 * 1024, ttl: std::time::Duration::from_secs(3600) }
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LargeResults {
+    /// Results whose JSON is longer than `over_bytes` are kept in the toolbox's result store
+    /// for `ttl`; the model gets their reference, a summary and their start.
+    Store {
+        /// The largest result given inline, in bytes of JSON.
+        over_bytes: usize,
+        /// How long a stored result can be read.
+        ttl: Duration,
+    },
+    /// Every result is given inline, whatever its size (the input limits still bound what
+    /// a call can ask for; the tool must bound what it returns).
+    Inline,
+}
+
+impl Default for LargeResults {
+    fn default() -> Self {
+        Self::Store {
+            over_bytes: 10 * 1024,
+            ttl: Duration::from_secs(3600),
+        }
+    }
 }
 
 /// What the runtime does with text in a tool's output that could steer the model reading it:

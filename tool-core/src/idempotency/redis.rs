@@ -68,6 +68,15 @@ impl RedisStore {
         }
     }
 
+    /// Runs one command with the store's deadline and reconnection (the result store uses
+    /// the same connection).
+    pub(crate) async fn command<T: redis::FromRedisValue>(
+        &self,
+        cmd: redis::Cmd,
+    ) -> Result<T, StoreError> {
+        self.run(cmd).await
+    }
+
     fn key(&self, key: &str) -> String {
         format!("{}{key}", self.prefix)
     }

@@ -558,6 +558,7 @@ impl ServerHandler for McpServer {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_resources()
             .build();
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(self.config.implementation.clone())
@@ -648,6 +649,47 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
+    /// Serves the results too large to give inline (`toolsmith://results/<id>`, linked from
+    /// the tool result), while the result store keeps them.
+    async fn read_resource(
+        &self,
+        request: rmcp::model::ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let uri = request.uri;
+        let missing = || {
+            ErrorData::resource_not_found(
+                format!(
+                    "no resource {}: stored results are kept for a limited time; call the tool again",
+                    crate::echo::echo(&uri)
+                ),
+                None,
+            )
+        };
+        if !uri.starts_with(crate::output::RESULT_URI_PREFIX) {
+            return Err(missing());
+        }
+        match self.config.toolbox.stored_result(&uri).await {
+            Ok(Some(text)) => Ok(rmcp::model::ReadResourceResult::new(vec![
+                rmcp::model::ResourceContents::TextResourceContents {
+                    uri: uri.clone(),
+                    mime_type: Some("application/json".into()),
+                    text,
+                    meta: None,
+                },
+            ])
+            .into()),
+            Ok(None) => Err(missing()),
+            Err(err) => {
+                tracing::warn!(%err, "a stored result could not be read");
+                Err(ErrorData::internal_error(
+                    "the result store is unavailable; try again later",
+                    None,
+                ))
+            }
+        }
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
@@ -689,7 +731,15 @@ impl ServerHandler for McpServer {
             return Err(self.unknown_tool(name, &ctx).await);
         }
         let parts = CallResult::new(&outcome, Some(tool.definition()));
-        let content = vec![ContentBlock::text(parts.text)];
+        let mut content = vec![ContentBlock::text(parts.text)];
+        if let Some((uri, bytes, summary)) = parts.link {
+            content.push(ContentBlock::resource_link(
+                rmcp::model::Resource::new(uri, format!("result of {name}"))
+                    .with_description(summary)
+                    .with_mime_type("application/json")
+                    .with_size(u64::try_from(bytes).unwrap_or(u64::MAX)),
+            ));
+        }
         let mut result = if parts.is_error {
             CallToolResult::error(content)
         } else {

@@ -16,8 +16,11 @@
 //! docs/output.md has the details, the test corpus and its measured false positives.
 
 mod scan;
+mod store;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -27,9 +30,10 @@ use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
 use crate::spec::ToolPolicy;
 
-pub use crate::outcome::{OutputNotes, Untrusted};
-pub use crate::spec::OutputSafety;
+pub use crate::outcome::{OutputNotes, StoredResult, Untrusted};
+pub use crate::spec::{LargeResults, OutputSafety};
 pub use scan::{Family, Finding, scan};
+pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
 
 use scan::{Hit, Secret, hits};
 
@@ -46,7 +50,13 @@ pub(crate) struct OutputChecks {
     redact_paths: bool,
     /// The compiled output schema, for a schema written by hand.
     schema: Option<jsonschema::Validator>,
+    /// Results longer than this (bytes of JSON) are stored, for this long; `None`: inline.
+    spill: Option<(usize, Duration)>,
+    results: Arc<dyn ResultStore>,
 }
+
+/// How much of a stored result's JSON the model is shown.
+const PREVIEW_BYTES: usize = 1_000;
 
 /// What a check made of a result.
 pub(crate) enum Checked {
@@ -57,7 +67,12 @@ pub(crate) enum Checked {
 }
 
 impl OutputChecks {
-    pub(crate) fn new(def: &ToolDefinition, policy: &ToolPolicy) -> Self {
+    pub(crate) fn new(
+        def: &ToolDefinition,
+        policy: &ToolPolicy,
+        large: LargeResults,
+        results: Arc<dyn ResultStore>,
+    ) -> Self {
         let open_world = def.annotations().open_world == Some(true);
         let schema = if def.output_is_typed() {
             None
@@ -75,7 +90,51 @@ impl OutputChecks {
             open_world,
             redact_paths: policy.redact_paths.unwrap_or(true),
             schema,
+            spill: match policy.large_results.unwrap_or(large) {
+                LargeResults::Store { over_bytes, ttl } => Some((over_bytes, ttl)),
+                LargeResults::Inline => None,
+            },
+            results,
         }
+    }
+
+    /// Whether data of `len` bytes is to be stored rather than given inline.
+    #[inline]
+    pub(crate) fn is_large(&self, len: usize) -> bool {
+        self.spill.is_some_and(|(over, _)| len > over)
+    }
+
+    /// A result too large to give inline, stored and replaced by its reference; any other
+    /// outcome as it is. When the store fails, the data stays inline (nothing is lost) and
+    /// the failure is logged.
+    pub(crate) async fn spill(&self, outcome: ToolOutcome) -> ToolOutcome {
+        let Some((_, ttl)) = self.spill else {
+            return outcome;
+        };
+        let (data, notes) = match outcome {
+            ToolOutcome::Success(data) if self.is_large(data.get().len()) => {
+                (data, OutputNotes::default())
+            }
+            ToolOutcome::Checked(data, notes) if self.is_large(data.get().len()) => (data, *notes),
+            other => return other,
+        };
+        let id = store::new_id(data.get());
+        if let Err(err) = self.results.put(&id, data.get(), ttl).await {
+            tracing::warn!(tool = %crate::echo::echo(&self.tool), %err, "a large result could not be stored; it is given inline");
+            return if notes == OutputNotes::default() {
+                ToolOutcome::Success(data)
+            } else {
+                ToolOutcome::Checked(data, Box::new(notes))
+            };
+        }
+        let stored = StoredResult {
+            uri: format!("{RESULT_URI_PREFIX}{id}"),
+            bytes: data.get().len(),
+            summary: store::summary(data.get()),
+            preview: store::preview(data.get(), PREVIEW_BYTES),
+            notes,
+        };
+        ToolOutcome::Stored(data, Box::new(stored))
     }
 
     /// Checks a result. Errors get their messages redacted; success data is checked against

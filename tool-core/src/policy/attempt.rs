@@ -107,6 +107,10 @@ impl Attempts {
                 budgets.spend(ctx, started.elapsed());
             }
             let Some(err) = ran.error() else {
+                let ran = match ran {
+                    Ran::Outcome(outcome) => Ran::Outcome(self.output.spill(outcome).await),
+                    written @ Ran::Written => written,
+                };
                 return Done::new(ran, attempt);
             };
             if attempt >= max || !retry_safe || !may_retry(err) {
@@ -196,6 +200,17 @@ pub(crate) fn run_inline(
             let (Some(buf), Some(len)) = (out, len) else {
                 return Some(Ran::Written);
             };
+            if output.is_large(buf.len() - len) {
+                // To be stored: taken out of the buffer, as a value the plan can keep.
+                let data = String::from_utf8(buf.split_off(len)).ok();
+                let outcome = match data.map(serde_json::value::RawValue::from_string) {
+                    Some(Ok(raw)) => ToolOutcome::Success(raw),
+                    _ => ToolOutcome::Error(ToolError::internal(
+                        "the tool wrote data that is not JSON",
+                    )),
+                };
+                return Some(Ran::Outcome(output.outcome(outcome)));
+            }
             let checked = match std::str::from_utf8(&buf[len..]) {
                 Ok(data) => output.data(data),
                 Err(_) => Checked::Changed(ToolOutcome::Error(ToolError::internal(

@@ -44,6 +44,10 @@ pub struct AuditRecord {
     pub attempts: u32,
     /// How long the call took, retries and waits included.
     pub duration_ms: u64,
+    /// What the output checks did to the result (neutralized, redacted, marked untrusted),
+    /// when they did anything: a security event worth keeping (docs/output.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<crate::outcome::OutputNotes>,
 }
 
 /// Receives every audit record. Implementations must not block for long: they run on the
@@ -230,6 +234,10 @@ impl Audit {
                 error_code,
                 attempts: done.attempts,
                 duration_ms,
+                output: match &done.ran {
+                    Ran::Outcome(ToolOutcome::Checked(_, notes)) => Some((**notes).clone()),
+                    _ => None,
+                },
             };
             for sink in self.sinks.iter() {
                 sink.record(&record);

@@ -11,7 +11,7 @@ use tokio::sync::{RwLock, Semaphore};
 use crate::definition::ToolDefinition;
 use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
 use crate::limits::InputLimits;
-use crate::output::OutputChecks;
+use crate::output::{LargeResults, MemoryResultStore, OutputChecks, ResultStore};
 use crate::spec::{CircuitPolicy, Effect, RetryPolicy, RunBudget, ToolPolicy};
 use crate::tool::Tool;
 
@@ -47,6 +47,10 @@ pub(crate) struct Settings {
     pub(crate) idempotency: IdempotencyPolicy,
     /// The limits on arguments for tools that set none of their own.
     pub(crate) input_limits: Option<InputLimits>,
+    /// Where results too large to give inline are kept.
+    pub(crate) results: Arc<dyn ResultStore>,
+    /// What happens to large results of tools that do not say.
+    pub(crate) large_results: LargeResults,
 }
 
 impl Default for Settings {
@@ -64,6 +68,8 @@ impl Default for Settings {
             store: Arc::new(MemoryStore::default()),
             idempotency: IdempotencyPolicy::default(),
             input_limits: None,
+            results: Arc::new(MemoryResultStore::default()),
+            large_results: LargeResults::default(),
         }
     }
 }
@@ -94,7 +100,18 @@ impl Settings {
         policy.idempotency_scope = o.idempotency_scope.or(policy.idempotency_scope);
         policy.output_safety = o.output_safety.or(policy.output_safety);
         policy.redact_paths = o.redact_paths.or(policy.redact_paths);
+        policy.large_results = o.large_results.or(policy.large_results);
         Cow::Owned(policy)
+    }
+
+    /// The output checks of the tool `def`.
+    fn output_checks(&self, def: &ToolDefinition) -> OutputChecks {
+        OutputChecks::new(
+            def,
+            &self.policy(def),
+            self.large_results,
+            Arc::clone(&self.results),
+        )
     }
 
     /// The plans of `tools` (in registration order); `find` looks a fallback up by name.
@@ -156,10 +173,7 @@ impl Settings {
                 if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
                     && let Some(fallback) = find(name)
                 {
-                    let output = Arc::new(OutputChecks::new(
-                        fallback.definition(),
-                        &self.policy(fallback.definition()),
-                    ));
+                    let output = Arc::new(self.output_checks(fallback.definition()));
                     steps.push(Arc::new(Fallback {
                         name: name.to_owned(),
                         tool: fallback,
@@ -191,7 +205,7 @@ impl Settings {
                     retry,
                     budgets: budgets.clone(),
                     slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
-                    output: Arc::new(OutputChecks::new(def, &policy)),
+                    output: Arc::new(self.output_checks(def)),
                 }));
                 Plan::new(steps)
             })

@@ -36,7 +36,7 @@ impl Step for Fallback {
             let reason = err.code().as_str().to_owned();
             let answer =
                 run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
-            match self.output.outcome(answer) {
+            match self.output.spill(self.output.outcome(answer)).await {
                 // What the checks said about the fallback's data outweighs the degraded mark.
                 checked @ ToolOutcome::Checked(..) => {
                     Done::new(Ran::Outcome(checked), done.attempts)

@@ -129,7 +129,10 @@ impl Idempotent {
         };
         let store = &self.store;
         let transient = match outcome {
-            ToolOutcome::Success(_) | ToolOutcome::Replayed(_) | ToolOutcome::Checked(..) => false,
+            ToolOutcome::Success(_)
+            | ToolOutcome::Replayed(_)
+            | ToolOutcome::Checked(..)
+            | ToolOutcome::Stored(..) => false,
             ToolOutcome::Degraded(..) => true,
             ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
         };
@@ -162,7 +165,9 @@ fn replay(envelope: &str) -> ToolOutcome {
         ) => ToolOutcome::Replayed(data),
         // What the output checks did stays said: a replay of checked data is read as the
         // first answer was.
-        Ok(kept @ (ToolOutcome::Error(_) | ToolOutcome::Checked(..))) => kept,
+        Ok(kept @ (ToolOutcome::Error(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..))) => {
+            kept
+        }
         Err(err) => ToolOutcome::Error(ToolError::internal(format_args!(
             "a stored result does not read back: {err}"
         ))),

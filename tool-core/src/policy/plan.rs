@@ -75,7 +75,9 @@ impl Plan {
             call.ctx,
             call.out.as_deref_mut(),
         )?;
-        if !ran.is_final() {
+        // A result to store in the result store takes the full path, which can wait for it.
+        let large = matches!(&ran, Ran::Outcome(o) if o.data().is_some_and(|d| fast.output.is_large(d.get().len())));
+        if !ran.is_final() || large {
             call.first = Some(ran);
             return None;
         }

@@ -37,9 +37,10 @@ impl Ran {
 
     pub(crate) fn status(&self) -> &'static str {
         match self {
-            Self::Outcome(ToolOutcome::Success(_) | ToolOutcome::Checked(..)) | Self::Written => {
-                "success"
-            }
+            Self::Outcome(
+                ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..),
+            )
+            | Self::Written => "success",
             Self::Outcome(ToolOutcome::Degraded(..)) => "degraded",
             Self::Outcome(ToolOutcome::Replayed(_)) => "replayed",
             Self::Outcome(ToolOutcome::Error(_)) => "error",

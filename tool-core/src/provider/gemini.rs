@@ -308,6 +308,10 @@ pub(crate) fn parse(response: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// A `functionResponse` part: the data under `output`, or the error under `error`.
 pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
     let mut response = match (outcome.data(), outcome.error()) {
+        // A stored result is given as the envelope gives it: the reference, not the data.
+        _ if matches!(outcome, ToolOutcome::Stored(..)) => {
+            serde_json::to_value(outcome).unwrap_or(Value::Null)
+        }
         (Some(data), _) => {
             json!({"output": serde_json::from_str::<Value>(data.get()).unwrap_or(Value::Null)})
         }

@@ -7,7 +7,7 @@ use super::call::{CallParseError, Reader, ToolCall};
 use crate::dialect::Dialect;
 
 use crate::definition::ToolDefinition;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{OutputNotes, ToolOutcome};
 
 pub(super) fn tool(def: &ToolDefinition) -> Value {
     let mut tool = Map::new();
@@ -43,6 +43,8 @@ pub const OUTPUT_META: &str = "toolsmith/output";
 /// A `CallToolResult`'s parts: one text block, the structured content (the data itself, when
 /// the tool advertises an object output schema), whether it is an error, and its `_meta`.
 pub(crate) struct CallResult {
+    /// For a stored result: its URI, size and summary, given as a `resource_link`.
+    pub(crate) link: Option<(String, usize, String)>,
     pub(crate) text: String,
     pub(crate) structured: Option<Value>,
     pub(crate) is_error: bool,
@@ -61,6 +63,15 @@ impl CallResult {
         // in `_meta` for the client.
         let notes = match outcome {
             ToolOutcome::Checked(_, notes) => serde_json::to_value(notes).ok(),
+            ToolOutcome::Stored(_, stored) if stored.notes != OutputNotes::default() => {
+                serde_json::to_value(&stored.notes).ok()
+            }
+            _ => None,
+        };
+        let link = match outcome {
+            ToolOutcome::Stored(_, stored) => {
+                Some((stored.uri.clone(), stored.bytes, stored.summary.clone()))
+            }
             _ => None,
         };
         if let Some(notes) = &notes {
@@ -76,8 +87,11 @@ impl CallResult {
         {
             // Structured content is the data itself; the text block carries the same JSON
             // (the whole envelope when the checks have something to say).
+            // A stored result still has its structured content: a tool with an output schema
+            // must give it (MCP 2025-11-25, "Output Schema"); the text has the reference.
             return Self {
-                text: if notes.is_some() {
+                link,
+                text: if notes.is_some() || matches!(outcome, ToolOutcome::Stored(..)) {
                     outcome.to_json()
                 } else {
                     data.get().to_owned()
@@ -88,6 +102,7 @@ impl CallResult {
             };
         }
         Self {
+            link,
             text: outcome.to_json(),
             structured: None,
             is_error: !outcome.is_success(),

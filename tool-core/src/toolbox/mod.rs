@@ -155,7 +155,9 @@ pub enum CallStatus {
 impl CallStatus {
     fn of(outcome: &ToolOutcome) -> Self {
         match outcome {
-            ToolOutcome::Success(_) | ToolOutcome::Checked(..) => Self::Success,
+            ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..) => {
+                Self::Success
+            }
             ToolOutcome::Degraded(..) => Self::Degraded,
             ToolOutcome::Replayed(_) => Self::Replayed,
             ToolOutcome::Error(err) => Self::Error(err.code()),
@@ -720,6 +722,59 @@ impl Toolbox {
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
         self.settings.approver = Some(Arc::new(approver));
         self.configured()
+    }
+
+    /// Keeps results too large to give a model inline in `store` (default: a
+    /// [`MemoryResultStore`](crate::output::MemoryResultStore) of at most 64 MiB); with
+    /// several processes, a store they share (`RedisStore`, feature `redis`).
+    #[must_use]
+    pub fn with_result_store(mut self, store: impl crate::output::ResultStore) -> Self {
+        self.settings.results = Arc::new(store);
+        self.configured()
+    }
+
+    /// What happens to large results of tools that do not say (default: stored above 10 KiB
+    /// of JSON, for an hour); a tool says with [`ToolPolicy::large_results`].
+    #[must_use]
+    pub fn with_large_results(mut self, large: crate::output::LargeResults) -> Self {
+        self.settings.large_results = large;
+        self.configured()
+    }
+
+    /// The data of a stored result (a [`ToolOutcome::Stored`]'s `uri`), while it is kept.
+    ///
+    /// # Errors
+    ///
+    /// When the result store cannot be read.
+    ///
+    /// ```
+    /// use toolsmith::{tool, ToolContext, ToolOutcome, Toolbox};
+    ///
+    /// /// Lists every order. Read-only. Not for one order.
+    /// #[tool(effect = "read")]
+    /// fn list_orders() -> Vec<u32> {
+    ///     (0..5_000).collect()
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(ListOrders);
+    /// let out = toolbox.call("list_orders", "{}", &ToolContext::new()).await;
+    /// let ToolOutcome::Stored(_, stored) = &out else { panic!("{out}") };
+    /// assert!(stored.summary.starts_with("a JSON array of 5000 items"));
+    /// let data = toolbox.stored_result(&stored.uri).await.unwrap().unwrap();
+    /// assert!(data.starts_with("[0,1,2,"));
+    /// // The caller still has all of it; the model's envelope has the reference.
+    /// assert_eq!(out.into_result::<Vec<u32>>().unwrap().len(), 5_000);
+    /// # });
+    /// ```
+    pub async fn stored_result(
+        &self,
+        uri: &str,
+    ) -> Result<Option<String>, crate::output::ResultStoreError> {
+        match uri.strip_prefix(crate::output::RESULT_URI_PREFIX) {
+            Some(id) if !id.is_empty() => self.settings.results.get(id).await,
+            _ => Ok(None),
+        }
     }
 
     /// Adds a sink that receives one audit record per call.

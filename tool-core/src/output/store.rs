@@ -1,0 +1,273 @@
+//! Where results too large to give a model inline are kept, and how they are referred to.
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::tool::BoxFuture;
+
+/// The scheme and path of a stored result's URI: `toolsmith://results/<id>`.
+pub const RESULT_URI_PREFIX: &str = "toolsmith://results/";
+
+/// The store could not keep or give back a result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResultStoreError(pub String);
+
+impl fmt::Display for ResultStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "result store: {}", self.0)
+    }
+}
+
+impl std::error::Error for ResultStoreError {}
+
+/// Keeps large results for a while, by id, so that a model (or the application) can read
+/// them after the call: [`MemoryResultStore`] by default, [`RedisStore`](crate::idempotency::RedisStore)
+/// (feature `redis`) for several processes.
+pub trait ResultStore: Send + Sync + 'static {
+    /// Keeps `data` under `id` for `ttl`.
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ResultStoreError>>;
+
+    /// The data kept under `id`, if it is still there.
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, ResultStoreError>>;
+}
+
+impl<T: ResultStore + ?Sized> ResultStore for std::sync::Arc<T> {
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ResultStoreError>> {
+        (**self).put(id, data, ttl)
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, ResultStoreError>> {
+        (**self).get(id)
+    }
+}
+
+/// Results in this process's memory, bounded: at most `max_bytes` in all (64 MiB by default);
+/// past that the oldest are dropped first, and each is dropped after its time to live.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith::output::{MemoryResultStore, ResultStore};
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let store = MemoryResultStore::with_max_bytes(10);
+/// store.put("a", "0123456789", Duration::from_secs(60)).await.unwrap();
+/// store.put("b", "xyz", Duration::from_secs(60)).await.unwrap();
+/// assert_eq!(store.get("a").await.unwrap(), None, "dropped to make room");
+/// assert_eq!(store.get("b").await.unwrap().as_deref(), Some("xyz"));
+/// # });
+/// ```
+pub struct MemoryResultStore {
+    max_bytes: usize,
+    state: Mutex<Kept>,
+}
+
+#[derive(Default)]
+struct Kept {
+    by_id: HashMap<String, (String, Instant)>,
+    order: VecDeque<String>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn remove(&mut self, id: &str) {
+        if let Some((data, _)) = self.by_id.remove(id) {
+            self.bytes -= data.len();
+        }
+    }
+}
+
+impl MemoryResultStore {
+    /// The default bound: 64 MiB.
+    pub const DEFAULT_MAX_BYTES: usize = 64 * 1024 * 1024;
+
+    /// A store bounded to `max_bytes` of results in all.
+    #[must_use]
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        Self {
+            max_bytes,
+            state: Mutex::new(Kept::default()),
+        }
+    }
+}
+
+impl Default for MemoryResultStore {
+    fn default() -> Self {
+        Self::with_max_bytes(Self::DEFAULT_MAX_BYTES)
+    }
+}
+
+impl ResultStore for MemoryResultStore {
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ResultStoreError>> {
+        let result = (|| {
+            if data.len() > self.max_bytes {
+                return Err(ResultStoreError(format!(
+                    "a result of {} bytes is larger than the store ({} bytes)",
+                    data.len(),
+                    self.max_bytes
+                )));
+            }
+            let mut kept = self
+                .state
+                .lock()
+                .map_err(|_| ResultStoreError("poisoned".into()))?;
+            let now = Instant::now();
+            kept.remove(id);
+            // Expired first, then the oldest, until the new one fits.
+            while kept.bytes + data.len() > self.max_bytes
+                || kept
+                    .order
+                    .front()
+                    .and_then(|oldest| kept.by_id.get(oldest))
+                    .is_some_and(|(_, until)| *until <= now)
+            {
+                let Some(oldest) = kept.order.pop_front() else {
+                    break;
+                };
+                kept.remove(&oldest);
+            }
+            kept.bytes += data.len();
+            kept.by_id
+                .insert(id.to_owned(), (data.to_owned(), now + ttl));
+            kept.order.push_back(id.to_owned());
+            Ok(())
+        })();
+        Box::pin(async move { result })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, ResultStoreError>> {
+        let result = self
+            .state
+            .lock()
+            .map_err(|_| ResultStoreError("poisoned".into()))
+            .map(|kept| {
+                kept.by_id
+                    .get(id)
+                    .filter(|(_, until)| *until > Instant::now())
+                    .map(|(data, _)| data.clone())
+            });
+        Box::pin(async move { result })
+    }
+}
+
+#[cfg(feature = "redis")]
+impl ResultStore for crate::idempotency::RedisStore {
+    /// `SET toolsmith:result:<id> <data> PX <ttl>`: one command.
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), ResultStoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(format!("toolsmith:result:{id}"))
+                .arg(data)
+                .arg("PX")
+                .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1));
+            self.command::<()>(cmd)
+                .await
+                .map_err(|e| ResultStoreError(e.0))
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, ResultStoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(format!("toolsmith:result:{id}"));
+            self.command::<Option<String>>(cmd)
+                .await
+                .map_err(|e| ResultStoreError(e.0))
+        })
+    }
+}
+
+/// A new, unguessable id: 128 bits from the process's random hash keys, a counter, the clock
+/// and the data, through SHA-256. The URI is a capability: whoever has it can read the result.
+pub(crate) fn new_id(data: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
+    seed.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    let mut hasher = Sha256::new();
+    hasher.update(seed.finish().to_le_bytes());
+    hasher.update(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+            .to_le_bytes(),
+    );
+    hasher.update(data.as_bytes());
+    hasher.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// What a stored result is, in a sentence: its shape and size.
+pub(crate) fn summary(json: &str) -> String {
+    let shape = match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(serde_json::Value::Array(items)) => {
+            let keys = items
+                .first()
+                .and_then(serde_json::Value::as_object)
+                .map(keys)
+                .map(|k| format!("; the first item has the keys {k}"))
+                .unwrap_or_default();
+            format!("a JSON array of {} items{keys}", items.len())
+        }
+        Ok(serde_json::Value::Object(map)) => {
+            format!("a JSON object with {} keys: {}", map.len(), keys(&map))
+        }
+        Ok(serde_json::Value::String(text)) => {
+            format!("a text of {} characters", text.chars().count())
+        }
+        _ => "a JSON value".to_owned(),
+    };
+    format!(
+        "{shape} ({} bytes of JSON); stored, not shown in full: the preview is its start",
+        json.len()
+    )
+}
+
+/// The first keys of an object, quoted, at most ten.
+fn keys(map: &serde_json::Map<String, serde_json::Value>) -> String {
+    let shown: Vec<String> = map
+        .keys()
+        .take(10)
+        .map(|k| format!("`{}`", crate::echo::echo_to(k, 40)))
+        .collect();
+    let more = if map.len() > 10 { ", ..." } else { "" };
+    format!("{}{more}", shown.join(", "))
+}
+
+/// The start of `json`, at most `max` bytes, cut at a character boundary, with `…` when cut.
+pub(crate) fn preview(json: &str, max: usize) -> String {
+    if json.len() <= max {
+        return json.to_owned();
+    }
+    let mut end = max;
+    while !json.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &json[..end])
+}
