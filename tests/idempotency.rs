@@ -11,7 +11,7 @@ use toolsmith::idempotency::{
     derive_idempotency_key,
 };
 use toolsmith::policy::ToolPolicy;
-use toolsmith::{ErrorCode, ToolCall, ToolContext, ToolError, Toolbox, tool};
+use toolsmith::{ErrorCode, ToolCall, ToolContext, ToolError, ToolOutcome, Toolbox, tool};
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
 
@@ -462,8 +462,10 @@ static RUNS_BIG: AtomicUsize = AtomicUsize::new(0);
 
 #[tokio::test]
 async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
+    // Given inline (no result store), the result is too large for the idempotency store.
     let toolbox = Toolbox::new()
         .with(WriteBigReport)
+        .with_large_results(toolsmith::output::LargeResults::Inline)
         .with_idempotency_store(MemoryStore::default().with_max_bytes(64 << 10));
     let ctx = ctx();
     let first = toolbox
@@ -479,4 +481,22 @@ async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
         "{}",
         again.to_json()
     );
+
+    // By default the result goes to the result store, and the replay gives its reference.
+    let toolbox = Toolbox::new()
+        .with(WriteBigReport)
+        .with_idempotency_store(MemoryStore::default().with_max_bytes(64 << 10));
+    let first = toolbox
+        .call("write_big_report", r#"{"size": 100001}"#, &ctx)
+        .await;
+    let again = toolbox
+        .call("write_big_report", r#"{"size": 100001}"#, &ctx)
+        .await;
+    assert_eq!(RUNS_BIG.load(Ordering::SeqCst), 2, "not run twice");
+    let (ToolOutcome::Stored(_, one), ToolOutcome::Stored(_, two)) = (&first, &again) else {
+        panic!("{first} / {again}")
+    };
+    assert_eq!(one.uri, two.uri);
+    let kept = toolbox.stored_result(&two.uri).await.unwrap().unwrap();
+    assert_eq!(kept.len(), 100_003);
 }
