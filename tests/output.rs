@@ -710,3 +710,142 @@ async fn every_dialect_gives_the_reference_not_the_data() {
         assert!(text.len() < 6_000, "{dialect}: {} bytes", text.len());
     }
 }
+
+mod pages {
+    use super::*;
+    use toolsmith::ToolError;
+    use toolsmith::output::{Cursor, Page};
+
+    /// Lists tickets, a page at a time. Read-only. Not for one ticket.
+    #[tool(effect = "read")]
+    fn list_tickets(
+        ctx: &ToolContext,
+        /// A previous page's `next_cursor`; leave it out for the first page.
+        cursor: Option<Cursor>,
+    ) -> Result<Page<u32>, ToolError> {
+        let start: u32 = match &cursor {
+            Some(c) => c.open(ctx)?,
+            None => 0,
+        };
+        let end = (start + 10).min(25);
+        let items = (start..end).collect();
+        if end < 25 {
+            Page::more(items, &end, ctx)
+        } else {
+            Ok(Page::last(items))
+        }
+    }
+
+    /// Lists users, a page at a time. Read-only. Not for one user.
+    #[tool(effect = "read", inline)]
+    fn list_users(
+        ctx: &ToolContext,
+        /// A previous page's `next_cursor`; leave it out for the first page.
+        cursor: Option<Cursor>,
+    ) -> Result<Page<u32>, ToolError> {
+        let start: u32 = match &cursor {
+            Some(c) => c.open(ctx)?,
+            None => 0,
+        };
+        Page::more(vec![start], &(start + 1), ctx)
+    }
+
+    async fn page(toolbox: &Toolbox, tool: &str, cursor: Option<&Value>) -> ToolOutcome {
+        let args = match cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        toolbox.call(tool, args, &ctx()).await
+    }
+
+    #[tokio::test]
+    async fn every_page_in_turn_then_the_end() {
+        let toolbox = Toolbox::new().with(ListTickets);
+        let mut cursor: Option<Value> = None;
+        let mut seen = Vec::new();
+        loop {
+            let out = page(&toolbox, "list_tickets", cursor.as_ref()).await;
+            let env = envelope(&out);
+            seen.extend(
+                env["data"]["items"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_u64().unwrap()),
+            );
+            if env["data"]["has_more"] == false {
+                assert!(env["data"]["next_cursor"].is_null());
+                break;
+            }
+            cursor = Some(env["data"]["next_cursor"].clone());
+        }
+        assert_eq!(seen, (0..25).collect::<Vec<u64>>());
+        // The schema the model sees: the one shape, the cursor a bounded string.
+        let def = toolbox.get("list_tickets").unwrap().definition();
+        let output = def.output_schema().unwrap().to_string();
+        assert!(
+            output.contains("next_cursor") && output.contains("has_more"),
+            "{output}"
+        );
+        assert_eq!(
+            def.input_schema()["properties"]["cursor"]["maxLength"],
+            1024
+        );
+    }
+
+    #[tokio::test]
+    async fn tampered_foreign_and_other_key_cursors_are_refused() {
+        let toolbox = Toolbox::new().with(ListTickets).with(ListUsers);
+        let first = envelope(&page(&toolbox, "list_tickets", None).await);
+        let cursor = first["data"]["next_cursor"].as_str().unwrap().to_owned();
+
+        // Changed: the state says 20 instead of 10, the signature is the old one.
+        let (state, tag) = cursor.split_once('.').unwrap();
+        assert_eq!(state, "MTA", "base64url of the state `10`");
+        let forged = format!("MjA.{tag}"); // `20`
+        // From another tool of the same toolbox.
+        let users = envelope(&page(&toolbox, "list_users", None).await);
+        let foreign = users["data"]["next_cursor"].clone();
+        // From another toolbox (another deployment's key).
+        let other = Toolbox::new().with(ListTickets);
+        let elsewhere =
+            envelope(&page(&other, "list_tickets", None).await)["data"]["next_cursor"].clone();
+
+        for bad in [
+            json!(forged),
+            foreign,
+            elsewhere,
+            json!("garbage"),
+            json!("a.b.c"),
+        ] {
+            let out = page(&toolbox, "list_tickets", Some(&bad)).await;
+            let err = out.error().unwrap_or_else(|| panic!("{bad} accepted"));
+            assert_eq!(err.code(), ErrorCode::InvalidArguments, "{bad}");
+            assert!(
+                err.message().contains("not one this tool gave out"),
+                "{}",
+                err.message()
+            );
+        }
+        // The genuine one still works, and an inline tool's cursors too.
+        assert!(
+            page(&toolbox, "list_tickets", Some(&json!(cursor)))
+                .await
+                .is_success()
+        );
+        let next = users["data"]["next_cursor"].clone();
+        let second = envelope(&page(&toolbox, "list_users", Some(&next)).await);
+        assert_eq!(second["data"]["items"], json!([1]));
+    }
+
+    #[tokio::test]
+    async fn a_fleet_sharing_the_key_accepts_each_others_cursors() {
+        let secret = b"a secret shared by every replica, 32+ bytes long";
+        let one = Toolbox::new().with(ListTickets).with_cursor_key(secret);
+        let two = Toolbox::new().with(ListTickets).with_cursor_key(secret);
+        let first = envelope(&page(&one, "list_tickets", None).await);
+        let next = first["data"]["next_cursor"].clone();
+        let second = envelope(&page(&two, "list_tickets", Some(&next)).await);
+        assert_eq!(second["data"]["items"][0], 10);
+    }
+}

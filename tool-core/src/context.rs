@@ -36,6 +36,15 @@ pub struct ToolContext {
     inner: Arc<Inner>,
     /// For the context a tool gets in one attempt: that attempt's own cancellation.
     attempt: Option<Arc<Attempt>>,
+    /// For the context a paging tool gets: its name and the toolbox's cursor key, which
+    /// seal and open its cursors (`toolsmith::output::Cursor`).
+    scope: Option<Arc<CursorScope>>,
+}
+
+/// What binds a cursor to the tool that gave it out: the tool's name and the key that signs.
+pub(crate) struct CursorScope {
+    pub(crate) tool: Arc<str>,
+    pub(crate) key: Arc<[u8; 32]>,
 }
 
 /// The cancellation of one attempt: a child of the context's signal that a timeout fires. It
@@ -116,6 +125,7 @@ impl ToolContext {
                 input_limits: None,
             }),
             attempt: None,
+            scope: None,
         }
     }
 
@@ -129,8 +139,23 @@ impl ToolContext {
         let ctx = Self {
             inner: Arc::clone(&self.inner),
             attempt: Some(Arc::clone(&attempt)),
+            scope: self.scope.clone(),
         };
         (ctx, attempt)
+    }
+
+    /// This context, for a call of the paging tool `scope` names.
+    pub(crate) fn scoped(&self, scope: &Arc<CursorScope>) -> Self {
+        Self {
+            inner: Arc::clone(&self.inner),
+            attempt: self.attempt.clone(),
+            scope: Some(Arc::clone(scope)),
+        }
+    }
+
+    /// The tool and key cursors of this call are bound to, when the call is a paging tool's.
+    pub(crate) fn cursor_scope(&self) -> Option<&CursorScope> {
+        self.scope.as_deref()
     }
 
     fn edit(mut self, f: impl FnOnce(&mut Inner)) -> Self {

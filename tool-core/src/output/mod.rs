@@ -15,6 +15,7 @@
 //! Whatever was changed is said in the envelope ([`OutputNotes`]) and in the audit record.
 //! docs/output.md has the details, the test corpus and its measured false positives.
 
+mod page;
 mod scan;
 mod store;
 
@@ -32,7 +33,9 @@ use crate::spec::ToolPolicy;
 
 pub use crate::outcome::{OutputNotes, StoredResult, Untrusted};
 pub use crate::spec::{LargeResults, OutputSafety};
+pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
+pub(crate) use store::random_key;
 pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
 
 use scan::{Hit, Secret, hits};
@@ -53,6 +56,8 @@ pub(crate) struct OutputChecks {
     /// Results longer than this (bytes of JSON) are stored, for this long; `None`: inline.
     spill: Option<(usize, Duration)>,
     results: Arc<dyn ResultStore>,
+    /// For a tool that returns pages: what its cursors are bound to.
+    scope: Option<Arc<crate::context::CursorScope>>,
 }
 
 /// How much of a stored result's JSON the model is shown.
@@ -72,6 +77,7 @@ impl OutputChecks {
         policy: &ToolPolicy,
         large: LargeResults,
         results: Arc<dyn ResultStore>,
+        cursor_key: &Arc<[u8; 32]>,
     ) -> Self {
         let open_world = def.annotations().open_world == Some(true);
         let schema = if def.output_is_typed() {
@@ -95,7 +101,17 @@ impl OutputChecks {
                 LargeResults::Inline => None,
             },
             results,
+            scope: def
+                .output_schema()
+                .is_some_and(page::is_page_schema)
+                .then(|| page::cursor_scope(def.name(), cursor_key)),
         }
+    }
+
+    /// For a tool that returns pages, what its calls' contexts carry to seal and open cursors.
+    #[inline]
+    pub(crate) fn scope(&self) -> Option<&Arc<crate::context::CursorScope>> {
+        self.scope.as_ref()
     }
 
     /// Whether data of `len` bytes is to be stored rather than given inline.

@@ -223,6 +223,25 @@ pub(crate) fn new_id(data: &str) -> String {
         .collect()
 }
 
+/// 32 bytes no one can guess: the process's random hash keys (from the OS), a counter and the
+/// clock, through SHA-256.
+pub(crate) fn random_key() -> [u8; 32] {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut hasher = Sha256::new();
+    for _ in 0..2 {
+        let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
+        seed.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+        hasher.update(seed.finish().to_le_bytes());
+    }
+    hasher.update(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+            .to_le_bytes(),
+    );
+    hasher.finalize().into()
+}
+
 /// What a stored result is, in a sentence: its shape and size.
 pub(crate) fn summary(json: &str) -> String {
     let shape = match serde_json::from_str::<serde_json::Value>(json) {

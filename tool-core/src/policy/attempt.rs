@@ -96,7 +96,7 @@ impl Attempts {
                             self.tool.as_ref(),
                             name,
                             call.arguments.clone(),
-                            ctx,
+                            &scoped(ctx, &self.output),
                             self.timeout,
                         )
                         .await,
@@ -128,6 +128,14 @@ impl Attempts {
                 delay.await;
             }
         }
+    }
+}
+
+/// The context a tool's attempt gets: for a paging tool, bound to its cursors.
+fn scoped<'c>(ctx: &'c ToolContext, output: &OutputChecks) -> std::borrow::Cow<'c, ToolContext> {
+    match output.scope() {
+        Some(scope) => std::borrow::Cow::Owned(ctx.scoped(scope)),
+        None => std::borrow::Cow::Borrowed(ctx),
     }
 }
 
@@ -184,6 +192,8 @@ pub(crate) fn run_inline(
     mut out: Option<&mut Vec<u8>>,
 ) -> Option<Ran> {
     let len = out.as_deref().map(Vec::len);
+    let scoped_ctx = output.scope().map(|scope| ctx.scoped(scope));
+    let ctx = scoped_ctx.as_ref().unwrap_or(ctx);
     let result = catch_unwind(AssertUnwindSafe(|| {
         let emit = match out.as_deref_mut() {
             Some(buf) => Emit::Into(buf),

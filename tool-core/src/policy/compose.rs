@@ -51,6 +51,8 @@ pub(crate) struct Settings {
     pub(crate) results: Arc<dyn ResultStore>,
     /// What happens to large results of tools that do not say.
     pub(crate) large_results: LargeResults,
+    /// The key that signs paging tools' cursors.
+    pub(crate) cursor_key: Arc<[u8; 32]>,
 }
 
 impl Default for Settings {
@@ -70,6 +72,7 @@ impl Default for Settings {
             input_limits: None,
             results: Arc::new(MemoryResultStore::default()),
             large_results: LargeResults::default(),
+            cursor_key: Arc::new(crate::output::random_key()),
         }
     }
 }
@@ -111,6 +114,7 @@ impl Settings {
             &self.policy(def),
             self.large_results,
             Arc::clone(&self.results),
+            &self.cursor_key,
         )
     }
 

@@ -741,6 +741,18 @@ impl Toolbox {
         self.configured()
     }
 
+    /// Signs paging tools' cursors ([`Cursor`](crate::output::Cursor)) with a key made from
+    /// `secret`, instead of one this toolbox makes up: processes that serve one fleet share
+    /// it, so a cursor one gave out is good on another. Keep `secret` as secret as a session
+    /// key; at least 32 random bytes.
+    #[must_use]
+    pub fn with_cursor_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        use sha2::Digest as _;
+        let key: [u8; 32] = sha2::Sha256::digest(secret.as_ref()).into();
+        self.settings.cursor_key = Arc::new(key);
+        self.configured()
+    }
+
     /// The data of a stored result (a [`ToolOutcome::Stored`]'s `uri`), while it is kept.
     ///
     /// # Errors
