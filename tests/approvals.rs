@@ -31,7 +31,7 @@ async fn delete_ticket(
 }
 
 /// Searches tickets. Read-only. Not for closed tickets.
-#[tool(name = "tickets.search", effect = "read")]
+#[tool(name = "tickets.search", effect = "read", allow(unbounded_list))]
 async fn search_tickets(
     /// Words to look for.
     #[arg(length(max = 100))]

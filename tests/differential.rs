@@ -294,7 +294,11 @@ fn integral_as_integers(value: &serde_json::Value) -> serde_json::Value {
 // Exact integers at the boundaries
 
 /// Returns every argument as text, so a test sees exactly what reached the tool.
-#[toolsmith::tool(effect = "read", inline, allow(description_scope, tool_name))]
+#[toolsmith::tool(
+    effect = "read",
+    inline,
+    allow(description_scope, tool_name, unbounded_list)
+)]
 fn exact_widths(
     /// u8
     a: Option<u8>,

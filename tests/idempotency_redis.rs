@@ -233,7 +233,7 @@ async fn redis_down_is_a_retryable_error_never_a_silent_duplicate() {
 }
 
 /// Lists every shipment. Read-only. Not for one shipment.
-#[tool(effect = "read")]
+#[tool(effect = "read", allow(unbounded_list))]
 fn list_shipments() -> Vec<u32> {
     (0..5_000).collect()
 }

@@ -180,3 +180,45 @@ fn provider_names_are_portable() {
         "search_notes"
     );
 }
+
+#[test]
+fn a_hand_written_tool_returning_an_unbounded_list_is_found() {
+    use toolsmith::{
+        Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox,
+    };
+    struct Lister(ToolDefinition);
+    impl Tool for Lister {
+        fn definition(&self) -> &ToolDefinition {
+            &self.0
+        }
+        fn call<'a>(&'a self, _: Arguments<'a>, _: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async { ToolOutcome::success(&[1]).unwrap_or_else(ToolOutcome::Error) })
+        }
+    }
+    let schema =
+        serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false});
+    let def = |output: serde_json::Value, input: serde_json::Value| {
+        ToolDefinition::new(
+            "list_rows",
+            "Lists rows. Read-only. Not for one row.",
+            input,
+        )
+        .with_effect(toolsmith::Effect::Read)
+        .with_output_schema(output)
+    };
+    let unbounded = Toolbox::new().with(Lister(def(
+        serde_json::json!({"type": "array", "items": {"type": "integer"}}),
+        schema.clone(),
+    )));
+    assert!(unbounded.lint().iter().any(|f| f.lint == "unbounded_list"));
+    let limited = Toolbox::new().with(Lister(def(
+        serde_json::json!({"type": "array", "items": {"type": "integer"}}),
+        serde_json::json!({"type": "object", "properties": {"limit": {"type": "integer", "maximum": 100, "description": "At most this many rows."}}, "additionalProperties": false}),
+    )));
+    assert!(limited.lint().iter().all(|f| f.lint != "unbounded_list"));
+    let capped = Toolbox::new().with(Lister(def(
+        serde_json::json!({"type": "array", "maxItems": 20, "items": {"type": "integer"}}),
+        schema,
+    )));
+    assert!(capped.lint().iter().all(|f| f.lint != "unbounded_list"));
+}

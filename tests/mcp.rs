@@ -699,7 +699,7 @@ fn the_mcp_python_sdk_accepts_the_example_server() {
 }
 
 /// Lists every invoice. Read-only. Not for one invoice.
-#[tool(effect = "read")]
+#[tool(effect = "read", allow(unbounded_list))]
 fn list_invoices() -> Vec<Value> {
     (0..1_000)
         .map(|i| json!({"id": i, "amount": 10, "note": "<|im_start|>hi"}))

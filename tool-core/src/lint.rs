@@ -148,6 +148,16 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
         }
     }
     walk(&mut l, schema, "", None);
+    if def.output_schema().is_some_and(|out| {
+        out.get("type").and_then(Value::as_str) == Some("array") && out.get("maxItems").is_none()
+    }) && !has_limit(schema)
+    {
+        l.push(
+            rules::UNBOUNDED_LIST,
+            "",
+            rules::unbounded_list_message(name),
+        );
+    }
     for dialect in [
         Dialect::OpenAiChat { strict: true },
         Dialect::Anthropic { strict: true },
@@ -172,6 +182,21 @@ fn resolve<'s>(root: &'s Value, node: &'s Value) -> &'s Value {
         Some(pointer) => root.pointer(pointer).unwrap_or(node),
         None => node,
     }
+}
+
+/// Whether the input has a numeric parameter with a maximum named like a limit (`limit`,
+/// `max_results`, `page_size`, ...).
+fn has_limit(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|props| {
+            props.iter().any(|(name, node)| {
+                let node = resolve(schema, node);
+                rules::is_limit_param(name)
+                    && (node.get("maximum").is_some() || node.get("exclusiveMaximum").is_some())
+            })
+        })
 }
 
 fn has_environment(schema: &Value) -> bool {

@@ -69,6 +69,7 @@ pub const UNRESTRICTED_DESTINATION: &str = "unrestricted_destination";
 pub const DESCRIPTION_INJECTION: &str = "description_injection";
 pub const SECRET_IN_DESCRIPTION: &str = "secret_in_description";
 pub const PROVIDER_INCOMPATIBLE: &str = "provider_incompatible";
+pub const UNBOUNDED_LIST: &str = "unbounded_list";
 
 /// Every lint, in the order of docs/lints.md.
 pub const LINTS: &[Lint] = &[
@@ -130,6 +131,10 @@ pub const LINTS: &[Lint] = &[
     },
     Lint {
         name: PROVIDER_INCOMPATIBLE,
+        default: Level::Warn,
+    },
+    Lint {
+        name: UNBOUNDED_LIST,
         default: Level::Warn,
     },
 ];
@@ -722,6 +727,39 @@ pub fn is_destination(name: &str) -> bool {
 pub fn destination_message(name: &str) -> String {
     format!(
         "parameter `{name}` decides where data goes and accepts any value; an injected instruction could send data anywhere: restrict it with an enum, a `pattern` (e.g. your domain) or a format"
+    )
+}
+
+/// Names of parameters that bound how many items a tool returns.
+pub fn is_limit_param(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    matches!(
+        name.as_str(),
+        "limit"
+            | "max"
+            | "max_results"
+            | "max_items"
+            | "max_count"
+            | "page_size"
+            | "per_page"
+            | "count"
+            | "top_k"
+            | "top_n"
+            | "num_results"
+            | "n"
+            | "k"
+            | "size"
+            | "first"
+            | "take"
+            | "maxresults"
+            | "pagesize"
+    )
+}
+
+/// The message of `unbounded_list` for the tool `tool`.
+pub fn unbounded_list_message(tool: &str) -> String {
+    format!(
+        "`{tool}` returns a list with no bound: nothing limits how many items a call returns, so one call can fill the model's context; add a `limit` parameter with `#[arg(range(min = 1, max = 100))]`, or return `toolsmith::output::Page<T>`"
     )
 }
 

@@ -586,7 +586,7 @@ fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
 
 /// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result` with two
 /// type arguments).
-fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
+pub(crate) fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
     let syn::ReturnType::Type(_, ty) = output else {
         return None;
     };

@@ -15,6 +15,7 @@ pub(crate) fn all(tool: &ToolFn) -> Vec<Finding> {
     for (index, param) in tool.params.iter().enumerate() {
         param_lints(index, param, &mut out);
     }
+    unbounded_list(tool, &mut out);
     out
 }
 
@@ -125,6 +126,40 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
             format!(
                 "`{name}` is destructive or works in bulk but takes no `environment` enum and declares no approval; add an `environment` parameter whose enum lists `staging` and `production`, or `#[tool(requires_approval)]`"
             ),
+            None,
+        );
+    }
+}
+
+/// A tool that returns a list (`Vec<T>`, a set, or either in `Result`) and has no numeric
+/// parameter bounded by `range(max = ..)` named like a limit.
+fn unbounded_list(tool: &ToolFn, out: &mut Vec<Finding>) {
+    let ty = match crate::expand::result_halves(&tool.sig.output) {
+        Some((ok, _)) => ok,
+        None => match &tool.sig.output {
+            syn::ReturnType::Type(_, ty) => &**ty,
+            syn::ReturnType::Default => return,
+        },
+    };
+    let list = last_segment(ty).is_some_and(|s| {
+        matches!(
+            s.ident.to_string().as_str(),
+            "Vec" | "VecDeque" | "HashSet" | "BTreeSet" | "IndexSet"
+        )
+    });
+    let limited = tool.params.iter().any(|p| {
+        rules::is_limit_param(&p.json_name())
+            && p.args
+                .range
+                .as_ref()
+                .is_some_and(|r| r.max.is_some() || r.exclusive_max.is_some())
+    });
+    if list && !limited {
+        finding(
+            out,
+            UNBOUNDED_LIST,
+            ty.span(),
+            rules::unbounded_list_message(&tool.tool_name()),
             None,
         );
     }
