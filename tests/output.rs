@@ -849,3 +849,90 @@ mod pages {
         assert_eq!(second["data"]["items"][0], 10);
     }
 }
+
+mod batches {
+    use super::*;
+    use std::sync::Mutex;
+    use toolsmith::ToolError;
+    use toolsmith::output::Batch;
+
+    static SENT: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static LIMITED_ONCE: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    /// Sends an invitation to each address. Writes data. Not for reminders.
+    #[tool(effect = "write", idempotent)]
+    pub async fn send_invitations(
+        /// The addresses.
+        #[arg(length(max = 50))]
+        to: Vec<String>,
+    ) -> Batch<String> {
+        let mut batch = Batch::new();
+        let mut retry = Vec::new();
+        for address in &to {
+            if address.starts_with("bounce") {
+                batch.fail(address, ToolError::not_found("No such mailbox."));
+            } else if address.starts_with("busy") && !LIMITED_ONCE.lock().unwrap().contains(address)
+            {
+                LIMITED_ONCE.lock().unwrap().push(address.clone());
+                batch.fail(
+                    address,
+                    ToolError::rate_limited("The mail server is busy.")
+                        .retry_after(std::time::Duration::from_millis(10)),
+                );
+                retry.push(address.clone());
+            } else {
+                SENT.lock().unwrap().push(address.clone());
+                batch.succeed(address, format!("sent to {address}"));
+            }
+        }
+        if retry.is_empty() {
+            batch
+        } else {
+            batch.retry_with(json!({ "to": retry }))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_the_failed_items_are_retried_and_the_envelope_says_which_failed() {
+        let audit = Arc::new(MemorySink::default());
+        let toolbox = Toolbox::new()
+            .with(SendInvitations)
+            .with_audit(Arc::clone(&audit));
+        let out = toolbox
+            .call(
+                "send_invitations",
+                json!({"to": ["ada@x.example", "busy@x.example", "bounce@x.example"]}),
+                &ctx(),
+            )
+            .await;
+        let env = envelope(&out);
+        assert_eq!(env["status"], "success", "{env}");
+        assert_eq!(
+            env["partial"],
+            json!({"succeeded": 2, "failed": 1}),
+            "{env}"
+        );
+        assert_eq!(env["partial"], json!({"succeeded": 2, "failed": 1}));
+        let succeeded: Vec<&str> = env["data"]["succeeded"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["item"].as_str().unwrap())
+            .collect();
+        assert_eq!(succeeded, ["ada@x.example", "busy@x.example"]);
+        assert_eq!(env["data"]["failed"][0]["item"], "bounce@x.example");
+        assert_eq!(env["data"]["failed"][0]["error"]["code"], "not_found");
+        assert!(env["data"].get("retry_arguments").is_none(), "{env}");
+        // Each address was sent exactly once: the retry named only the busy one.
+        assert_eq!(*SENT.lock().unwrap(), ["ada@x.example", "busy@x.example"]);
+        let records = audit.records();
+        assert_eq!(records[0].attempts, 2);
+        assert_eq!(
+            records[0].output.as_ref().unwrap().partial,
+            Some(toolsmith::output::Partial {
+                succeeded: 2,
+                failed: 1
+            })
+        );
+    }
+}

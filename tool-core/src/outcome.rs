@@ -70,6 +70,18 @@ pub struct OutputNotes {
     /// Set when the data is to be read as untrusted: where it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub untrusted: Option<Untrusted>,
+    /// Set for a batch (`toolsmith::output::Batch`) in which some items failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
+}
+
+/// How many items of a batch succeeded and how many failed (the data lists which).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Partial {
+    /// Items that succeeded.
+    pub succeeded: usize,
+    /// Items that failed: `data.failed` has each with its error.
+    pub failed: usize,
 }
 
 /// Where a large result was stored, and what the model is shown of it.
@@ -290,7 +302,7 @@ impl fmt::Display for ToolOutcome {
 
 impl Serialize for ToolOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut s = serializer.serialize_struct("ToolOutcome", 5)?;
+        let mut s = serializer.serialize_struct("ToolOutcome", 6)?;
         match self {
             Self::Success(data) => {
                 s.serialize_field("status", "success")?;
@@ -336,6 +348,9 @@ fn serialize_notes<S: SerializeStruct>(s: &mut S, notes: &OutputNotes) -> Result
     if let Some(untrusted) = &notes.untrusted {
         s.serialize_field("untrusted", untrusted)?;
     }
+    if let Some(partial) = &notes.partial {
+        s.serialize_field("partial", partial)?;
+    }
     Ok(())
 }
 
@@ -363,6 +378,7 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             #[serde(default)]
             redacted: Vec<String>,
             untrusted: Option<Untrusted>,
+            partial: Option<Partial>,
             stored: Option<StoredResult>,
         }
         fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
@@ -373,6 +389,7 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             neutralized: envelope.neutralized,
             redacted: envelope.redacted,
             untrusted: envelope.untrusted,
+            partial: envelope.partial,
         };
         if let (Status::Success, None, None, Some(mut stored)) = (
             &envelope.status,

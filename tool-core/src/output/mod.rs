@@ -15,6 +15,7 @@
 //! Whatever was changed is said in the envelope ([`OutputNotes`]) and in the audit record.
 //! docs/output.md has the details, the test corpus and its measured false positives.
 
+mod batch;
 mod page;
 mod scan;
 mod store;
@@ -31,8 +32,10 @@ use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
 use crate::spec::ToolPolicy;
 
-pub use crate::outcome::{OutputNotes, StoredResult, Untrusted};
+pub use crate::outcome::{OutputNotes, Partial, StoredResult, Untrusted};
 pub use crate::spec::{LargeResults, OutputSafety};
+pub(crate) use batch::merge as merge_batch;
+pub use batch::{Batch, Failed, Succeeded};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub(crate) use store::random_key;
@@ -58,6 +61,8 @@ pub(crate) struct OutputChecks {
     results: Arc<dyn ResultStore>,
     /// For a tool that returns pages: what its cursors are bound to.
     scope: Option<Arc<crate::context::CursorScope>>,
+    /// Whether the tool returns a [`Batch`].
+    batch: bool,
 }
 
 /// How much of a stored result's JSON the model is shown.
@@ -105,6 +110,34 @@ impl OutputChecks {
                 .output_schema()
                 .is_some_and(page::is_page_schema)
                 .then(|| page::cursor_scope(def.name(), cursor_key)),
+            batch: def.output_schema().is_some_and(batch::is_batch_schema),
+        }
+    }
+
+    /// Whether the tool returns a [`Batch`], whose failed items the attempts may retry.
+    #[inline]
+    pub(crate) fn is_batch(&self) -> bool {
+        self.batch
+    }
+
+    /// For a batch's data: how many items succeeded and failed, and the arguments to retry
+    /// the failed ones when a retry may help.
+    pub(crate) fn tally(&self, outcome: &ToolOutcome) -> Option<(Value, batch::Tally)> {
+        if !self.batch {
+            return None;
+        }
+        let value: Value = serde_json::from_str(outcome.data()?.get()).ok()?;
+        let tally = batch::tally(&value)?;
+        Some((value, tally))
+    }
+
+    /// The outcome of batch data merged over the attempts, checked again.
+    pub(crate) fn merged(&self, data: &Value) -> ToolOutcome {
+        match serde_json::value::to_raw_value(data) {
+            Ok(raw) => self.outcome(ToolOutcome::Success(raw)),
+            Err(err) => {
+                ToolOutcome::Error(ToolError::internal(format_args!("a merged batch: {err}")))
+            }
         }
     }
 
@@ -192,7 +225,20 @@ impl OutputChecks {
             Hit::Secret(_) => relevant = true,
         });
         let quarantine = self.safety == OutputSafety::Quarantine;
-        if !relevant && !escaped && !quarantine {
+        let partial = if self.batch {
+            serde_json::from_str::<Value>(raw)
+                .ok()
+                .as_ref()
+                .and_then(batch::tally)
+                .filter(|t| t.failed > 0)
+                .map(|t| crate::outcome::Partial {
+                    succeeded: t.succeeded,
+                    failed: t.failed,
+                })
+        } else {
+            None
+        };
+        if !relevant && !escaped && !quarantine && partial.is_none() {
             return Checked::Clean;
         }
         let data = if relevant || escaped {
@@ -209,7 +255,7 @@ impl OutputChecks {
         if self.safety == OutputSafety::Block && !notes.steer.is_empty() {
             return Checked::Changed(ToolOutcome::Error(self.blocked(&notes)));
         }
-        if notes.is_empty() && !quarantine {
+        if notes.is_empty() && !quarantine && partial.is_none() {
             return Checked::Clean;
         }
         let untrusted =
@@ -242,6 +288,7 @@ impl OutputChecks {
                 neutralized: notes.steer_names(),
                 redacted: notes.secret_names(),
                 untrusted,
+                partial,
             }),
         ))
     }

@@ -74,6 +74,8 @@ impl Attempts {
         let max = self.max_attempts.max(1);
         let mut backoff = None;
         let mut attempt = 0;
+        // A batch's items done so far, while its failed ones are retried.
+        let mut batch: Option<serde_json::Value> = None;
         loop {
             attempt += 1;
             let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
@@ -108,11 +110,51 @@ impl Attempts {
             }
             let Some(err) = ran.error() else {
                 let ran = match ran {
-                    Ran::Outcome(outcome) => Ran::Outcome(self.output.spill(outcome).await),
+                    Ran::Outcome(outcome) => {
+                        // A batch whose failed items may succeed on a retry: only those again.
+                        let outcome = match self.output.tally(&outcome) {
+                            Some((data, tally)) => {
+                                let data = match batch.take() {
+                                    Some(mut earlier) => {
+                                        crate::output::merge_batch(&mut earlier, data);
+                                        earlier
+                                    }
+                                    None => data,
+                                };
+                                let more = attempt < max && retry_safe && tally.retry.is_some();
+                                let allowed = more
+                                    && self
+                                        .budgets
+                                        .as_ref()
+                                        .is_none_or(|b| b.take_retry(ctx, name).is_ok());
+                                if let (true, Some(arguments)) = (allowed, tally.retry) {
+                                    call.arguments = Arguments::from(arguments);
+                                    batch = Some(data);
+                                    if let Some(delay) = timer(self.retry.base) {
+                                        delay.await;
+                                    }
+                                    continue;
+                                }
+                                if attempt > 1 {
+                                    self.output.merged(&data)
+                                } else {
+                                    outcome
+                                }
+                            }
+                            None => outcome,
+                        };
+                        Ran::Outcome(self.output.spill(outcome).await)
+                    }
                     written @ Ran::Written => written,
                 };
                 return Done::new(ran, attempt);
             };
+            if let Some(earlier) = batch.take() {
+                // Retrying a batch's failed items failed as a whole: the batch as it was, its
+                // done items kept, its failures still failures.
+                let outcome = self.output.merged(&earlier);
+                return Done::new(Ran::Outcome(self.output.spill(outcome).await), attempt);
+            }
             if attempt >= max || !retry_safe || !may_retry(err) {
                 return Done::new(ran, attempt);
             }
@@ -210,8 +252,9 @@ pub(crate) fn run_inline(
             let (Some(buf), Some(len)) = (out, len) else {
                 return Some(Ran::Written);
             };
-            if output.is_large(buf.len() - len) {
-                // To be stored: taken out of the buffer, as a value the plan can keep.
+            if output.is_large(buf.len() - len) || output.is_batch() {
+                // To be stored, or a batch to tally: taken out of the buffer, as a value the
+                // plan can keep.
                 let data = String::from_utf8(buf.split_off(len)).ok();
                 let outcome = match data.map(serde_json::value::RawValue::from_string) {
                     Some(Ok(raw)) => ToolOutcome::Success(raw),

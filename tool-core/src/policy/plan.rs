@@ -76,7 +76,9 @@ impl Plan {
             call.out.as_deref_mut(),
         )?;
         // A result to store in the result store takes the full path, which can wait for it.
-        let large = matches!(&ran, Ran::Outcome(o) if o.data().is_some_and(|d| fast.output.is_large(d.get().len())));
+        // So does a batch, whose failed items the attempts may retry.
+        let large = fast.output.is_batch()
+            || matches!(&ran, Ran::Outcome(o) if o.data().is_some_and(|d| fast.output.is_large(d.get().len())));
         if !ran.is_final() || large {
             call.first = Some(ran);
             return None;
