@@ -864,11 +864,11 @@ mod batches {
     pub async fn send_invitations(
         /// The addresses.
         #[arg(length(max = 50))]
-        to: Vec<String>,
+        recipients: Vec<String>,
     ) -> Batch<String> {
         let mut batch = Batch::new();
         let mut retry = Vec::new();
-        for address in &to {
+        for address in &recipients {
             if address.starts_with("bounce") {
                 batch.fail(address, ToolError::not_found("No such mailbox."));
             } else if address.starts_with("busy") && !LIMITED_ONCE.lock().unwrap().contains(address)
@@ -888,7 +888,7 @@ mod batches {
         if retry.is_empty() {
             batch
         } else {
-            batch.retry_with(json!({ "to": retry }))
+            batch.retry_with(json!({ "recipients": retry }))
         }
     }
 
@@ -901,7 +901,7 @@ mod batches {
         let out = toolbox
             .call(
                 "send_invitations",
-                json!({"to": ["ada@x.example", "busy@x.example", "bounce@x.example"]}),
+                json!({"recipients": ["ada@x.example", "busy@x.example", "bounce@x.example"]}),
                 &ctx(),
             )
             .await;
