@@ -860,7 +860,8 @@ mod batches {
     static LIMITED_ONCE: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
     /// Sends an invitation to each address. Writes data. Not for reminders.
-    #[tool(effect = "write", idempotent)]
+    // The addresses are the test's own; a real tool restricts them (a pattern per item).
+    #[tool(effect = "write", idempotent, allow(unrestricted_destination))]
     pub async fn send_invitations(
         /// The addresses.
         #[arg(length(max = 50))]

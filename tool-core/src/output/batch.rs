@@ -23,19 +23,19 @@ use crate::error::ToolError;
 /// use toolsmith::output::Batch;
 /// use toolsmith::{tool, ToolContext, ToolError, Toolbox};
 ///
-/// /// Sends a newsletter to each recipient. Writes data. Not for one-off messages.
+/// /// Sends this month's newsletter to each member. Writes data. Not for one-off messages.
 /// #[tool(effect = "write", idempotent)]
 /// fn send_newsletter(
-///     /// The recipients' addresses.
+///     /// The members' ids.
 ///     #[arg(length(max = 100))]
-///     recipients: Vec<String>,
+///     members: Vec<u64>,
 /// ) -> Batch<String> {
 ///     let mut batch = Batch::new();
-///     for to in &recipients {
-///         if to.ends_with("@bounced.example") {
-///             batch.fail(to, ToolError::not_found("The mailbox does not exist."));
+///     for id in &members {
+///         if *id == 0 {
+///             batch.fail(id.to_string(), ToolError::not_found("No member has id 0."));
 ///         } else {
-///             batch.succeed(to, format!("queued for {to}"));
+///             batch.succeed(id.to_string(), format!("queued for member {id}"));
 ///         }
 ///     }
 ///     batch
@@ -43,12 +43,12 @@ use crate::error::ToolError;
 ///
 /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
 /// let toolbox = Toolbox::new().with(SendNewsletter);
-/// let args = r#"{"recipients": ["ada@example.com", "bob@bounced.example"]}"#;
+/// let args = r#"{"members": [7, 0]}"#;
 /// let out = toolbox.call("send_newsletter", args, &ToolContext::new()).await;
 /// let env: toolsmith::serde_json::Value = toolsmith::serde_json::from_str(&out.to_json()).unwrap();
 /// assert_eq!(env["partial"]["succeeded"], 1);
 /// assert_eq!(env["partial"]["failed"], 1);
-/// assert_eq!(env["data"]["failed"][0]["item"], "bob@bounced.example");
+/// assert_eq!(env["data"]["failed"][0]["item"], "0");
 /// assert_eq!(env["data"]["failed"][0]["error"]["code"], "not_found");
 /// # });
 /// ```
