@@ -25,7 +25,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
@@ -72,6 +71,8 @@ const PREVIEW_BYTES: usize = 1_000;
 pub(crate) enum Checked {
     /// Nothing to change: the result stays as the tool made it.
     Clean,
+    /// The data stays as it is, with these notes (marked untrusted, or a batch's tally).
+    Mark(Box<OutputNotes>),
     /// The result to answer with instead.
     Changed(ToolOutcome),
 }
@@ -192,6 +193,7 @@ impl OutputChecks {
         match outcome {
             ToolOutcome::Success(data) => match self.data(data.get()) {
                 Checked::Clean => ToolOutcome::Success(data),
+                Checked::Mark(notes) => ToolOutcome::Checked(data, notes),
                 Checked::Changed(outcome) => outcome,
             },
             ToolOutcome::Error(mut err) => {
@@ -219,11 +221,13 @@ impl OutputChecks {
         }
         let mut notes = Notes::default();
         let mut relevant = false;
-        let escaped = hits(raw, true, |hit, _, _| match hit {
-            Hit::Steer(_) => relevant = true,
-            Hit::Secret(Secret::Path) => relevant |= self.redact_paths,
-            Hit::Secret(_) => relevant = true,
-        });
+        // Text is in strings: data without one (numbers, booleans) has nothing to scan.
+        let escaped = raw.contains('"')
+            && hits(raw, true, |hit, _, _| match hit {
+                Hit::Steer(_) => relevant = true,
+                Hit::Secret(Secret::Path) => relevant |= self.redact_paths,
+                Hit::Secret(_) => relevant = true,
+            });
         let quarantine = self.safety == OutputSafety::Quarantine;
         let partial = if self.batch {
             serde_json::from_str::<Value>(raw)
@@ -264,11 +268,19 @@ impl OutputChecks {
                 open_world: self.open_world,
                 notice: UNTRUSTED_NOTICE.to_owned(),
             });
-        let raw_data = match data {
-            Some(value) => serde_json::value::to_raw_value(&value),
-            None => RawValue::from_string(raw.to_owned()),
+        let notes_out = |notes: &Notes| {
+            Box::new(OutputNotes {
+                neutralized: notes.steer_names(),
+                redacted: notes.secret_names(),
+                untrusted: untrusted.clone(),
+                partial: partial.clone(),
+            })
         };
-        let Ok(raw_data) = raw_data else {
+        let Some(value) = data else {
+            // Nothing rewritten: the data stays, marked.
+            return Checked::Mark(notes_out(&notes));
+        };
+        let Ok(raw_data) = serde_json::value::to_raw_value(&value) else {
             return Checked::Changed(ToolOutcome::Error(ToolError::internal(
                 "the checked output could not be encoded again",
             )));
@@ -282,15 +294,7 @@ impl OutputChecks {
                 "a tool's output was rewritten before the model read it"
             );
         }
-        Checked::Changed(ToolOutcome::Checked(
-            raw_data,
-            Box::new(OutputNotes {
-                neutralized: notes.steer_names(),
-                redacted: notes.secret_names(),
-                untrusted,
-                partial,
-            }),
-        ))
+        Checked::Changed(ToolOutcome::Checked(raw_data, notes_out(&notes)))
     }
 
     /// The `unsafe_output` error for a blocked result; the withheld text is not kept.

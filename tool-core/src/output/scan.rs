@@ -93,8 +93,13 @@ enum Sign {
     Steer(Family),
     /// `<|`: a chat token when a name and `|>` follow.
     AngleBar,
+    /// "ignore ", "disregard ", ...: an instruction when what follows names earlier
+    /// instructions.
+    DropVerb,
     /// The start of a key or token; its shape is checked at the match.
     Key(KeyShape),
+    /// The first three bytes of a Unicode tag character.
+    Tag,
     /// `-----BEGIN`: a private key when `PRIVATE KEY-----` follows on the line.
     PemBegin,
     /// `eyJ`: a JSON Web Token when three dotted base64url parts follow.
@@ -301,100 +306,116 @@ struct Scanner {
 
 static SCANNER: LazyLock<Option<Scanner>> = LazyLock::new(build);
 
-fn instruction_phrases() -> Vec<String> {
-    let verbs = ["ignore", "disregard", "forget", "override"];
-    let determiners = [
-        "",
-        "all ",
-        "the ",
-        "all the ",
-        "any ",
-        "all of the ",
-        "all your ",
-        "your ",
-        "all of your ",
-    ];
-    let adjectives = [
-        "previous ",
-        "prior ",
-        "above ",
-        "earlier ",
-        "preceding ",
-        "former ",
-        "original ",
-        "system ",
-        "",
-    ];
-    let nouns = [
-        "instructions",
-        "instruction",
-        "prompt",
-        "prompts",
-        "directions",
-        "directives",
-        "rules",
-        "guidelines",
-    ];
-    let mut out = Vec::new();
-    for verb in verbs {
-        for det in determiners {
-            for adj in adjectives {
-                if det.is_empty() && adj.is_empty() {
-                    continue;
-                }
-                for noun in nouns {
-                    out.push(format!("{verb} {det}{adj}{noun}"));
-                }
-            }
+/// The verbs that open an instruction to drop what came before ("ignore all previous
+/// instructions"); the rest of the phrase is read at the match by [`instruction_tail`].
+const DROP_VERBS: &[&str] = &["ignore ", "disregard ", "forget ", "override "];
+const DETERMINERS: &[&str] = &[
+    "all", "the", "any", "your", "of", "my", "these", "those", "every",
+];
+const ADJECTIVES: &[&str] = &[
+    "previous",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "former",
+    "original",
+    "system",
+    "initial",
+    "old",
+];
+const NOUNS: &[&str] = &[
+    "instructions",
+    "instruction",
+    "prompt",
+    "prompts",
+    "directions",
+    "directives",
+    "rules",
+    "guidelines",
+];
+
+/// After a drop verb at `from`: the end of "[determiners] [adjective] noun" when at least one
+/// determiner or adjective comes before the noun ("ignore all previous instructions", "forget
+/// your rules"), else `None` ("ignore instructions" alone is too common to flag).
+fn instruction_tail(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    let mut qualified = false;
+    for _ in 0..6 {
+        let word_end = run_end(bytes, at, |b| b.is_ascii_alphabetic());
+        let word = std::str::from_utf8(&bytes[at..word_end])
+            .ok()?
+            .to_ascii_lowercase();
+        if word.is_empty() {
+            return None;
+        }
+        if NOUNS.contains(&word.as_str()) {
+            return (qualified && bytes.get(word_end).is_none_or(|b| !is_word(*b)))
+                .then_some(word_end);
+        }
+        if !DETERMINERS.contains(&word.as_str()) && !ADJECTIVES.contains(&word.as_str()) {
+            return None;
+        }
+        qualified = true;
+        at = run_end(bytes, word_end, |b| b == b' ' || b == b'\t');
+        if at == word_end {
+            return None;
         }
     }
-    out.extend(INSTRUCTION_PHRASES.iter().map(|s| (*s).to_owned()));
-    out
+    None
 }
 
 fn build() -> Option<Scanner> {
-    let mut literals: Vec<String> = Vec::new();
+    let mut literals: Vec<Vec<u8>> = Vec::new();
     let mut signs: Vec<Sign> = Vec::new();
-    let mut add = |text: String, sign: Sign| {
-        literals.push(text);
+    let mut add = |text: &[u8], sign: Sign| {
+        literals.push(text.to_vec());
         signs.push(sign);
     };
     for t in CHAT_TOKENS {
-        add((*t).to_owned(), Sign::Steer(Family::ChatTemplateToken));
+        add(t.as_bytes(), Sign::Steer(Family::ChatTemplateToken));
     }
-    add("<|".to_owned(), Sign::AngleBar);
+    add(b"<|", Sign::AngleBar);
     for t in ROLE_MARKUP {
-        add((*t).to_owned(), Sign::Steer(Family::RoleMarkup));
+        add(t.as_bytes(), Sign::Steer(Family::RoleMarkup));
     }
-    for t in instruction_phrases() {
-        add(t, Sign::Steer(Family::Instruction));
+    for t in DROP_VERBS {
+        add(t.as_bytes(), Sign::DropVerb);
+    }
+    for t in INSTRUCTION_PHRASES {
+        add(t.as_bytes(), Sign::Steer(Family::Instruction));
     }
     for t in HIDDEN_HTML {
-        add((*t).to_owned(), Sign::Steer(Family::HiddenHtml));
+        add(t.as_bytes(), Sign::Steer(Family::HiddenHtml));
     }
-    add("\u{1b}".to_owned(), Sign::Steer(Family::AnsiEscape));
-    add("\u{9b}".to_owned(), Sign::Steer(Family::AnsiEscape));
+    add("\u{1b}".as_bytes(), Sign::Steer(Family::AnsiEscape));
+    add("\u{9b}".as_bytes(), Sign::Steer(Family::AnsiEscape));
     for c in INVISIBLE {
-        add(c.to_string(), Sign::Steer(Family::InvisibleCharacter));
+        add(
+            c.to_string().as_bytes(),
+            Sign::Steer(Family::InvisibleCharacter),
+        );
     }
-    for c in (0xE0000..=0xE007F).filter_map(char::from_u32) {
-        add(c.to_string(), Sign::Steer(Family::InvisibleCharacter));
-    }
+    // Unicode tag characters, U+E0000 to U+E007F: F3 A0 80 xx and F3 A0 81 xx in UTF-8; the
+    // automaton matches the first three bytes, and the match is widened to the character.
+    add(&[0xF3, 0xA0, 0x80], Sign::Tag);
+    add(&[0xF3, 0xA0, 0x81], Sign::Tag);
     for (prefix, shape) in KEY_PREFIXES {
-        add((*prefix).to_owned(), Sign::Key(*shape));
+        add(prefix.as_bytes(), Sign::Key(*shape));
     }
-    add("-----BEGIN".to_owned(), Sign::PemBegin);
-    add("eyJ".to_owned(), Sign::Jwt);
-    add("bearer ".to_owned(), Sign::Bearer);
+    add(b"-----BEGIN", Sign::PemBegin);
+    add(b"eyJ", Sign::Jwt);
+    add(b"bearer ", Sign::Bearer);
     for p in PATH_PREFIXES {
-        add((*p).to_owned(), Sign::Path);
+        add(p.as_bytes(), Sign::Path);
     }
-    add("\\u".to_owned(), Sign::Escaped);
-    add("\\n\\nHuman:".to_owned(), Sign::Escaped);
-    add("\\n\\nAssistant:".to_owned(), Sign::Escaped);
+    add(b"\\u", Sign::Escaped);
+    add(b"\\n\\nHuman:", Sign::Escaped);
+    add(b"\\n\\nAssistant:", Sign::Escaped);
     let automaton = AhoCorasickBuilder::new()
         .ascii_case_insensitive(true)
         .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&literals)
         .ok()?;
     Some(Scanner { automaton, signs })
@@ -442,6 +463,19 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
                     continue;
                 }
                 each(Hit::Steer(family), start, end);
+            }
+            Sign::Tag => each(
+                Hit::Steer(Family::InvisibleCharacter),
+                start,
+                (end + 1).min(bytes.len()),
+            ),
+            Sign::DropVerb => {
+                if before.is_some_and(is_word) {
+                    continue;
+                }
+                if let Some(phrase_end) = instruction_tail(bytes, end) {
+                    each(Hit::Steer(Family::Instruction), start, phrase_end);
+                }
             }
             Sign::AngleBar => {
                 // `<|name|>`: a name of 1 to 40 characters, then `|>`.

@@ -272,6 +272,17 @@ pub(crate) fn run_inline(
             };
             match checked {
                 Checked::Clean => Some(Ran::Written),
+                Checked::Mark(notes) => {
+                    let data = String::from_utf8(buf.split_off(len)).ok();
+                    Some(Ran::Outcome(
+                        match data.map(serde_json::value::RawValue::from_string) {
+                            Some(Ok(raw)) => ToolOutcome::Checked(raw, notes),
+                            _ => ToolOutcome::Error(ToolError::internal(
+                                "the tool wrote data that is not JSON",
+                            )),
+                        },
+                    ))
+                }
                 Checked::Changed(outcome) => {
                     buf.truncate(len);
                     Some(Ran::Outcome(outcome))
