@@ -225,6 +225,14 @@ fn success(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         |_| floor(black_box(VALID)),
         |_| call_into(rt, &toolbox, "search_web", VALID, &ctx, &mut out),
     );
+    let neutral = neutralizing();
+    support::bench_pair(
+        &mut group,
+        "success",
+        "call_into_neutralize",
+        |_| floor(black_box(VALID)),
+        |_| call_into(rt, &neutral, "search_web", VALID, &ctx, &mut out),
+    );
     support::bench_pair(
         &mut group,
         "success",
@@ -341,6 +349,39 @@ fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     group.finish();
 }
 
+/// `search_web` with the output mode of a tool that is not `open_world` (neutralize: the
+/// output scanned, nothing added to a clean envelope).
+fn neutralizing() -> Toolbox {
+    Toolbox::new().with(SearchWeb).configure(
+        "search_web",
+        toolsmith::policy::ToolPolicy {
+            output_safety: Some(toolsmith::output::OutputSafety::Neutralize),
+            ..toolsmith::policy::ToolPolicy::default()
+        },
+    )
+}
+
+/// What scanning and neutralizing outputs costs per KB: clean prose, and an HTML page whose
+/// scripts and comments are escaped.
+fn output(c: &mut Criterion) {
+    let prose = "The quick brown fox jumps over the lazy dog, then rests in the shade of an old oak tree while the farmer counts his sheep. ".repeat(9);
+    let prose = &prose[..1024];
+    let html = "<div class=\"note\"><p>Order 42 shipped.</p><!-- tracking --><script>track()</script></div>\n".repeat(12);
+    let html = &html[..1024];
+    let mut group = c.benchmark_group("output");
+    group.throughput(criterion::Throughput::Bytes(1024));
+    group.bench_function("scan 1 KiB of prose", |b| {
+        b.iter(|| toolsmith::output::scan(black_box(prose)))
+    });
+    group.bench_function("neutralize 1 KiB of HTML", |b| {
+        b.iter(|| toolsmith::output::neutralize(black_box(html)))
+    });
+    group.bench_function("redact 1 KiB of prose", |b| {
+        b.iter(|| toolsmith::output::redact(black_box(prose)))
+    });
+    group.finish();
+}
+
 /// `n` calls of one path, for counting instructions (see the module docs).
 fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
     let toolbox = Toolbox::new()
@@ -351,6 +392,7 @@ fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
     let ctx = ToolContext::new().with_run_id("bench");
     let parsed: serde_json::Value = serde_json::from_str(VALID).expect("valid JSON");
     let mut out = Vec::with_capacity(2048);
+    let neutral = neutralizing();
     let replayed = r#"{"title":"Printer on fire"}"#;
     let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));
     for i in 0..n {
@@ -358,6 +400,9 @@ fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
             "floor" => drop(black_box(floor(black_box(VALID)))),
             "call_into" => {
                 black_box(call_into(rt, &toolbox, "search_web", VALID, &ctx, &mut out));
+            }
+            "call_into_neutralize" => {
+                black_box(call_into(rt, &neutral, "search_web", VALID, &ctx, &mut out));
             }
             "call_then_to_json" => drop(black_box(
                 support::run(rt, toolbox.call("search_web", black_box(VALID), &ctx)).to_json(),
@@ -434,11 +479,13 @@ fn main() {
     registry(&mut c, &rt);
     failure(&mut c, &rt);
     idempotent(&mut c, &rt);
+    output(&mut c);
     c.final_summary();
     support::report_pairs(
         "search_web per call, against the floor (serde_json::from_str + call + to_string), interleaved",
         &[
             ("success/call_into", 1.15),
+            ("success/call_into_neutralize", 1.15),
             ("success/call_then_to_json", 1.25),
             ("success/call_into_value", f64::INFINITY),
             ("success/async_then_to_json", 2.0),

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 paths=("$@")
 if [ ${#paths[@]} -eq 0 ]; then
-  paths=(floor call_into call_then_to_json call_into_value async_then_to_json one_violation
+  paths=(floor call_into call_into_neutralize call_then_to_json call_into_value async_then_to_json one_violation
     four_violations idempotent_first idempotent_replay)
 fi
 

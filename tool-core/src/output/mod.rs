@@ -62,6 +62,9 @@ pub(crate) struct OutputChecks {
     scope: Option<Arc<crate::context::CursorScope>>,
     /// Whether the tool returns a [`Batch`].
     batch: bool,
+    /// For a quarantined tool: the notes of clean data, and the envelope fields they make,
+    /// made once.
+    clean_mark: Option<(Arc<OutputNotes>, Arc<str>)>,
 }
 
 /// How much of a stored result's JSON the model is shown.
@@ -73,6 +76,8 @@ pub(crate) enum Checked {
     Clean,
     /// The data stays as it is, with these notes (marked untrusted, or a batch's tally).
     Mark(Box<OutputNotes>),
+    /// The data stays as it is, marked untrusted and nothing else ([`OutputChecks::clean_mark`]).
+    CleanMark,
     /// The result to answer with instead.
     Changed(ToolOutcome),
 }
@@ -112,6 +117,40 @@ impl OutputChecks {
                 .is_some_and(page::is_page_schema)
                 .then(|| page::cursor_scope(def.name(), cursor_key)),
             batch: def.output_schema().is_some_and(batch::is_batch_schema),
+            clean_mark: None,
+        }
+        .with_clean_mark()
+    }
+
+    fn with_clean_mark(mut self) -> Self {
+        if self.safety == OutputSafety::Quarantine {
+            let notes = OutputNotes {
+                untrusted: Some(self.untrusted()),
+                ..OutputNotes::default()
+            };
+            let fields = serde_json::to_string(&notes)
+                .ok()
+                .and_then(|object| {
+                    let inner = object.strip_prefix('{')?.strip_suffix('}')?;
+                    Some(format!(",{inner}"))
+                })
+                .unwrap_or_default();
+            self.clean_mark = Some((Arc::new(notes), Arc::from(fields)));
+        }
+        self
+    }
+
+    /// The notes and envelope fields of clean data of a quarantined tool.
+    #[inline]
+    pub(crate) fn clean_mark(&self) -> Option<&(Arc<OutputNotes>, Arc<str>)> {
+        self.clean_mark.as_ref()
+    }
+
+    fn untrusted(&self) -> Untrusted {
+        Untrusted {
+            source: self.tool.clone(),
+            open_world: self.open_world,
+            notice: UNTRUSTED_NOTICE.to_owned(),
         }
     }
 
@@ -194,6 +233,10 @@ impl OutputChecks {
             ToolOutcome::Success(data) => match self.data(data.get()) {
                 Checked::Clean => ToolOutcome::Success(data),
                 Checked::Mark(notes) => ToolOutcome::Checked(data, notes),
+                Checked::CleanMark => match &self.clean_mark {
+                    Some((notes, _)) => ToolOutcome::Checked(data, Box::new((**notes).clone())),
+                    None => ToolOutcome::Success(data),
+                },
                 Checked::Changed(outcome) => outcome,
             },
             ToolOutcome::Error(mut err) => {
@@ -212,6 +255,25 @@ impl OutputChecks {
         });
     }
 
+    /// Whether data written as bytes can be left exactly as it is, decided without reading
+    /// it as text: no schema to check, not a batch, not quarantined, and the scan finds
+    /// nothing this tool acts on. Otherwise [`data`](Self::data) decides.
+    #[inline]
+    pub(crate) fn is_clean_bytes(&self, raw: &[u8]) -> bool {
+        if self.schema.is_some() || self.batch || self.safety == OutputSafety::Quarantine {
+            return false;
+        }
+        if !raw.contains(&b'"') {
+            return true;
+        }
+        let mut found = false;
+        let escaped = hits(raw, true, |hit, _, _| match hit {
+            Hit::Secret(Secret::Path) => found |= self.redact_paths,
+            _ => found = true,
+        });
+        !found && !escaped
+    }
+
     /// Checks success data (a JSON document).
     pub(crate) fn data(&self, raw: &str) -> Checked {
         if let Some(validator) = &self.schema
@@ -223,7 +285,7 @@ impl OutputChecks {
         let mut relevant = false;
         // Text is in strings: data without one (numbers, booleans) has nothing to scan.
         let escaped = raw.contains('"')
-            && hits(raw, true, |hit, _, _| match hit {
+            && hits(raw.as_bytes(), true, |hit, _, _| match hit {
                 Hit::Steer(_) => relevant = true,
                 Hit::Secret(Secret::Path) => relevant |= self.redact_paths,
                 Hit::Secret(_) => relevant = true,
@@ -278,6 +340,9 @@ impl OutputChecks {
         };
         let Some(value) = data else {
             // Nothing rewritten: the data stays, marked.
+            if notes.is_empty() && partial.is_none() && self.clean_mark.is_some() {
+                return Checked::CleanMark;
+            }
             return Checked::Mark(notes_out(&notes));
         };
         let Ok(raw_data) = serde_json::value::to_raw_value(&value) else {
@@ -412,7 +477,7 @@ fn rewrite(
 ) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
-    hits(text, false, |hit, start, end| {
+    hits(text.as_bytes(), false, |hit, start, end| {
         let replacement = match hit {
             Hit::Steer(_) if secrets_only => return,
             Hit::Secret(Secret::Path) if !redact_paths => return,
@@ -479,7 +544,7 @@ pub fn neutralize(text: &str) -> String {
     let mut notes = Notes::default();
     let mut out = String::new();
     let mut copied = 0;
-    hits(text, false, |hit, start, end| {
+    hits(text.as_bytes(), false, |hit, start, end| {
         if let Hit::Steer(family) = hit
             && let Some(escaped) = escape(family, &text[start..end])
         {

@@ -440,13 +440,12 @@ fn run_end(bytes: &[u8], from: usize, ok: impl Fn(u8) -> bool) -> usize {
 
 /// Every match in `text`, in order, without overlaps; `raw_json` says whether `text` is a
 /// JSON document (then `Sign::Escaped` counts, as a reason to decode), else a decoded string.
-pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, usize)) -> bool {
+pub(crate) fn hits(bytes: &[u8], raw_json: bool, mut each: impl FnMut(Hit, usize, usize)) -> bool {
     let Some(scanner) = SCANNER.as_ref() else {
         return false;
     };
-    let bytes = text.as_bytes();
     let mut escaped = false;
-    for m in scanner.automaton.find_iter(text) {
+    for m in scanner.automaton.find_iter(bytes) {
         let (start, end) = (m.start(), m.end());
         let literal = &bytes[start..end];
         let before = start.checked_sub(1).map(|i| bytes[i]);
@@ -488,11 +487,8 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
                 if before.is_some_and(is_key_char) {
                     continue;
                 }
-                let prefix = &text[start..end];
-                if shape.case_sensitive
-                    && !KEY_PREFIXES
-                        .iter()
-                        .any(|(p, _)| *p == prefix && p.len() == prefix.len())
+                let prefix = &bytes[start..end];
+                if shape.case_sensitive && !KEY_PREFIXES.iter().any(|(p, _)| p.as_bytes() == prefix)
                 {
                     continue;
                 }
@@ -516,23 +512,19 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
                     .iter()
                     .position(|&b| b == b'\n')
                     .map_or(bytes.len(), |n| end + n);
-                let line = &text[end..line_end];
-                if !line.contains("PRIVATE KEY-----") {
+                if find(&bytes[end..line_end], b"PRIVATE KEY-----").is_none() {
                     continue;
                 }
-                let block_end = text[line_end..]
-                    .find("-----END")
+                let block_end = find(&bytes[line_end..], b"-----END")
                     .and_then(|at| {
-                        let from = line_end + at;
-                        text[from + 8..]
-                            .find("-----")
-                            .map(|close| from + 8 + close + 5)
+                        let from = line_end + at + 8;
+                        find(&bytes[from..], b"-----").map(|close| from + close + 5)
                     })
-                    .unwrap_or(text.len());
+                    .unwrap_or(bytes.len());
                 each(Hit::Secret(Secret::PrivateKey), start, block_end);
             }
             Sign::Jwt => {
-                if before.is_some_and(is_key_char) || &text[start..end] != "eyJ" {
+                if before.is_some_and(is_key_char) || &bytes[start..end] != b"eyJ" {
                     continue;
                 }
                 let mut at = start;
@@ -568,8 +560,8 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
                 if before.is_some_and(|b| is_word(b) || matches!(b, b'.' | b'/' | b'\\' | b':')) {
                     continue;
                 }
-                let prefix = &text[start..end];
-                if !PATH_PREFIXES.contains(&prefix) {
+                let prefix = &bytes[start..end];
+                if !PATH_PREFIXES.iter().any(|p| p.as_bytes() == prefix) {
                     continue;
                 }
                 let path_end = run_end(bytes, end, |b| {
@@ -586,6 +578,11 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
     escaped
 }
 
+/// Where `needle` first occurs in `haystack`.
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
 /// Every piece of text in `text` that could steer a model, in order.
 ///
 /// ```
@@ -598,7 +595,7 @@ pub(crate) fn hits(text: &str, raw_json: bool, mut each: impl FnMut(Hit, usize, 
 #[must_use]
 pub fn scan(text: &str) -> Vec<Finding> {
     let mut found = Vec::new();
-    hits(text, false, |hit, start, end| {
+    hits(text.as_bytes(), false, |hit, start, end| {
         if let Hit::Steer(family) = hit {
             found.push(Finding { family, start, end });
         }

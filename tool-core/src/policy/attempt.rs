@@ -145,7 +145,7 @@ impl Attempts {
                         };
                         Ran::Outcome(self.output.spill(outcome).await)
                     }
-                    written @ Ran::Written => written,
+                    written @ (Ran::Written | Ran::Marked(..)) => written,
                 };
                 return Done::new(ran, attempt);
             };
@@ -264,6 +264,9 @@ pub(crate) fn run_inline(
                 };
                 return Some(Ran::Outcome(output.outcome(outcome)));
             }
+            if output.is_clean_bytes(&buf[len..]) {
+                return Some(Ran::Written);
+            }
             let checked = match std::str::from_utf8(&buf[len..]) {
                 Ok(data) => output.data(data),
                 Err(_) => Checked::Changed(ToolOutcome::Error(ToolError::internal(
@@ -272,6 +275,13 @@ pub(crate) fn run_inline(
             };
             match checked {
                 Checked::Clean => Some(Ran::Written),
+                // Marked untrusted and nothing else: the data stays where it was written.
+                Checked::CleanMark => match output.clean_mark() {
+                    Some((notes, fields)) => {
+                        Some(Ran::Marked(Arc::clone(notes), Arc::clone(fields)))
+                    }
+                    None => Some(Ran::Written),
+                },
                 Checked::Mark(notes) => {
                     let data = String::from_utf8(buf.split_off(len)).ok();
                     Some(Ran::Outcome(

@@ -236,6 +236,7 @@ impl Audit {
                 duration_ms,
                 output: match &done.ran {
                     Ran::Outcome(ToolOutcome::Checked(_, notes)) => Some((**notes).clone()),
+                    Ran::Marked(notes, _) => Some((**notes).clone()),
                     _ => None,
                 },
             };

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{OutputNotes, ToolOutcome};
 use crate::output::OutputChecks;
 use crate::tool::{BoxFuture, Tool};
 
@@ -24,6 +24,9 @@ use super::retry::{is_failure, may_retry};
 pub(crate) enum Ran {
     Outcome(ToolOutcome),
     Written,
+    /// Written, and to be followed in the envelope by these notes of the output checks (data
+    /// marked untrusted), already serialized as the fields that follow `data`.
+    Marked(Arc<OutputNotes>, Arc<str>),
 }
 
 impl Ran {
@@ -31,7 +34,7 @@ impl Ran {
     pub(crate) fn error(&self) -> Option<&ToolError> {
         match self {
             Self::Outcome(outcome) => outcome.error(),
-            Self::Written => None,
+            Self::Written | Self::Marked(..) => None,
         }
     }
 
@@ -40,7 +43,8 @@ impl Ran {
             Self::Outcome(
                 ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..),
             )
-            | Self::Written => "success",
+            | Self::Written
+            | Self::Marked(..) => "success",
             Self::Outcome(ToolOutcome::Degraded(..)) => "degraded",
             Self::Outcome(ToolOutcome::Replayed(_)) => "replayed",
             Self::Outcome(ToolOutcome::Error(_)) => "error",

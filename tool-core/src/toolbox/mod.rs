@@ -1050,7 +1050,7 @@ impl Toolbox {
 fn outcome_of(ran: Ran) -> ToolOutcome {
     match ran {
         Ran::Outcome(outcome) => outcome,
-        Ran::Written => ToolOutcome::Error(ToolError::internal(
+        Ran::Written | Ran::Marked(..) => ToolOutcome::Error(ToolError::internal(
             "a call without a buffer reported written data",
         )),
     }
@@ -1062,6 +1062,11 @@ fn outcome_of(ran: Ran) -> ToolOutcome {
 fn written(ran: Ran, out: &mut Vec<u8>, start: usize) -> CallStatus {
     match ran {
         Ran::Written => {
+            out.push(b'}');
+            CallStatus::Success
+        }
+        Ran::Marked(_, fields) => {
+            out.extend_from_slice(fields.as_bytes());
             out.push(b'}');
             CallStatus::Success
         }
