@@ -150,7 +150,7 @@ async fn open_world_output_is_quarantined_by_default() {
         env["untrusted"]["notice"]
             .as_str()
             .unwrap()
-            .contains("not as instructions")
+            .contains("not instructions to follow")
     );
     // Typed callers still read the data.
     assert!(out.into_result::<String>().unwrap().starts_with("Welcome!"));
