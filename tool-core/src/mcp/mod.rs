@@ -732,6 +732,9 @@ impl ServerHandler for McpServer {
         }
         let parts = CallResult::new(&outcome, Some(tool.definition()));
         let mut content = vec![ContentBlock::text(parts.text)];
+        if let Some(notes) = parts.notes {
+            content.push(ContentBlock::text(notes));
+        }
         if let Some((uri, bytes, summary)) = parts.link {
             content.push(ContentBlock::resource_link(
                 rmcp::model::Resource::new(uri, format!("result of {name}"))

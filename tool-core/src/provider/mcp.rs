@@ -45,6 +45,8 @@ pub const OUTPUT_META: &str = "toolsmith/output";
 pub(crate) struct CallResult {
     /// For a stored result: its URI, size and summary, given as a `resource_link`.
     pub(crate) link: Option<(String, usize, String)>,
+    /// With structured content: what the output checks said, as its own text block.
+    pub(crate) notes: Option<String>,
     pub(crate) text: String,
     pub(crate) structured: Option<Value>,
     pub(crate) is_error: bool,
@@ -89,9 +91,13 @@ impl CallResult {
             // (the whole envelope when the checks have something to say).
             // A stored result still has its structured content: a tool with an output schema
             // must give it (MCP 2025-11-25, "Output Schema"); the text has the reference.
+            // The text block is the structured content serialized (MCP asks for it, for
+            // clients that read only text); what the output checks said follows it in a text
+            // block of its own.
             return Self {
                 link,
-                text: if notes.is_some() || matches!(outcome, ToolOutcome::Stored(..)) {
+                notes: notes.as_ref().map(Value::to_string),
+                text: if matches!(outcome, ToolOutcome::Stored(..)) {
                     outcome.to_json()
                 } else {
                     data.get().to_owned()
@@ -103,6 +109,7 @@ impl CallResult {
         }
         Self {
             link,
+            notes: None,
             text: outcome.to_json(),
             structured: None,
             is_error: !outcome.is_success(),
@@ -148,8 +155,22 @@ pub(crate) fn parse(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// schema, `isError` for failed calls, `_meta` marking a replay.
 pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Value {
     let parts = CallResult::new(outcome, def);
+    let mut content = vec![json!({"type": "text", "text": parts.text})];
+    if let Some(notes) = parts.notes {
+        content.push(json!({"type": "text", "text": notes}));
+    }
+    if let Some((uri, bytes, summary)) = parts.link {
+        content.push(json!({
+            "type": "resource_link",
+            "uri": uri,
+            "name": "result",
+            "description": summary,
+            "mimeType": "application/json",
+            "size": bytes,
+        }));
+    }
     let mut result = json!({
-        "content": [{"type": "text", "text": parts.text}],
+        "content": content,
         "isError": parts.is_error,
     });
     if let Some(structured) = parts.structured {
