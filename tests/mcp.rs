@@ -753,3 +753,226 @@ async fn a_large_result_is_a_resource_link_that_resources_read_serves() {
         .await;
     assert!(other["error"].is_object(), "{other}");
 }
+
+mod caller {
+    use super::*;
+    use toolsmith::caller::{Elicited, LogLevel, Sampling};
+
+    /// Imports three files, reporting progress and logging as it goes. Writes data. Not for
+    /// exports.
+    #[tool(effect = "write", idempotent)]
+    async fn import_files(ctx: &ToolContext) -> u32 {
+        for n in 1..=3u32 {
+            ctx.progress(f64::from(n), Some(3.0), Some(&format!("file {n} of 3")))
+                .await;
+            ctx.log(LogLevel::Info, &format!("imported file {n}")).await;
+        }
+        ctx.log(LogLevel::Error, "one file had a bad line").await;
+        3
+    }
+
+    /// Names a project with the help of the client's model. Read-only. Not for people.
+    #[tool(effect = "read")]
+    async fn suggest_name(ctx: &ToolContext) -> Result<String, ToolError> {
+        let answer = ctx
+            .sample(Sampling::new("Name a project about tides.").with_max_tokens(20))
+            .await?;
+        Ok(format!("{} (by {})", answer.text, answer.model))
+    }
+
+    /// Who to invite, as the user fills it in.
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Guest {
+        /// The guest's name.
+        #[schemars(length(max = 40))]
+        name: String,
+        /// How many seats.
+        #[schemars(range(min = 1, max = 4))]
+        seats: u8,
+    }
+
+    /// Invites a guest the user names. Writes data. Not for staff.
+    #[tool(effect = "write", idempotent)]
+    async fn invite_guest(ctx: &ToolContext) -> Result<String, ToolError> {
+        Ok(match ctx.elicit::<Guest>("Who should be invited?").await? {
+            Elicited::Accepted(guest) => format!("invited {} ({} seats)", guest.name, guest.seats),
+            Elicited::Declined => "not invited".to_owned(),
+            Elicited::Cancelled => "cancelled".to_owned(),
+        })
+    }
+
+    fn caller_server() -> McpServer {
+        McpServer::new(
+            Toolbox::new()
+                .with(ImportFiles)
+                .with(SuggestName)
+                .with(InviteGuest),
+        )
+    }
+
+    #[tokio::test]
+    async fn progress_goes_to_the_requests_token_and_logs_to_the_chosen_level() {
+        let (mut client, init) = Client::connect(caller_server()).await;
+        assert!(
+            init["result"]["capabilities"]["logging"].is_object(),
+            "{init}"
+        );
+        let id = client.id();
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "import_files", "arguments": {}, "_meta": {"progressToken": "imp-1"}}}))
+            .await;
+        let done = client.wait_for(|m| m["id"] == id).await;
+        assert_eq!(envelope(&done["result"])["data"], 3, "{done}");
+        let progress: Vec<Value> = client
+            .pending
+            .iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| m["params"].clone())
+            .collect();
+        assert_eq!(progress.len(), 3, "{:?}", client.pending);
+        assert_eq!(progress[0]["progressToken"], "imp-1");
+        assert_eq!(progress[2]["progress"], 3.0);
+        assert_eq!(progress[2]["total"], 3.0);
+        assert_eq!(progress[2]["message"], "file 3 of 3");
+        let logs: Vec<Value> = client
+            .pending
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .map(|m| m["params"].clone())
+            .collect();
+        assert_eq!(logs.len(), 4, "every level until the client chooses one");
+        assert_eq!(logs[0]["level"], "info");
+        assert_eq!(logs[0]["logger"], "import_files");
+        client.pending.clear();
+
+        // No token: no progress. Level set to error: only the error.
+        let set = client
+            .request("logging/setLevel", json!({"level": "error"}))
+            .await;
+        assert!(set["result"].is_object(), "{set}");
+        let done = client.call("import_files", json!({})).await;
+        assert_eq!(envelope(&done["result"])["data"], 3);
+        assert!(
+            client
+                .pending
+                .iter()
+                .all(|m| m["method"] != "notifications/progress")
+        );
+        let logs: Vec<&Value> = client
+            .pending
+            .iter()
+            .filter(|m| m["method"] == "notifications/message")
+            .collect();
+        assert_eq!(logs.len(), 1, "{logs:?}");
+        assert_eq!(logs[0]["params"]["level"], "error");
+        assert_eq!(logs[0]["params"]["data"], "one file had a bad line");
+    }
+
+    #[tokio::test]
+    async fn sampling_asks_the_clients_model() {
+        let (mut client, _) = Client::connect_with(caller_server(), json!({"sampling": {}})).await;
+        let id = client.id();
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "suggest_name", "arguments": {}}}))
+            .await;
+        let asked = client
+            .wait_for(|m| m["method"] == "sampling/createMessage")
+            .await;
+        assert_eq!(asked["params"]["maxTokens"], 20);
+        assert_eq!(
+            asked["params"]["messages"][0]["content"]["text"],
+            "Name a project about tides."
+        );
+        client
+            .send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+                "role": "assistant", "content": {"type": "text", "text": "Ebb"},
+                "model": "test-model", "stopReason": "endTurn"}}))
+            .await;
+        let done = client.wait_for(|m| m["id"] == id).await;
+        assert_eq!(
+            envelope(&done["result"])["data"],
+            "Ebb (by test-model)",
+            "{done}"
+        );
+
+        // A client without sampling: the tool is told so at once, as an error.
+        let (mut plain, _) = Client::connect(caller_server()).await;
+        let done = plain.call("suggest_name", json!({})).await;
+        let error = &envelope(&done["result"])["error"];
+        assert!(
+            error["message"]
+                .as_str()
+                .unwrap()
+                .contains("sampling is not supported by this caller"),
+            "{done}"
+        );
+    }
+
+    #[tokio::test]
+    async fn elicitation_asks_for_a_typed_form_and_checks_the_answer() {
+        let (mut client, _) =
+            Client::connect_with(caller_server(), json!({"elicitation": {"form": {}}})).await;
+        let mut ask = async |answer: Value| {
+            let id = client.id();
+            client
+                .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "invite_guest", "arguments": {}}}))
+                .await;
+            let asked = answer_elicitation(&mut client, answer).await;
+            let done = client.wait_for(|m| m["id"] == id).await;
+            (asked, envelope(&done["result"]))
+        };
+        let (asked, env) =
+            ask(json!({"action": "accept", "content": {"name": "Ada", "seats": 2}})).await;
+        let schema = &asked["params"]["requestedSchema"];
+        assert_eq!(schema["properties"]["seats"]["maximum"], 4, "{schema}");
+        assert_eq!(schema["required"], json!(["name", "seats"]));
+        assert_eq!(env["data"], "invited Ada (2 seats)");
+
+        // An answer outside the form never reaches the tool.
+        let (_, env) =
+            ask(json!({"action": "accept", "content": {"name": "Bo", "seats": 9}})).await;
+        assert_eq!(env["status"], "error");
+        assert!(
+            env["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("does not fit the form"),
+            "{env}"
+        );
+        let (_, env) = ask(json!({"action": "decline"})).await;
+        assert_eq!(env["data"], "not invited");
+    }
+
+    #[tokio::test]
+    async fn outside_mcp_the_tools_are_told_at_once() {
+        let toolbox = Toolbox::new()
+            .with(SuggestName)
+            .with(InviteGuest)
+            .with(ImportFiles);
+        let ctx = ToolContext::new();
+        let out = toolbox.call("suggest_name", json!({}), &ctx).await;
+        assert!(
+            out.error()
+                .unwrap()
+                .message()
+                .contains("sampling is not supported by this caller")
+        );
+        let out = toolbox.call("invite_guest", json!({}), &ctx).await;
+        assert!(
+            out.error()
+                .unwrap()
+                .message()
+                .contains("elicitation is not supported by this caller")
+        );
+        // Progress and logging are no-ops.
+        assert!(
+            toolbox
+                .call("import_files", json!({}), &ctx)
+                .await
+                .is_success()
+        );
+    }
+}

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::caller::{Caller, CallerError, CallerErrorKind, Elicited, LogLevel, Sampled, Sampling};
+
 /// The context of one tool call: ids for tracing, who is asking, application state, a
 /// cancellation signal and a deadline.
 ///
@@ -95,6 +97,7 @@ struct Inner {
     deadline: Option<Instant>,
     idempotency_key: Option<Arc<str>>,
     input_limits: Option<crate::limits::InputLimits>,
+    caller: Option<Arc<dyn Caller>>,
 }
 
 impl Default for ToolContext {
@@ -123,6 +126,7 @@ impl ToolContext {
                 deadline: None,
                 idempotency_key: None,
                 input_limits: None,
+                caller: None,
             }),
             attempt: None,
             scope: None,
@@ -221,6 +225,121 @@ impl ToolContext {
     #[must_use]
     pub fn with_extension<T: Send + Sync + 'static>(self, value: T) -> Self {
         self.with_shared_extension(Arc::new(value))
+    }
+
+    /// Sets what the caller offers the tool while it runs: progress, logging, sampling and
+    /// elicitation (`toolsmith::caller`). The MCP server sets it from the client.
+    #[must_use]
+    pub fn with_caller(self, caller: Arc<dyn Caller>) -> Self {
+        self.edit(|inner| inner.caller = Some(caller))
+    }
+
+    /// Reports progress to the caller: `progress` of `total` (when known). A no-op when the
+    /// caller takes no progress (an MCP request without a `progressToken`, or no MCP).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ctx = toolsmith::ToolContext::new();
+    /// ctx.progress(1.0, Some(3.0), Some("read the first file")).await; // no caller: nothing
+    /// # });
+    /// ```
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(caller) = &self.inner.caller {
+            caller.progress(progress, total, message).await;
+        }
+    }
+
+    /// Logs to `tracing` and to the caller, when the caller asked for messages of this level
+    /// or above (MCP `logging/setLevel`).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use toolsmith::caller::LogLevel;
+    /// toolsmith::ToolContext::new().log(LogLevel::Info, "fetched 3 pages").await;
+    /// # });
+    /// ```
+    pub async fn log(&self, level: LogLevel, message: &str) {
+        let trace_id = &*self.inner.trace_id;
+        match level {
+            LogLevel::Debug => tracing::debug!(trace_id, "{message}"),
+            LogLevel::Info | LogLevel::Notice => tracing::info!(trace_id, "{message}"),
+            LogLevel::Warning => tracing::warn!(trace_id, "{message}"),
+            _ => tracing::error!(trace_id, "{message}"),
+        }
+        if let Some(caller) = &self.inner.caller {
+            caller.log(level, message, None).await;
+        }
+    }
+
+    /// Asks the caller's model for a completion (MCP sampling).
+    ///
+    /// # Errors
+    ///
+    /// `NotSupported` when the caller offers no sampling (not an MCP client, or a client
+    /// without the capability), at once; `Failed` when the client fails. Both convert into a
+    /// `ToolError` with `?`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use toolsmith::caller::{CallerErrorKind, Sampling};
+    /// let err = toolsmith::ToolContext::new().sample(Sampling::new("Hi")).await.unwrap_err();
+    /// assert_eq!(err.kind(), CallerErrorKind::NotSupported);
+    /// # });
+    /// ```
+    pub async fn sample(&self, request: Sampling) -> Result<Sampled, CallerError> {
+        match &self.inner.caller {
+            Some(caller) => caller.sample(request).await,
+            None => Err(CallerError::not_supported("sampling")),
+        }
+    }
+
+    /// Asks the caller's user for input in the form of `T` (MCP elicitation): the form's
+    /// schema is `T`'s JSON Schema, and an accepted answer is checked against it and read as
+    /// a `T` before the tool sees it.
+    ///
+    /// # Errors
+    ///
+    /// `NotSupported` when the caller cannot ask its user, at once; `Failed` when the client
+    /// fails; `InvalidAnswer` when the answer does not read as a `T`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Confirm { confirmed: bool }
+    /// let err = toolsmith::ToolContext::new().elicit::<Confirm>("Delete it?").await.unwrap_err();
+    /// assert_eq!(err.to_string(), "elicitation is not supported by this caller");
+    /// # });
+    /// ```
+    pub async fn elicit<T>(&self, message: &str) -> Result<Elicited<T>, CallerError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        let Some(caller) = &self.inner.caller else {
+            return Err(CallerError::not_supported("elicitation"));
+        };
+        let settings = schemars::generate::SchemaSettings::draft2020_12().with(|s| {
+            s.inline_subschemas = true;
+        });
+        let mut schema = settings
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value();
+        if let Some(map) = schema.as_object_mut() {
+            map.remove("$schema");
+            map.remove("title");
+        }
+        match caller.elicit(message, &schema).await? {
+            Elicited::Accepted(answer) => serde_json::from_value(answer)
+                .map(Elicited::Accepted)
+                .map_err(|err| {
+                    CallerError::new(
+                        CallerErrorKind::InvalidAnswer,
+                        format!("the user's answer does not fit the form: {err}"),
+                    )
+                }),
+            Elicited::Declined => Ok(Elicited::Declined),
+            Elicited::Cancelled => Ok(Elicited::Cancelled),
+        }
     }
 
     /// Adds application state that is already behind an `Arc` (a pool, a client).

@@ -521,6 +521,27 @@ impl ToolError {
     }
 }
 
+impl From<crate::caller::CallerError> for ToolError {
+    /// A tool that could not get what it needed from its caller cannot go on: said to the
+    /// model as an `upstream_error` for a failure (retrying may help), `internal_error`
+    /// otherwise.
+    fn from(err: crate::caller::CallerError) -> Self {
+        match err.kind() {
+            crate::caller::CallerErrorKind::Failed => ToolError::new(
+                ErrorCode::UpstreamError,
+                format!("The tool could not finish: {}. Try again.", err.message()),
+            ),
+            _ => ToolError::new(
+                ErrorCode::InternalError,
+                format!(
+                    "The tool could not finish: {}. Tell the user the action could not be completed here.",
+                    err.message()
+                ),
+            ),
+        }
+    }
+}
+
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(err: E) -> Self {
         let mut detail = err.to_string();

@@ -8,6 +8,7 @@
 
 // Floor 1: vocabulary. Imports nothing from the floors above.
 mod arguments;
+pub mod caller;
 mod context;
 mod dialect;
 mod echo;

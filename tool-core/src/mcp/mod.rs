@@ -63,6 +63,7 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+mod caller;
 mod http_guard;
 mod stdio;
 
@@ -131,6 +132,8 @@ type ContextHook = dyn Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync
 pub struct McpServer {
     config: Arc<Config>,
     peers: Arc<Peers>,
+    /// What the connected client chose (its log level); one per connection.
+    session: Arc<caller::Session>,
 }
 
 #[derive(Clone)]
@@ -219,6 +222,16 @@ impl McpServer {
                 max_in_flight: DEFAULT_MAX_IN_FLIGHT,
             }),
             peers: Arc::default(),
+            session: Arc::default(),
+        }
+    }
+
+    /// This server for a new connection: the same tools and clients, a session of its own.
+    fn for_session(&self) -> Self {
+        Self {
+            config: Arc::clone(&self.config),
+            peers: Arc::clone(&self.peers),
+            session: Arc::default(),
         }
     }
 
@@ -397,7 +410,7 @@ impl McpServer {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let transport = stdio::transport(read, write, self.config.message_limits);
-        let running = ServiceExt::serve(self, transport)
+        let running = ServiceExt::serve(self.for_session(), transport)
             .await
             .map_err(ServeError::new)?;
         running.waiting().await.map_err(ServeError::new)?;
@@ -443,7 +456,8 @@ impl McpServer {
             sessions: Arc::clone(&sessions),
         });
         let server = self;
-        let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+        let service =
+            StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
         let router = axum::Router::new().nest_service(HTTP_PATH, service).layer(
             axum::middleware::from_fn_with_state(guard, http_guard::guard),
         );
@@ -554,11 +568,13 @@ impl McpServer {
 }
 
 impl ServerHandler for McpServer {
+    #[allow(deprecated)] // MCP 2025-11-25 logging; rmcp deprecates it for the next revision
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_logging()
             .build();
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(self.config.implementation.clone())
@@ -605,6 +621,17 @@ impl ServerHandler for McpServer {
                 None,
             ),
         })
+    }
+
+    /// `logging/setLevel`: the least level of the log messages tools send this client.
+    #[allow(deprecated)] // MCP 2025-11-25 logging; rmcp deprecates it for the next revision
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session.set_log_level(request.level);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -720,6 +747,12 @@ impl ServerHandler for McpServer {
                 ContentBlock::text(parts.text),
             ])));
         };
+        let ctx = ctx.with_caller(Arc::new(caller::McpCaller {
+            peer: context.peer.clone(),
+            progress_token: context.meta.get_progress_token(),
+            session: Arc::clone(&self.session),
+            logger: name.to_owned(),
+        }));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = toolbox.call(name, arguments, &ctx).await;
         // The toolbox refuses a tool disabled in this context as an unknown one: for MCP that

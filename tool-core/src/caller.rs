@@ -1,0 +1,232 @@
+//! What the caller of a tool can do for it while it runs: take progress reports and log
+//! messages, ask its model for a completion (sampling), ask its user for input (elicitation).
+//!
+//! A tool reaches these through its [`ToolContext`](crate::ToolContext): `ctx.progress(..)`,
+//! `ctx.log(..)`, `ctx.sample(..)`, `ctx.elicit::<T>(..)`. The MCP server supplies them from
+//! the client (docs/mcp.md); a caller that supplies none makes progress and logging no-ops
+//! (logging still goes to `tracing`) and sampling and elicitation a [`CallerError`] saying the
+//! caller does not support them, at once, never a wait.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A future a [`Caller`] returns.
+pub type CallerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// How severe a log message is: the eight levels of syslog (RFC 5424), as MCP names them.
+///
+/// ```
+/// use toolsmith::caller::LogLevel;
+/// assert!(LogLevel::Error > LogLevel::Info);
+/// assert_eq!(LogLevel::Warning.as_str(), "warning");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Detailed debugging.
+    Debug,
+    /// Normal operation.
+    Info,
+    /// Normal but significant.
+    Notice,
+    /// Something to look at.
+    Warning,
+    /// An error.
+    Error,
+    /// A critical condition.
+    Critical,
+    /// Action must be taken at once.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+impl LogLevel {
+    /// The level's name.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Debug => "debug",
+            Self::Info => "info",
+            Self::Notice => "notice",
+            Self::Warning => "warning",
+            Self::Error => "error",
+            Self::Critical => "critical",
+            Self::Alert => "alert",
+            Self::Emergency => "emergency",
+        }
+    }
+}
+
+/// A request for a completion from the caller's model.
+///
+/// ```
+/// let request = toolsmith::caller::Sampling::new("Summarize: the build is green.").with_max_tokens(50);
+/// assert_eq!(request.max_tokens, 50);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sampling {
+    /// The conversation so far: `(role, text)`, the role `user` or `assistant`.
+    pub messages: Vec<(String, String)>,
+    /// A system prompt the caller may use.
+    pub system_prompt: Option<String>,
+    /// The most tokens to generate.
+    pub max_tokens: u32,
+}
+
+impl Sampling {
+    /// One user message, at most 1,000 tokens back.
+    #[must_use]
+    pub fn new(prompt: impl Into<String>) -> Self {
+        Self {
+            messages: vec![("user".to_owned(), prompt.into())],
+            system_prompt: None,
+            max_tokens: 1_000,
+        }
+    }
+
+    /// Sets the most tokens to generate.
+    #[must_use]
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(prompt.into());
+        self
+    }
+}
+
+/// The caller's model's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sampled {
+    /// The text it wrote.
+    pub text: String,
+    /// The model that wrote it.
+    pub model: String,
+    /// Why it stopped, when the caller says.
+    pub stop_reason: Option<String>,
+}
+
+impl Sampled {
+    /// An answer (for [`Caller`] implementations).
+    #[must_use]
+    pub fn new(text: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            model: model.into(),
+            stop_reason: None,
+        }
+    }
+}
+
+/// What the user did with a request for input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Elicited<T> {
+    /// The user answered; the answer matched the requested form.
+    Accepted(T),
+    /// The user said no.
+    Declined,
+    /// The user dismissed the request without choosing.
+    Cancelled,
+}
+
+/// Why the caller could not do what a tool asked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallerError {
+    kind: CallerErrorKind,
+    message: String,
+}
+
+/// The kinds of [`CallerError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CallerErrorKind {
+    /// This caller does not offer it (not an MCP client, or a client without the capability).
+    NotSupported,
+    /// The caller tried and failed (the client did not answer, or answered with an error).
+    Failed,
+    /// The user's answer did not match the requested form.
+    InvalidAnswer,
+}
+
+impl CallerError {
+    /// An error of `kind`.
+    #[must_use]
+    pub fn new(kind: CallerErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// The caller does not offer `what`.
+    #[must_use]
+    pub fn not_supported(what: &str) -> Self {
+        Self::new(
+            CallerErrorKind::NotSupported,
+            format!("{what} is not supported by this caller"),
+        )
+    }
+
+    /// What kind of error it is.
+    #[must_use]
+    pub fn kind(&self) -> CallerErrorKind {
+        self.kind
+    }
+
+    /// What went wrong, in words for the model.
+    #[must_use]
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for CallerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+// Not `std::error::Error`: every such error converts into an opaque `internal_error`, and a
+// caller's error has a better conversion of its own (below).
+
+/// What a tool's caller offers while the tool runs. The MCP server implements it from the
+/// client; an application can implement it to show progress or answer elicitations itself.
+pub trait Caller: Send + Sync + 'static {
+    /// Reports progress: `progress` of `total` (when known), with a message.
+    fn progress<'a>(
+        &'a self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&'a str>,
+    ) -> CallerFuture<'a, ()>;
+
+    /// Sends a log message, when `level` is at least the one the caller asked for.
+    fn log<'a>(
+        &'a self,
+        level: LogLevel,
+        message: &'a str,
+        data: Option<&'a Value>,
+    ) -> CallerFuture<'a, ()>;
+
+    /// Asks the caller's model for a completion.
+    fn sample(&self, request: Sampling) -> CallerFuture<'_, Result<Sampled, CallerError>>;
+
+    /// Asks the caller's user for input in the form `schema` (a flat JSON Schema object);
+    /// an accepted answer is returned only when it matches the schema.
+    fn elicit<'a>(
+        &'a self,
+        message: &'a str,
+        schema: &'a Value,
+    ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>>;
+}

@@ -1,0 +1,226 @@
+//! What an MCP client offers a tool while it runs (`toolsmith::caller`): progress for the
+//! request's `progressToken`, log messages at the level the client set, sampling and
+//! elicitation, each only when the client declared the capability.
+
+// Logging and sampling are part of MCP 2025-11-25, the revision this server serves; rmcp marks
+// them deprecated for the revision after it (SEP-2577).
+#![allow(deprecated)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CreateMessageRequestParams, ElicitRequestParams, ElicitResult, ElicitationAction, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use serde_json::{Value, json};
+
+use crate::caller::{
+    Caller, CallerError, CallerErrorKind, CallerFuture, Elicited, LogLevel, Sampled, Sampling,
+};
+
+/// How long a tool waits for the client's model or user.
+const WAIT: Duration = Duration::from_secs(300);
+
+/// What one client session chose: the least level of log messages it wants (unset: all).
+#[derive(Default)]
+pub(crate) struct Session {
+    /// `LogLevel` as its index plus one; 0 when the client never set one.
+    log_level: AtomicU8,
+}
+
+impl Session {
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        let index = LEVELS.iter().position(|(_, l)| *l == level).unwrap_or(0);
+        self.log_level
+            .store(u8::try_from(index + 1).unwrap_or(1), Ordering::Relaxed);
+    }
+
+    fn wants(&self, level: LogLevel) -> bool {
+        match self.log_level.load(Ordering::Relaxed) {
+            0 => true,
+            set => LEVELS
+                .get(usize::from(set - 1))
+                .is_none_or(|(least, _)| level >= *least),
+        }
+    }
+}
+
+const LEVELS: [(LogLevel, LoggingLevel); 8] = [
+    (LogLevel::Debug, LoggingLevel::Debug),
+    (LogLevel::Info, LoggingLevel::Info),
+    (LogLevel::Notice, LoggingLevel::Notice),
+    (LogLevel::Warning, LoggingLevel::Warning),
+    (LogLevel::Error, LoggingLevel::Error),
+    (LogLevel::Critical, LoggingLevel::Critical),
+    (LogLevel::Alert, LoggingLevel::Alert),
+    (LogLevel::Emergency, LoggingLevel::Emergency),
+];
+
+/// The client of one `tools/call`, as the tool's [`Caller`].
+pub(crate) struct McpCaller {
+    pub(crate) peer: rmcp::Peer<RoleServer>,
+    pub(crate) progress_token: Option<ProgressToken>,
+    pub(crate) session: Arc<Session>,
+    pub(crate) logger: String,
+}
+
+fn failed(what: &str, err: impl std::fmt::Display) -> CallerError {
+    CallerError::new(
+        CallerErrorKind::Failed,
+        format!(
+            "the client could not {what}: {}",
+            crate::echo::echo(&err.to_string())
+        ),
+    )
+}
+
+impl Caller for McpCaller {
+    fn progress<'a>(
+        &'a self,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&'a str>,
+    ) -> CallerFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(token) = &self.progress_token else {
+                return;
+            };
+            let param = json!({"progressToken": token, "progress": progress, "total": total, "message": message});
+            match serde_json::from_value::<ProgressNotificationParam>(param) {
+                Ok(param) => {
+                    if let Err(err) = self.peer.notify_progress(param).await {
+                        tracing::debug!(%err, "a progress notification was not delivered");
+                    }
+                }
+                Err(err) => tracing::debug!(%err, "a progress notification could not be made"),
+            }
+        })
+    }
+
+    fn log<'a>(
+        &'a self,
+        level: LogLevel,
+        message: &'a str,
+        data: Option<&'a Value>,
+    ) -> CallerFuture<'a, ()> {
+        Box::pin(async move {
+            if !self.session.wants(level) {
+                return;
+            }
+            let Some((_, wire)) = LEVELS.iter().find(|(l, _)| *l == level) else {
+                return;
+            };
+            let data = match data {
+                Some(data) => json!({"message": message, "data": data}),
+                None => Value::String(message.to_owned()),
+            };
+            let param =
+                LoggingMessageNotificationParam::new(*wire, data).with_logger(self.logger.clone());
+            let sent = self.peer.notify_logging_message(param).await;
+            if let Err(err) = sent {
+                tracing::debug!(%err, "a log message was not delivered");
+            }
+        })
+    }
+
+    fn sample(&self, request: Sampling) -> CallerFuture<'_, Result<Sampled, CallerError>> {
+        Box::pin(async move {
+            let supported = self
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.sampling.is_some());
+            if !supported {
+                return Err(CallerError::not_supported("sampling"));
+            }
+            let messages: Vec<Value> = request
+                .messages
+                .iter()
+                .map(
+                    |(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}),
+                )
+                .collect();
+            let params = json!({
+                "messages": messages,
+                "systemPrompt": request.system_prompt,
+                "maxTokens": request.max_tokens,
+            });
+            let params: CreateMessageRequestParams = serde_json::from_value(params)
+                .map_err(|err| failed("take this sampling request", err))?;
+            let answer = tokio::time::timeout(WAIT, self.peer.create_message(params))
+                .await
+                .map_err(|_| failed("answer in time", "no answer"))?
+                .map_err(|err| failed("sample", err))?;
+            let answer = serde_json::to_value(&answer).unwrap_or(Value::Null);
+            let content = &answer["content"];
+            let text = match content {
+                Value::Array(parts) => parts
+                    .iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join(""),
+                part => part["text"].as_str().unwrap_or_default().to_owned(),
+            };
+            let mut sampled = Sampled::new(text, answer["model"].as_str().unwrap_or_default());
+            sampled.stop_reason = answer["stopReason"].as_str().map(str::to_owned);
+            Ok(sampled)
+        })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        message: &'a str,
+        schema: &'a Value,
+    ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>> {
+        Box::pin(async move {
+            if !self
+                .peer
+                .supported_elicitation_modes()
+                .contains(&rmcp::service::ElicitationMode::Form)
+            {
+                return Err(CallerError::not_supported("elicitation"));
+            }
+            let params = json!({"mode": "form", "message": message, "requestedSchema": schema});
+            let params: ElicitRequestParams = serde_json::from_value(params).map_err(|err| {
+                CallerError::new(
+                    CallerErrorKind::NotSupported,
+                    format!(
+                        "this form cannot be asked for by elicitation (flat objects of strings, numbers, booleans and enums only): {err}"
+                    ),
+                )
+            })?;
+            let answer: ElicitResult = self
+                .peer
+                .create_elicitation_with_timeout(params, Some(WAIT))
+                .await
+                .map_err(|err| failed("ask its user", err))?;
+            match answer.action {
+                ElicitationAction::Accept => {
+                    let content = answer.content.unwrap_or(Value::Object(Default::default()));
+                    // The answer is checked against the form before the tool sees it.
+                    let validator = crate::schema::compile(schema)
+                        .map_err(|err| failed("check the answer", err))?;
+                    let problems: Vec<String> = validator
+                        .iter_errors(&content)
+                        .take(3)
+                        .map(|e| format!("{}: {e}", e.instance_path()))
+                        .collect();
+                    if !problems.is_empty() {
+                        return Err(CallerError::new(
+                            CallerErrorKind::InvalidAnswer,
+                            format!(
+                                "the user's answer does not fit the form: {}",
+                                crate::echo::echo(&problems.join("; "))
+                            ),
+                        ));
+                    }
+                    Ok(Elicited::Accepted(content))
+                }
+                ElicitationAction::Decline => Ok(Elicited::Declined),
+                _ => Ok(Elicited::Cancelled),
+            }
+        })
+    }
+}
