@@ -976,3 +976,33 @@ mod caller {
         );
     }
 }
+
+/// Shows the team's logo. Read-only. Not for photos.
+#[tool(effect = "read")]
+fn show_logo() -> toolsmith::output::Content {
+    toolsmith::output::Content::new()
+        .text("The logo:")
+        .image(&[137, 80, 78, 71], "image/png")
+        .resource_blob("file:///logo.png", "image/png", &[1, 2])
+}
+
+#[tokio::test]
+async fn rich_content_is_sent_as_mcp_content_blocks() {
+    let (mut client, _) = Client::connect(McpServer::new(Toolbox::new().with(ShowLogo))).await;
+    let listed = client.request("tools/list", json!({})).await;
+    assert!(
+        listed["result"]["tools"][0].get("outputSchema").is_none(),
+        "{listed}"
+    );
+    let answer = client.call("show_logo", json!({})).await;
+    let content = &answer["result"]["content"];
+    assert_eq!(content[0], json!({"type": "text", "text": "The logo:"}));
+    assert_eq!(
+        content[1],
+        json!({"type": "image", "data": "iVBORw==", "mimeType": "image/png"})
+    );
+    assert_eq!(content[2]["type"], "resource");
+    assert_eq!(content[2]["resource"]["blob"], "AQI=");
+    assert_eq!(answer["result"]["isError"], false);
+    assert!(answer["result"].get("structuredContent").is_none());
+}

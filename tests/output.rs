@@ -937,3 +937,100 @@ mod batches {
         );
     }
 }
+
+mod rich {
+    use super::*;
+    use toolsmith::output::Content;
+
+    const PNG: &[u8] = &[137, 80, 78, 71, 13, 10, 26, 10];
+
+    /// Renders a chart of the week's sales. Read-only. Not for raw numbers.
+    #[tool(effect = "read")]
+    fn render_chart() -> Content {
+        Content::new()
+            .text("Sales this week:")
+            .image(PNG, "image/png")
+            .audio(&[1, 2, 3], "audio/wav")
+            .resource_text("file:///reports/week.csv", "text/csv", "day,sales\nmon,3")
+            .link("file:///reports/week.pdf", "week.pdf")
+    }
+
+    async fn respond(dialect: Dialect) -> Value {
+        let call = ToolCall {
+            id: Some("c1".into()),
+            name: dialect.tool_name("render_chart"),
+            arguments: json!({}),
+        };
+        Toolbox::new()
+            .with(RenderChart)
+            .provider(dialect)
+            .respond(&call, &ctx())
+            .await
+    }
+
+    #[tokio::test]
+    async fn each_dialect_gets_the_parts_it_takes_and_text_for_the_rest() {
+        let anthropic = respond(Dialect::Anthropic { strict: false }).await;
+        let content = anthropic["content"].as_array().unwrap();
+        assert_eq!(
+            content[0],
+            json!({"type": "text", "text": "Sales this week:"})
+        );
+        assert_eq!(content[1]["type"], "image");
+        assert_eq!(content[1]["source"]["data"], "iVBORw0KGgo=");
+        assert_eq!(content[2]["text"], "[audio/wav audio, 3 bytes]");
+        assert_eq!(
+            content[3]["text"],
+            "[resource file:///reports/week.csv]\nday,sales\nmon,3"
+        );
+        assert_eq!(content[4]["text"], "[week.pdf: file:///reports/week.pdf]");
+
+        let responses = respond(Dialect::OpenAiResponses { strict: false }).await;
+        assert_eq!(responses["output"][1]["type"], "input_image");
+        assert_eq!(
+            responses["output"][1]["image_url"],
+            "data:image/png;base64,iVBORw0KGgo="
+        );
+
+        let chat = respond(Dialect::OpenAiChat { strict: false }).await;
+        assert_eq!(chat["content"][1]["text"], "[image/png image, 8 bytes]");
+
+        let gemini = respond(Dialect::Gemini).await;
+        let text = gemini["functionResponse"]["response"]["output"]
+            .as_str()
+            .unwrap();
+        assert!(
+            text.starts_with("Sales this week:\n[image/png image, 8 bytes]"),
+            "{text}"
+        );
+
+        let mcp = respond(Dialect::Mcp).await;
+        let types: Vec<&str> = mcp["content"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["type"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            types,
+            ["text", "image", "audio", "resource", "resource_link"]
+        );
+        assert_eq!(mcp["content"][1]["mimeType"], "image/png");
+        assert!(mcp.get("structuredContent").is_none());
+        // Typed callers read the parts back.
+        let out = Toolbox::new()
+            .with(RenderChart)
+            .call("render_chart", json!({}), &ctx())
+            .await;
+        assert_eq!(out.into_result::<Content>().unwrap().content.len(), 5);
+    }
+
+    #[test]
+    fn the_mcp_listing_has_no_output_schema_for_rich_tools() {
+        let tools = Toolbox::new()
+            .with(RenderChart)
+            .export(Dialect::Mcp)
+            .unwrap();
+        assert!(tools["tools"][0].get("outputSchema").is_none(), "{tools}");
+    }
+}

@@ -763,6 +763,27 @@ impl ServerHandler for McpServer {
         {
             return Err(self.unknown_tool(name, &ctx).await);
         }
+        if crate::output::is_content_tool(tool.definition()) && outcome.is_success() {
+            // Rich content: its parts are MCP content blocks already.
+            let call = crate::ToolCall {
+                id: None,
+                name: name.to_owned(),
+                arguments: Value::Null,
+            };
+            let encoded = crate::provider::encode_result(
+                Dialect::Mcp,
+                &call,
+                &outcome,
+                Some(tool.definition()),
+            );
+            let content: Vec<ContentBlock> = encoded["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| serde_json::from_value(block.clone()).ok())
+                .collect();
+            return Ok(CallToolResponse::Complete(CallToolResult::success(content)));
+        }
         let parts = CallResult::new(&outcome, Some(tool.definition()));
         let mut content = vec![ContentBlock::text(parts.text)];
         if let Some(notes) = parts.notes {

@@ -16,6 +16,7 @@
 //! docs/output.md has the details, the test corpus and its measured false positives.
 
 mod batch;
+mod content;
 mod page;
 mod scan;
 mod store;
@@ -35,6 +36,8 @@ pub use crate::outcome::{OutputNotes, Partial, StoredResult, Untrusted};
 pub use crate::spec::{LargeResults, OutputSafety};
 pub(crate) use batch::merge as merge_batch;
 pub use batch::{Batch, Failed, Succeeded};
+pub use content::{Content, Embedded, Part};
+pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub(crate) use store::random_key;
@@ -62,6 +65,9 @@ pub(crate) struct OutputChecks {
     scope: Option<Arc<crate::context::CursorScope>>,
     /// Whether the tool returns a [`Batch`].
     batch: bool,
+    /// Whether the tool returns [`Content`], whose `data` and `blob` fields are base64 bytes,
+    /// not text: they are neither scanned nor rewritten.
+    binary: bool,
     /// For a quarantined tool: the notes of clean data, and the envelope fields they make,
     /// made once.
     clean_mark: Option<(Arc<OutputNotes>, Arc<str>)>,
@@ -107,10 +113,14 @@ impl OutputChecks {
             open_world,
             redact_paths: policy.redact_paths.unwrap_or(true),
             schema,
+            // Rich content (images, audio) is meant to be shown, not referred to.
             spill: match policy.large_results.unwrap_or(large) {
-                LargeResults::Store { over_bytes, ttl } => Some((over_bytes, ttl)),
-                LargeResults::Inline => None,
+                LargeResults::Store { over_bytes, ttl } if !content::is_content_tool(def) => {
+                    Some((over_bytes, ttl))
+                }
+                _ => None,
             },
+            binary: content::is_content_tool(def),
             results,
             scope: def
                 .output_schema()
@@ -323,7 +333,7 @@ impl OutputChecks {
         let data = if relevant || escaped {
             match serde_json::from_str::<Value>(raw) {
                 Ok(mut value) => {
-                    let changed = walk(&mut value, self.redact_paths, &mut notes);
+                    let changed = walk(&mut value, self.redact_paths, self.binary, &mut notes);
                     changed.then_some(value)
                 }
                 Err(_) => None,
@@ -443,7 +453,7 @@ impl Notes {
 }
 
 /// Rewrites every string (and key) of `value`; whether anything changed.
-fn walk(value: &mut Value, redact_paths: bool, notes: &mut Notes) -> bool {
+fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) -> bool {
     match value {
         Value::String(text) => match rewrite(text, redact_paths, notes, false) {
             Some(new) => {
@@ -455,7 +465,7 @@ fn walk(value: &mut Value, redact_paths: bool, notes: &mut Notes) -> bool {
         Value::Array(items) => {
             let mut changed = false;
             for item in items {
-                changed |= walk(item, redact_paths, notes);
+                changed |= walk(item, redact_paths, binary, notes);
             }
             changed
         }
@@ -470,8 +480,11 @@ fn walk(value: &mut Value, redact_paths: bool, notes: &mut Notes) -> bool {
                     changed = true;
                 }
             }
-            for item in map.values_mut() {
-                changed |= walk(item, redact_paths, notes);
+            for (key, item) in map.iter_mut() {
+                if binary && (key == "data" || key == "blob") {
+                    continue;
+                }
+                changed |= walk(item, redact_paths, binary, notes);
             }
             changed
         }

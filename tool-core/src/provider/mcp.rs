@@ -17,7 +17,11 @@ pub(super) fn tool(def: &ToolDefinition) -> Value {
     }
     tool.insert("description".into(), def.description().into());
     tool.insert("inputSchema".into(), def.input_schema().clone());
-    if let Some(output) = def.output_schema().filter(|s| is_object_root(s)) {
+    // A tool that returns rich content answers in content blocks, not structured content.
+    if let Some(output) = def
+        .output_schema()
+        .filter(|s| is_object_root(s) && !crate::output::is_content_tool(def))
+    {
         tool.insert("outputSchema".into(), output.clone());
     }
     let annotations = def.annotations().to_mcp();
@@ -154,6 +158,14 @@ pub(crate) fn parse(request: &Value) -> Result<Vec<ToolCall>, CallParseError> {
 /// A `CallToolResult`: the envelope as text, `structuredContent` for an object output
 /// schema, `isError` for failed calls, `_meta` marking a replay.
 pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Value {
+    if let Some(parts) = crate::output::content_parts(outcome, def) {
+        let call = ToolCall {
+            id: None,
+            name: String::new(),
+            arguments: Value::Null,
+        };
+        return super::rich(Dialect::Mcp, &call, outcome, &parts);
+    }
     let parts = CallResult::new(outcome, def);
     let mut content = vec![json!({"type": "text", "text": parts.text})];
     if let Some(notes) = parts.notes {
