@@ -1006,3 +1006,128 @@ async fn rich_content_is_sent_as_mcp_content_blocks() {
     assert_eq!(answer["result"]["isError"], false);
     assert!(answer["result"].get("structuredContent").is_none());
 }
+
+mod composed {
+    use super::*;
+    use toolsmith::mcp::rmcp::{
+        self, ErrorData, RoleServer,
+        model::{
+            GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourcesResult,
+            PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+            ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig,
+        },
+        service::RequestContext,
+    };
+
+    /// Resources and prompts written with rmcp's own API.
+    struct Docs;
+
+    impl rmcp::ServerHandler for Docs {
+        fn get_info(&self) -> ServerConfig {
+            ServerConfig::new(
+                ServerCapabilities::builder()
+                    .enable_resources()
+                    .enable_prompts()
+                    .build(),
+            )
+        }
+
+        async fn list_resources(
+            &self,
+            _: Option<PaginatedRequestParams>,
+            _: RequestContext<RoleServer>,
+        ) -> Result<ListResourcesResult, ErrorData> {
+            Ok(ListResourcesResult::with_all_items(vec![Resource::new(
+                "docs://readme",
+                "readme",
+            )]))
+        }
+
+        async fn read_resource(
+            &self,
+            request: ReadResourceRequestParams,
+            _: RequestContext<RoleServer>,
+        ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+            match request.uri.as_str() {
+                "docs://readme" => Ok(ReadResourceResult::new(vec![ResourceContents::text(
+                    "Read me first.",
+                    "docs://readme",
+                )])
+                .into()),
+                _ => Err(ErrorData::resource_not_found("no such document", None)),
+            }
+        }
+
+        async fn list_prompts(
+            &self,
+            _: Option<PaginatedRequestParams>,
+            _: RequestContext<RoleServer>,
+        ) -> Result<ListPromptsResult, ErrorData> {
+            Ok(ListPromptsResult::with_all_items(vec![Prompt::new(
+                "summarize",
+                Some("Summarize a document"),
+                None,
+            )]))
+        }
+
+        async fn get_prompt(
+            &self,
+            request: GetPromptRequestParams,
+            _: RequestContext<RoleServer>,
+        ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+            Ok(GetPromptResult::new(vec![PromptMessage::new_text(
+                Role::User,
+                format!("Summarize {}.", request.name),
+            )])
+            .into())
+        }
+    }
+
+    #[tokio::test]
+    async fn tools_resources_and_prompts_from_one_endpoint() {
+        let server = McpServer::new(Toolbox::new().with(Add).with(ListInvoices)).with_handler(Docs);
+        let (mut client, init) = Client::connect(server).await;
+        let caps = &init["result"]["capabilities"];
+        assert!(
+            caps["tools"].is_object()
+                && caps["resources"].is_object()
+                && caps["prompts"].is_object(),
+            "{caps}"
+        );
+
+        let added = client.call("add", json!({"a": 2, "b": 3})).await;
+        assert_eq!(envelope(&added["result"])["data"], 5);
+        let listed = client.request("resources/list", json!({})).await;
+        assert_eq!(
+            listed["result"]["resources"][0]["uri"], "docs://readme",
+            "{listed}"
+        );
+        let read = client
+            .request("resources/read", json!({"uri": "docs://readme"}))
+            .await;
+        assert_eq!(read["result"]["contents"][0]["text"], "Read me first.");
+        let prompts = client.request("prompts/list", json!({})).await;
+        assert_eq!(prompts["result"]["prompts"][0]["name"], "summarize");
+        let prompt = client
+            .request("prompts/get", json!({"name": "summarize", "arguments": {}}))
+            .await;
+        assert_eq!(
+            prompt["result"]["messages"][0]["content"]["text"],
+            "Summarize summarize."
+        );
+
+        // Stored large results are still served by the toolbox server itself.
+        let big = client.call("list_invoices", json!({})).await;
+        let uri = big["result"]["content"][1]["uri"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let stored = client.request("resources/read", json!({"uri": uri})).await;
+        assert!(
+            stored["result"]["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with('[')
+        );
+    }
+}

@@ -63,7 +63,12 @@ use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
+/// rmcp, the MCP SDK this server is built on, for handlers composed with it
+/// ([`McpServer::with_handler`]) without a dependency of their own.
+pub use rmcp;
+
 mod caller;
+mod delegate;
 mod http_guard;
 mod stdio;
 
@@ -147,6 +152,8 @@ struct Config {
     allowed_hosts: Vec<String>,
     allowed_origins: Vec<String>,
     context: Option<Arc<ContextHook>>,
+    /// Resources, prompts and completions from a handler written with rmcp.
+    delegate: Option<Arc<dyn delegate::Delegate>>,
     /// The limits on one message: what the tools' own limits allow, plus the envelope.
     message_limits: InputLimits,
     max_sessions: usize,
@@ -215,6 +222,7 @@ impl McpServer {
                 allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
                 allowed_origins: Vec::new(),
                 context: None,
+                delegate: None,
                 message_limits: message_limits(&toolbox_limits),
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 session_idle: DEFAULT_SESSION_IDLE,
@@ -357,6 +365,39 @@ impl McpServer {
         hook: impl Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync + 'static,
     ) -> Self {
         self.edit(|c| c.context = Some(Arc::new(hook)))
+    }
+
+    /// Serves the resources, prompts and completions of `handler`, an [`rmcp::ServerHandler`]
+    /// written with rmcp's own API (its `#[prompt_router]`, its resource methods), from the
+    /// same endpoint as the toolbox's tools. Its capabilities for resources, prompts and
+    /// completions are advertised; its tool methods are not used (the toolbox serves the
+    /// tools). Stored large results (`toolsmith://results/...`) are read by the server
+    /// itself; every other `resources/read` goes to `handler`.
+    ///
+    /// ```
+    /// use toolsmith::mcp::rmcp::{self, model::{ListPromptsResult, Prompt, ServerCapabilities, ServerConfig}};
+    /// use toolsmith::mcp::McpServer;
+    ///
+    /// struct Prompts;
+    /// impl rmcp::ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    ///     async fn list_prompts(
+    ///         &self,
+    ///         _: Option<rmcp::model::PaginatedRequestParams>,
+    ///         _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ///     ) -> Result<ListPromptsResult, rmcp::ErrorData> {
+    ///         Ok(ListPromptsResult::with_all_items(vec![Prompt::new("triage", Some("Triage a ticket"), None)]))
+    ///     }
+    /// }
+    ///
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_handler(Prompts);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_handler(self, handler: impl rmcp::ServerHandler + Send + Sync + 'static) -> Self {
+        self.edit(|c| c.delegate = Some(Arc::new(handler)))
     }
 
     /// What the stdio transport does with one line (without its newline): `Ok` when it is a
@@ -570,12 +611,20 @@ impl McpServer {
 impl ServerHandler for McpServer {
     #[allow(deprecated)] // MCP 2025-11-25 logging; rmcp deprecates it for the next revision
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_logging()
             .build();
+        if let Some(delegate) = &self.config.delegate {
+            let theirs = delegate.capabilities();
+            if theirs.resources.is_some() {
+                capabilities.resources = theirs.resources;
+            }
+            capabilities.prompts = theirs.prompts;
+            capabilities.completions = theirs.completions;
+        }
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(self.config.implementation.clone())
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
@@ -676,13 +725,94 @@ impl ServerHandler for McpServer {
         Ok(result)
     }
 
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.list_resources(request, context).await,
+            None => Ok(rmcp::model::ListResourcesResult::default()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.list_resource_templates(request, context).await,
+            None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
+        }
+    }
+
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.subscribe(request, context).await,
+            None => Err(not_offered("resources/subscribe")),
+        }
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.unsubscribe(request, context).await,
+            None => Err(not_offered("resources/unsubscribe")),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.list_prompts(request, context).await,
+            None => Ok(rmcp::model::ListPromptsResult::default()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: rmcp::model::GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.get_prompt(request, context).await,
+            None => Err(ErrorData::invalid_params(
+                "this server offers no prompts",
+                None,
+            )),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: rmcp::model::CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CompleteResult, ErrorData> {
+        match &self.config.delegate {
+            Some(delegate) => delegate.complete(request, context).await,
+            None => Ok(rmcp::model::CompleteResult::default()),
+        }
+    }
+
     /// Serves the results too large to give inline (`toolsmith://results/<id>`, linked from
     /// the tool result), while the result store keeps them.
     async fn read_resource(
         &self,
         request: rmcp::model::ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let meta = request.meta;
         let uri = request.uri;
         let missing = || {
             ErrorData::resource_not_found(
@@ -694,7 +824,14 @@ impl ServerHandler for McpServer {
             )
         };
         if !uri.starts_with(crate::output::RESULT_URI_PREFIX) {
-            return Err(missing());
+            return match &self.config.delegate {
+                Some(delegate) => {
+                    let mut request = rmcp::model::ReadResourceRequestParams::new(uri.clone());
+                    request.meta = meta;
+                    delegate.read_resource(request, context).await
+                }
+                None => Err(missing()),
+            };
         }
         match self.config.toolbox.stored_result(&uri).await {
             Ok(Some(text)) => Ok(rmcp::model::ReadResourceResult::new(vec![
@@ -806,6 +943,15 @@ impl ServerHandler for McpServer {
         result.meta = parts.meta.map(rmcp::model::MetaObject);
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// The answer to a request for a method the server does not offer.
+fn not_offered(method: &str) -> ErrorData {
+    ErrorData::new(
+        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        format!("method not found: {method}"),
+        None,
+    )
 }
 
 /// How long a person has to answer an approval form.
