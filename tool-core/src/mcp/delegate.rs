@@ -61,7 +61,7 @@ pub(crate) trait Delegate: Send + Sync + 'static {
     ) -> Answer<'_, CompleteResult>;
 }
 
-impl<H: ServerHandler + Send + Sync + 'static> Delegate for H {
+impl<H: ServerHandler + 'static> Delegate for H {
     fn capabilities(&self) -> ServerCapabilities {
         self.get_info().capabilities
     }

@@ -396,7 +396,7 @@ impl McpServer {
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_handler(self, handler: impl rmcp::ServerHandler + Send + Sync + 'static) -> Self {
+    pub fn with_handler(self, handler: impl rmcp::ServerHandler + 'static) -> Self {
         self.edit(|c| c.delegate = Some(Arc::new(handler)))
     }
 
