@@ -1,0 +1,521 @@
+//! The tools, resources and prompts of the MCP conformance suite's server scenarios
+//! (`@modelcontextprotocol/conformance`), built with `#[tool]` and served over streamable HTTP.
+//!
+//! ```sh
+//! cargo run --example mcp_conformance --features mcp            # http://127.0.0.1:8000/mcp
+//! cargo run --example mcp_conformance --features mcp -- 127.0.0.1:0
+//! bash scripts/conformance.sh                                  # runs the suite against it
+//! ```
+//!
+//! The first line on stdout is the endpoint's URL; Ctrl-C stops the server.
+
+use std::collections::BTreeSet;
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use toolsmith::caller::{Elicited, LogLevel, Sampling};
+use toolsmith::mcp::McpServer;
+use toolsmith::mcp::rmcp::model::{
+    CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, GetPromptRequestParams,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use toolsmith::mcp::rmcp::service::RequestContext;
+use toolsmith::mcp::rmcp::{self, RoleServer};
+use toolsmith::output::Content;
+use toolsmith::{ToolContext, ToolError, Toolbox, tool};
+
+/// A 1×1 red PNG.
+const RED_PIXEL: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+    0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53,
+    0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x08, 0xd7, 0x63, 0xf8, 0xcf, 0xc0, 0x00,
+    0x00, 0x03, 0x01, 0x01, 0x00, 0x18, 0xdd, 0x8d, 0xb0, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e,
+    0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+/// A WAV file of one silent sample.
+const SILENCE: &[u8] = &[
+    b'R', b'I', b'F', b'F', 38, 0, 0, 0, b'W', b'A', b'V', b'E', b'f', b'm', b't', b' ', 16, 0, 0,
+    0, 1, 0, 1, 0, 0x44, 0xac, 0, 0, 0x88, 0x58, 0x01, 0, 2, 0, 16, 0, b'd', b'a', b't', b'a', 2,
+    0, 0, 0, 0, 0,
+];
+
+/// Returns a simple text response. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_simple_text() -> Content {
+    Content::new().text("This is a simple text response for testing.")
+}
+
+/// Returns a small image. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_image_content() -> Content {
+    Content::new().image(RED_PIXEL, "image/png")
+}
+
+/// Returns a short sound. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_audio_content() -> Content {
+    Content::new().audio(SILENCE, "audio/wav")
+}
+
+/// Returns an embedded resource. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_embedded_resource() -> Content {
+    Content::new().resource_text(
+        "test://embedded-resource",
+        "text/plain",
+        "This is an embedded resource content.",
+    )
+}
+
+/// Returns text, an image and a resource. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_multiple_content_types() -> Content {
+    Content::new()
+        .text("Multiple content types test:")
+        .image(RED_PIXEL, "image/png")
+        .resource_text(
+            "test://mixed-content-resource",
+            "application/json",
+            r#"{"test":"data","value":123}"#,
+        )
+}
+
+/// Logs three messages as it runs. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_tool_with_logging(ctx: &ToolContext) -> Content {
+    ctx.log(LogLevel::Info, "Tool execution started").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool processing data").await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    ctx.log(LogLevel::Info, "Tool execution completed").await;
+    Content::new().text("Tool with logging executed successfully")
+}
+
+/// Reports its progress as it runs. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_tool_with_progress(ctx: &ToolContext) -> Content {
+    for done in [0.0, 50.0, 100.0] {
+        ctx.progress(done, Some(100.0), None).await;
+        if done < 100.0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    Content::new().text("Tool with progress executed successfully")
+}
+
+/// Always fails. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_error_handling() -> Result<u32, ToolError> {
+    Err(ToolError::invalid_arguments(
+        "This tool intentionally returns an error for testing",
+    ))
+}
+
+/// Asks the client's model to answer a prompt. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_sampling(
+    ctx: &ToolContext,
+    /// The prompt to send to the model.
+    #[arg(length(max = 2000))]
+    prompt: String,
+) -> Result<Content, ToolError> {
+    let answer = ctx
+        .sample(Sampling::new(prompt).with_max_tokens(100))
+        .await?;
+    Ok(Content::new().text(format!("LLM response: {}", answer.text)))
+}
+
+/// The user's details.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct UserDetails {
+    /// User's response
+    username: String,
+    /// User's email address
+    email: String,
+}
+
+/// Asks the user for their name and email. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_elicitation(
+    ctx: &ToolContext,
+    /// The message to show the user.
+    #[arg(length(max = 2000))]
+    message: String,
+) -> Result<Content, ToolError> {
+    let answer = ctx.elicit::<UserDetails>(&message).await?;
+    Ok(Content::new().text(describe(&answer)))
+}
+
+fn default_name() -> String {
+    "John Doe".into()
+}
+fn default_age() -> i64 {
+    30
+}
+fn default_score() -> f64 {
+    95.5
+}
+fn default_verified() -> bool {
+    true
+}
+
+/// A status.
+#[derive(Serialize, Deserialize, JsonSchema, Default)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    #[default]
+    Active,
+    Inactive,
+    Pending,
+}
+
+/// A form with a default for every primitive type.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Defaults {
+    #[serde(default = "default_name")]
+    name: String,
+    #[serde(default = "default_age")]
+    age: i64,
+    #[serde(default = "default_score")]
+    score: f64,
+    #[serde(default)]
+    status: Status,
+    #[serde(default = "default_verified")]
+    verified: bool,
+}
+
+/// Asks the user for a form whose fields have defaults. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_elicitation_sep1034_defaults(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let answer = ctx
+        .elicit::<Defaults>("Please review and update the form fields with defaults")
+        .await?;
+    Ok(Content::new().text(describe(&answer)))
+}
+
+/// Three options, without titles.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Untitled {
+    Option1,
+    Option2,
+    Option3,
+}
+
+/// Three options, with titles.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Titled {
+    /// First Option
+    #[schemars(title = "First Option")]
+    Value1,
+    /// Second Option
+    #[schemars(title = "Second Option")]
+    Value2,
+    /// Third Option
+    #[schemars(title = "Third Option")]
+    Value3,
+}
+
+/// Every kind of choice a form can offer.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+struct Choices {
+    untitled_single: Option<Untitled>,
+    titled_single: Option<Titled>,
+    #[schemars(extend("enum" = ["opt1", "opt2", "opt3"], "enumNames" = ["Option One", "Option Two", "Option Three"]))]
+    legacy_enum: Option<String>,
+    untitled_multi: Option<Vec<Untitled>>,
+    titled_multi: Option<Vec<Titled>>,
+}
+
+/// Asks the user to choose from every kind of list. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_elicitation_sep1330_enums(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let answer = ctx
+        .elicit::<Choices>("Please select options from the enum fields")
+        .await?;
+    Ok(Content::new().text(describe(&answer)))
+}
+
+fn describe<T: Serialize>(answer: &Elicited<T>) -> String {
+    match answer {
+        Elicited::Accepted(content) => format!(
+            "Elicitation completed: action=accept, content={}",
+            serde_json::to_string(content).unwrap_or_default()
+        ),
+        Elicited::Declined => "Elicitation completed: action=decline".to_owned(),
+        Elicited::Cancelled => "Elicitation completed: action=cancel".to_owned(),
+    }
+}
+
+/// The suite's resources and prompts, written with rmcp's own API.
+#[derive(Default)]
+struct Catalog {
+    subscribed: Mutex<BTreeSet<String>>,
+}
+
+fn text_resource(uri: &str, mime: &str, text: &str) -> ResourceContents {
+    ResourceContents::TextResourceContents {
+        uri: uri.to_owned(),
+        mime_type: Some(mime.to_owned()),
+        text: text.to_owned(),
+        meta: None,
+    }
+}
+
+impl rmcp::ServerHandler for Catalog {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .enable_completions()
+                .build(),
+        )
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        Ok(ListResourcesResult::with_all_items(vec![
+            Resource::new("test://static-text", "static-text").with_mime_type("text/plain"),
+            Resource::new("test://static-binary", "static-binary").with_mime_type("image/png"),
+            Resource::new("test://watched-resource", "watched-resource")
+                .with_mime_type("text/plain"),
+        ]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("test://template/{id}/data", "template-data")
+                .with_mime_type("application/json"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        use base64::Engine as _;
+        let uri = request.uri.as_str();
+        let contents = match uri {
+            "test://static-text" => text_resource(
+                uri,
+                "text/plain",
+                "This is the content of the static text resource.",
+            ),
+            "test://watched-resource" => text_resource(uri, "text/plain", "Watched content."),
+            "test://static-binary" => ResourceContents::BlobResourceContents {
+                uri: uri.to_owned(),
+                mime_type: Some("image/png".to_owned()),
+                blob: base64::engine::general_purpose::STANDARD.encode(RED_PIXEL),
+                meta: None,
+            },
+            _ => match uri
+                .strip_prefix("test://template/")
+                .and_then(|rest| rest.strip_suffix("/data"))
+            {
+                Some(id) if !id.contains('/') => text_resource(
+                    uri,
+                    "application/json",
+                    &serde_json::json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                        .to_string(),
+                ),
+                _ => {
+                    return Err(ErrorData::resource_not_found(
+                        format!("no resource {uri}"),
+                        Some(serde_json::json!({"uri": uri})),
+                    ));
+                }
+            },
+        };
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.subscribed.lock() {
+            subscribed.insert(request.uri);
+        }
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.subscribed.lock() {
+            subscribed.remove(&request.uri);
+        }
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let argument = |name: &str, description: &str| {
+            PromptArgument::new(name)
+                .with_description(description)
+                .with_required(true)
+        };
+        Ok(ListPromptsResult::with_all_items(vec![
+            Prompt::new("test_simple_prompt", Some("A simple prompt"), None),
+            Prompt::new(
+                "test_prompt_with_arguments",
+                Some("A prompt with arguments"),
+                Some(vec![
+                    argument("arg1", "First test argument"),
+                    argument("arg2", "Second test argument"),
+                ]),
+            ),
+            Prompt::new(
+                "test_prompt_with_embedded_resource",
+                Some("A prompt with an embedded resource"),
+                Some(vec![argument(
+                    "resourceUri",
+                    "URI of the resource to embed",
+                )]),
+            ),
+            Prompt::new(
+                "test_prompt_with_image",
+                Some("A prompt with an image"),
+                None,
+            ),
+        ]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
+        use base64::Engine as _;
+        let arg = |name: &str| {
+            request
+                .arguments
+                .as_ref()
+                .and_then(|a| a.get(name))
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let message = |content: serde_json::Value| -> Result<PromptMessage, ErrorData> {
+            serde_json::from_value(serde_json::json!({"role": "user", "content": content}))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        };
+        let messages = match request.name.as_str() {
+            "test_simple_prompt" => vec![PromptMessage::new_text(
+                Role::User,
+                "This is a simple prompt for testing.",
+            )],
+            "test_prompt_with_arguments" => vec![PromptMessage::new_text(
+                Role::User,
+                format!(
+                    "Prompt with arguments: arg1='{}', arg2='{}'",
+                    arg("arg1"),
+                    arg("arg2")
+                ),
+            )],
+            "test_prompt_with_embedded_resource" => vec![
+                message(serde_json::json!({"type": "resource", "resource": {
+                    "uri": arg("resourceUri"), "mimeType": "text/plain",
+                    "text": "Embedded resource content for testing."}}))?,
+                PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
+            ],
+            "test_prompt_with_image" => vec![
+                message(serde_json::json!({"type": "image", "mimeType": "image/png",
+                    "data": base64::engine::general_purpose::STANDARD.encode(RED_PIXEL)}))?,
+                PromptMessage::new_text(Role::User, "Please analyze the image above."),
+            ],
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no prompt named {other}"),
+                    None,
+                ));
+            }
+        };
+        Ok(GetPromptResult::new(messages).into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value.to_lowercase();
+        let values: Vec<String> = ["paris", "park", "party"]
+            .into_iter()
+            .filter(|v| v.starts_with(&typed))
+            .map(str::to_owned)
+            .collect();
+        let info = CompletionInfo::new(values)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(CompleteResult::new(info))
+    }
+}
+
+fn toolbox() -> Toolbox {
+    Toolbox::new()
+        .with(TestSimpleText)
+        .with(TestImageContent)
+        .with(TestAudioContent)
+        .with(TestEmbeddedResource)
+        .with(TestMultipleContentTypes)
+        .with(TestToolWithLogging)
+        .with(TestToolWithProgress)
+        .with(TestErrorHandling)
+        .with(TestSampling)
+        .with(TestElicitation)
+        .with(TestElicitationSep1034Defaults)
+        .with(TestElicitationSep1330Enums)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let addr = std::env::args().nth(1);
+    let server = McpServer::new(toolbox())
+        .with_name("toolsmith-conformance", env!("CARGO_PKG_VERSION"))
+        .with_handler(Catalog::default());
+    let bound = match addr {
+        Some(addr) => server.bind_http(&addr).await,
+        None => server.bind_local_http(8000).await,
+    };
+    let http = match bound {
+        Ok(http) => http,
+        Err(err) => {
+            eprintln!("cannot serve: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", http.url());
+    let _ = tokio::signal::ctrl_c().await;
+    match http.shutdown().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
