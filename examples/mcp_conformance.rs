@@ -213,27 +213,61 @@ enum Untitled {
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 enum Titled {
-    /// First Option
-    #[schemars(title = "First Option")]
     Value1,
-    /// Second Option
-    #[schemars(title = "Second Option")]
     Value2,
-    /// Third Option
-    #[schemars(title = "Third Option")]
     Value3,
 }
 
-/// Every kind of choice a form can offer.
+/// Every kind of choice a form can offer, each field's schema in the exact form elicitation
+/// defines for it (SEP-1330): the form the client shows and the check of its answer.
 #[derive(Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 struct Choices {
+    #[serde(default)]
+    #[schemars(schema_with = "untitled_single")]
     untitled_single: Option<Untitled>,
+    #[serde(default)]
+    #[schemars(schema_with = "titled_single")]
     titled_single: Option<Titled>,
-    #[schemars(extend("enum" = ["opt1", "opt2", "opt3"], "enumNames" = ["Option One", "Option Two", "Option Three"]))]
+    #[serde(default)]
+    #[schemars(schema_with = "legacy_titled")]
     legacy_enum: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "untitled_multi")]
     untitled_multi: Option<Vec<Untitled>>,
+    #[serde(default)]
+    #[schemars(schema_with = "titled_multi")]
     titled_multi: Option<Vec<Titled>>,
+}
+
+fn titled_options() -> serde_json::Value {
+    serde_json::json!([
+        {"const": "value1", "title": "First Option"},
+        {"const": "value2", "title": "Second Option"},
+        {"const": "value3", "title": "Third Option"}
+    ])
+}
+
+fn untitled_single(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["option1", "option2", "option3"]})
+}
+
+fn titled_single(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "oneOf": titled_options()})
+}
+
+fn legacy_titled(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "string", "enum": ["opt1", "opt2", "opt3"],
+        "enumNames": ["Option One", "Option Two", "Option Three"]})
+}
+
+fn untitled_multi(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "array",
+        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}})
+}
+
+fn titled_multi(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "array", "items": {"anyOf": titled_options()}})
 }
 
 /// Asks the user to choose from every kind of list. Read-only. Not for real work.
