@@ -510,8 +510,64 @@ impl rmcp::ServerHandler for Catalog {
     }
 }
 
+/// A tool defined by a hand-written JSON Schema 2020-12 document (`$defs` with an `$anchor`,
+/// `allOf`/`anyOf`, `if`/`then`/`else`), which `tools/list` must carry unchanged.
+struct SchemaTool(toolsmith::ToolDefinition);
+
+impl SchemaTool {
+    fn new() -> Self {
+        let schema = serde_json::json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "$defs": {"address": {"$anchor": "addressDef", "type": "object",
+                "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+            "properties": {
+                "name": {"type": "string"},
+                "address": {"$ref": "#/$defs/address"},
+                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                "phone": {"type": "string"},
+                "email": {"type": "string"}
+            },
+            "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+            "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+            "then": {"required": ["phone"]},
+            "else": {"required": ["email"]},
+            "additionalProperties": false
+        });
+        Self(
+            toolsmith::ToolDefinition::new(
+                "json_schema_2020_12_tool",
+                "Tool with JSON Schema 2020-12 features",
+                schema,
+            )
+            .with_effect(toolsmith::Effect::Read),
+        )
+    }
+}
+
+impl toolsmith::Tool for SchemaTool {
+    fn definition(&self) -> &toolsmith::ToolDefinition {
+        &self.0
+    }
+
+    fn call<'a>(
+        &'a self,
+        arguments: toolsmith::Arguments<'a>,
+        _: &'a ToolContext,
+    ) -> toolsmith::BoxFuture<'a, toolsmith::ToolOutcome> {
+        Box::pin(async move {
+            match self.0.validate(arguments) {
+                Ok(args) => toolsmith::ToolOutcome::success(&args)
+                    .unwrap_or_else(toolsmith::ToolOutcome::Error),
+                Err(err) => toolsmith::ToolOutcome::Error(err),
+            }
+        })
+    }
+}
+
 fn toolbox() -> Toolbox {
     Toolbox::new()
+        .with(SchemaTool::new())
         .with(TestSimpleText)
         .with(TestImageContent)
         .with(TestAudioContent)
