@@ -65,6 +65,9 @@ pub(crate) struct McpCaller {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) session: Arc<Session>,
     pub(crate) logger: String,
+    /// The request was made on MCP 2026-07-28, which has no server-to-client requests (the
+    /// server asks through input-required results instead, which tools cannot use yet).
+    pub(crate) requests_forbidden: bool,
 }
 
 fn failed(what: &str, err: impl std::fmt::Display) -> CallerError {
@@ -128,6 +131,9 @@ impl Caller for McpCaller {
 
     fn sample(&self, request: Sampling) -> CallerFuture<'_, Result<Sampled, CallerError>> {
         Box::pin(async move {
+            if self.requests_forbidden {
+                return Err(CallerError::not_supported("sampling on MCP 2026-07-28"));
+            }
             let supported = self
                 .peer
                 .peer_info()
@@ -175,6 +181,9 @@ impl Caller for McpCaller {
         schema: &'a Value,
     ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>> {
         Box::pin(async move {
+            if self.requests_forbidden {
+                return Err(CallerError::not_supported("elicitation on MCP 2026-07-28"));
+            }
             if !self
                 .peer
                 .supported_elicitation_modes()

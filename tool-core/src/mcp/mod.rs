@@ -635,7 +635,11 @@ impl ServerHandler for McpServer {
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        std::borrow::Cow::Owned(vec![ProtocolVersion::V_2025_11_25])
+        // Each client gets the revision it asks for, of these two (rmcp negotiates).
+        std::borrow::Cow::Owned(vec![
+            ProtocolVersion::V_2025_11_25,
+            ProtocolVersion::V_2026_07_28,
+        ])
     }
 
     /// rmcp hands over requests it could not parse as custom requests; one with a method of
@@ -889,6 +893,9 @@ impl ServerHandler for McpServer {
             progress_token: context.meta.get_progress_token(),
             session: Arc::clone(&self.session),
             logger: name.to_owned(),
+            requests_forbidden: context
+                .protocol_version()
+                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()),
         }));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = toolbox.call(name, arguments, &ctx).await;
