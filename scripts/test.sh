@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
-# Needs the Rust toolchain (cargo, rustfmt, clippy) and python3; installs the Python oracles
-# into target/oracles/ from PyPI and redis-server from Debian on first run. Run from anywhere
-# in the checkout.
+# Needs the Rust toolchain (cargo, rustfmt, clippy), python3 and npm; installs the Python oracles
+# into target/oracles/ from PyPI, redis-server from Debian, and Node 22 with the MCP conformance
+# suite into target/conformance/ from npm on first run. Run from anywhere in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +57,9 @@ cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log
 
 echo "== doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
+
+echo "== MCP conformance suite, 2025-11-25 (scripts/conformance.sh)"
+bash scripts/conformance.sh 2025-11-25
 
 echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
 cargo bench --workspace --all-features --locked --no-run

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The official MCP conformance suite (@modelcontextprotocol/conformance) against the
+# mcp_conformance example over streamable HTTP on a free loopback port.
+#
+# Installs Node 22 and the suite, both pinned in scripts/conformance/ (package.json and its
+# lock file), under target/conformance/ on first run. Exits non-zero when a scenario fails.
+#
+# Usage: bash scripts/conformance.sh [REVISION...]   (default: 2025-11-25)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+revisions=("$@")
+if [ ${#revisions[@]} -eq 0 ]; then
+  revisions=(2025-11-25)
+fi
+
+dir=target/conformance
+if ! cmp -s scripts/conformance/package-lock.json "$dir/package-lock.json" 2>/dev/null \
+  || [ ! -x "$dir/node_modules/.bin/conformance" ]; then
+  echo "== installing Node 22 and the MCP conformance suite into $dir"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp scripts/conformance/package.json scripts/conformance/package-lock.json "$dir/"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+export PATH="$(pwd)/$dir/node_modules/.bin:$PATH"
+
+cargo build --example mcp_conformance --features mcp --locked
+out=$(mktemp)
+target/debug/examples/mcp_conformance 127.0.0.1:0 >"$out" &
+server=$!
+trap 'kill $server 2>/dev/null || true; rm -f "$out"' EXIT
+for _ in $(seq 1 100); do
+  [ -s "$out" ] && break
+  sleep 0.1
+done
+url=$(head -n 1 "$out")
+echo "== the conformance example at $url (node $(node --version))"
+
+status=0
+for revision in "${revisions[@]}"; do
+  echo "== conformance server --requirements $revision"
+  report=$(mktemp)
+  if ! conformance server --url "$url" --requirements "$revision" >"$report" 2>&1; then
+    status=1
+  fi
+  sed -n '/=== SUMMARY ===/,$p' "$report"
+  if grep -q '^✗' "$report" || ! grep -q '^Total: [0-9]* passed, 0 failed' "$report"; then
+    status=1
+  fi
+  rm -f "$report"
+done
+exit $status
