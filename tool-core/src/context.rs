@@ -306,7 +306,8 @@ impl ToolContext {
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// #[derive(serde::Deserialize, schemars::JsonSchema)]
     /// struct Confirm { confirmed: bool }
-    /// let err = toolsmith::ToolContext::new().elicit::<Confirm>("Delete it?").await.unwrap_err();
+    /// let answer = toolsmith::ToolContext::new().elicit::<Confirm>("Delete it?").await;
+    /// let Err(err) = answer else { panic!("no caller, no answer") };
     /// assert_eq!(err.to_string(), "elicitation is not supported by this caller");
     /// # });
     /// ```

@@ -126,6 +126,15 @@ const PROTOCOL_METHODS: &[&str] = &[
     "tasks/cancel",
 ];
 
+/// Requests of 2025-11-25 that 2026-07-28 removed (stateless sessions, subscriptions and
+/// log levels by other means).
+const REMOVED_IN_2026_07_28: &[&str] = &[
+    "initialize",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
 type ContextHook = dyn Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync;
 
 /// An MCP server for one toolbox.
@@ -647,9 +656,17 @@ impl ServerHandler for McpServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
+        // Methods MCP 2026-07-28 removed are unknown to a client that negotiated it.
+        if context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+            && REMOVED_IN_2026_07_28.contains(&method)
+        {
+            return Err(not_offered(method));
+        }
         let params = request.params.unwrap_or(Value::Null);
         let problem = match method {
             "tools/call" if params.is_null() => Some(
