@@ -279,6 +279,135 @@ async fn test_elicitation_sep1330_enums(ctx: &ToolContext) -> Result<Content, To
     Ok(Content::new().text(describe(&answer)))
 }
 
+/// A name.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+/// A colour.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Colour {
+    color: String,
+}
+
+/// A confirmation.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Confirm {
+    ok: bool,
+}
+
+fn accepted<T>(answer: Elicited<T>) -> Result<T, ToolError> {
+    match answer {
+        Elicited::Accepted(value) => Ok(value),
+        _ => Err(ToolError::invalid_arguments("The user did not answer.")),
+    }
+}
+
+/// Greets the user by the name they give. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_elicitation(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("user_name", "What is your name?")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("Hello, {name}!")))
+}
+
+/// Asks the client's model a question. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_sampling(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let answer = ctx
+        .sample_as(
+            "capital_question",
+            Sampling::new("What is the capital of France?").with_max_tokens(100),
+        )
+        .await?;
+    Ok(Content::new().text(answer.text))
+}
+
+/// Asks for a confirmation, carrying state between rounds. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_request_state(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Confirm { ok } = accepted(
+        ctx.elicit_as::<Confirm>("confirm", "Please confirm")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("state-ok: confirmed={ok}")))
+}
+
+/// Asks for a name and a greeting at once. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_multiple_inputs(
+    ctx: &ToolContext,
+) -> Result<Content, ToolError> {
+    // Both asked in one round: each is recorded before either answer is needed.
+    let name = ctx
+        .elicit_as::<Name>("user_name", "What is your name?")
+        .await;
+    let greeting = ctx
+        .sample_as(
+            "greeting",
+            Sampling::new("Generate a greeting").with_max_tokens(50),
+        )
+        .await;
+    let Name { name } = accepted(name?)?;
+    Ok(Content::new().text(format!("{}, {name}", greeting?.text)))
+}
+
+/// Asks for a name, then a colour, in two rounds. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_multi_round(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("step1", "Step 1: What is your name?")
+            .await?,
+    )?;
+    let Colour { color } = accepted(
+        ctx.elicit_as::<Colour>("step2", "Step 2: What is your favorite color?")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("{name} likes {color}")))
+}
+
+/// Asks for a name; its state is sealed against changes. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_tampered_state(
+    ctx: &ToolContext,
+) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("user_name", "What is your name?")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("Hello, {name}!")))
+}
+
+/// Asks only for what the client can give. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_capabilities(ctx: &ToolContext) -> Result<Content, ToolError> {
+    use toolsmith::caller::CallerErrorKind;
+    let name = ctx
+        .elicit_as::<Name>("user_name", "What is your name?")
+        .await;
+    let answer = ctx
+        .sample_as(
+            "capital_question",
+            Sampling::new("What is the capital of France?").with_max_tokens(100),
+        )
+        .await;
+    // Whatever the client cannot give is skipped; the rest waits for its answers.
+    fn waiting<T>(r: &Result<T, toolsmith::caller::CallerError>) -> bool {
+        matches!(r, Err(e) if e.kind() == CallerErrorKind::InputRequired)
+    }
+    if waiting(&name) || waiting(&answer) {
+        return Err(toolsmith::caller::CallerError::new(
+            CallerErrorKind::InputRequired,
+            "waiting for the client",
+        )
+        .into());
+    }
+    Ok(Content::new().text("capabilities checked"))
+}
+
 fn describe<T: Serialize>(answer: &Elicited<T>) -> String {
     match answer {
         Elicited::Accepted(content) => format!(
@@ -568,6 +697,13 @@ impl toolsmith::Tool for SchemaTool {
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .with(SchemaTool::new())
+        .with(TestInputRequiredResultElicitation)
+        .with(TestInputRequiredResultSampling)
+        .with(TestInputRequiredResultRequestState)
+        .with(TestInputRequiredResultMultipleInputs)
+        .with(TestInputRequiredResultMultiRound)
+        .with(TestInputRequiredResultTamperedState)
+        .with(TestInputRequiredResultCapabilities)
         .with(TestSimpleText)
         .with(TestImageContent)
         .with(TestAudioContent)

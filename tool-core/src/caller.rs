@@ -157,6 +157,10 @@ pub enum CallerErrorKind {
     Failed,
     /// The user's answer did not match the requested form.
     InvalidAnswer,
+    /// The answer comes in a later round: the client is asked for it with the call's result
+    /// (MCP 2026-07-28 input-required results), and the tool is called again with it. A tool
+    /// passes this error on with `?`.
+    InputRequired,
 }
 
 impl CallerError {
@@ -219,13 +223,20 @@ pub trait Caller: Send + Sync + 'static {
         data: Option<&'a Value>,
     ) -> CallerFuture<'a, ()>;
 
-    /// Asks the caller's model for a completion.
-    fn sample(&self, request: Sampling) -> CallerFuture<'_, Result<Sampled, CallerError>>;
+    /// Asks the caller's model for a completion. `key` names the request where the caller
+    /// collects answers across rounds (`None`: one the caller picks).
+    fn sample<'a>(
+        &'a self,
+        key: Option<&'a str>,
+        request: Sampling,
+    ) -> CallerFuture<'a, Result<Sampled, CallerError>>;
 
     /// Asks the caller's user for input in the form `schema` (a flat JSON Schema object);
-    /// an accepted answer is returned only when it matches the schema.
+    /// an accepted answer is returned only when it matches the schema. `key` as for
+    /// [`sample`](Self::sample).
     fn elicit<'a>(
         &'a self,
+        key: Option<&'a str>,
         message: &'a str,
         schema: &'a Value,
     ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>>;

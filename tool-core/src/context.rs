@@ -287,8 +287,28 @@ impl ToolContext {
     /// # });
     /// ```
     pub async fn sample(&self, request: Sampling) -> Result<Sampled, CallerError> {
+        self.sample_keyed(None, request).await
+    }
+
+    /// As [`sample`](Self::sample), naming the request `key`: where a caller asks for answers
+    /// with the call's result and calls the tool again with them (MCP 2026-07-28), the answer
+    /// comes back under this key. Keys must be unique within one call.
+    ///
+    /// # Errors
+    ///
+    /// As [`sample`](Self::sample), and `InputRequired` when the answer comes with the next
+    /// call: pass it on with `?`.
+    pub async fn sample_as(&self, key: &str, request: Sampling) -> Result<Sampled, CallerError> {
+        self.sample_keyed(Some(key), request).await
+    }
+
+    async fn sample_keyed(
+        &self,
+        key: Option<&str>,
+        request: Sampling,
+    ) -> Result<Sampled, CallerError> {
         match &self.inner.caller {
-            Some(caller) => caller.sample(request).await,
+            Some(caller) => caller.sample(key, request).await,
             None => Err(CallerError::not_supported("sampling")),
         }
     }
@@ -315,6 +335,31 @@ impl ToolContext {
     where
         T: serde::de::DeserializeOwned + schemars::JsonSchema,
     {
+        self.elicit_keyed(None, message).await
+    }
+
+    /// As [`elicit`](Self::elicit), naming the request `key` (see
+    /// [`sample_as`](Self::sample_as)).
+    ///
+    /// # Errors
+    ///
+    /// As [`elicit`](Self::elicit), and `InputRequired` when the answer comes with the next
+    /// call: pass it on with `?`.
+    pub async fn elicit_as<T>(&self, key: &str, message: &str) -> Result<Elicited<T>, CallerError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
+        self.elicit_keyed(Some(key), message).await
+    }
+
+    async fn elicit_keyed<T>(
+        &self,
+        key: Option<&str>,
+        message: &str,
+    ) -> Result<Elicited<T>, CallerError>
+    where
+        T: serde::de::DeserializeOwned + schemars::JsonSchema,
+    {
         let Some(caller) = &self.inner.caller else {
             return Err(CallerError::not_supported("elicitation"));
         };
@@ -329,7 +374,7 @@ impl ToolContext {
             map.remove("$schema");
             map.remove("title");
         }
-        match caller.elicit(message, &schema).await? {
+        match caller.elicit(key, message, &schema).await? {
             Elicited::Accepted(answer) => serde_json::from_value(answer)
                 .map(Elicited::Accepted)
                 .map_err(|err| {

@@ -527,6 +527,10 @@ impl From<crate::caller::CallerError> for ToolError {
     /// otherwise.
     fn from(err: crate::caller::CallerError) -> Self {
         match err.kind() {
+            crate::caller::CallerErrorKind::InputRequired => ToolError::new(
+                ErrorCode::Cancelled,
+                "The call waits for input from the client and will be made again with it.",
+            ),
             crate::caller::CallerErrorKind::Failed => ToolError::new(
                 ErrorCode::UpstreamError,
                 format!("The tool could not finish: {}. Try again.", err.message()),

@@ -6,8 +6,9 @@
 // them deprecated for the revision after it (SEP-2577).
 #![allow(deprecated)]
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::RoleServer;
@@ -65,9 +66,62 @@ pub(crate) struct McpCaller {
     pub(crate) progress_token: Option<ProgressToken>,
     pub(crate) session: Arc<Session>,
     pub(crate) logger: String,
-    /// The request was made on MCP 2026-07-28, which has no server-to-client requests (the
-    /// server asks through input-required results instead, which tools cannot use yet).
-    pub(crate) requests_forbidden: bool,
+    /// On MCP 2026-07-28, which has no server-to-client requests: the answers this call
+    /// brought, and the requests for those it lacks (an input-required result).
+    pub(crate) round: Option<Arc<Round>>,
+}
+
+/// One round of a call on MCP 2026-07-28: the answers it came with (from earlier rounds,
+/// through the sealed request state, and this one's `inputResponses`), and what the tool
+/// asked for that it did not find.
+pub(crate) struct Round {
+    pub(crate) answers: BTreeMap<String, Value>,
+    pending: Mutex<BTreeMap<String, Value>>,
+    asked: AtomicUsize,
+    /// The client's capabilities as the request declares them (`_meta`), when it does.
+    capabilities: Option<Value>,
+}
+
+impl Round {
+    pub(crate) fn new(answers: BTreeMap<String, Value>, capabilities: Option<Value>) -> Self {
+        Self {
+            answers,
+            pending: Mutex::default(),
+            asked: AtomicUsize::new(0),
+            capabilities,
+        }
+    }
+
+    /// The key of a request: the tool's, or the next of its kind.
+    fn key(&self, key: Option<&str>, kind: &str) -> String {
+        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
+        key.map_or_else(|| format!("{kind}_{n}"), str::to_owned)
+    }
+
+    /// Whether the client declared `capability` (assumed when it declared nothing).
+    fn offers(&self, capability: &str) -> bool {
+        self.capabilities
+            .as_ref()
+            .is_none_or(|caps| caps.get(capability).is_some())
+    }
+
+    fn ask(&self, key: String, request: Value) -> CallerError {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(key, request);
+        }
+        CallerError::new(
+            CallerErrorKind::InputRequired,
+            "the client is asked for this with the result, and the tool called again",
+        )
+    }
+
+    /// The requests the tool made that this round had no answer for.
+    pub(crate) fn take_pending(&self) -> BTreeMap<String, Value> {
+        self.pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default()
+    }
 }
 
 fn failed(what: &str, err: impl std::fmt::Display) -> CallerError {
@@ -122,17 +176,41 @@ impl Caller for McpCaller {
             };
             let param =
                 LoggingMessageNotificationParam::new(*wire, data).with_logger(self.logger.clone());
-            let sent = self.peer.notify_logging_message(param).await;
-            if let Err(err) = sent {
+            if let Err(err) = self.peer.notify_logging_message(param).await {
                 tracing::debug!(%err, "a log message was not delivered");
             }
         })
     }
 
-    fn sample(&self, request: Sampling) -> CallerFuture<'_, Result<Sampled, CallerError>> {
+    fn sample<'a>(
+        &'a self,
+        key: Option<&'a str>,
+        request: Sampling,
+    ) -> CallerFuture<'a, Result<Sampled, CallerError>> {
         Box::pin(async move {
-            if self.requests_forbidden {
-                return Err(CallerError::not_supported("sampling on MCP 2026-07-28"));
+            let messages: Vec<Value> = request
+                .messages
+                .iter()
+                .map(
+                    |(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}),
+                )
+                .collect();
+            let mut params = json!({"messages": messages, "maxTokens": request.max_tokens});
+            if let Some(system) = &request.system_prompt {
+                params["systemPrompt"] = Value::String(system.clone());
+            }
+            if let Some(round) = &self.round {
+                if !round.offers("sampling") {
+                    return Err(CallerError::not_supported("sampling"));
+                }
+                let key = round.key(key, "sampling");
+                return match round.answers.get(&key) {
+                    Some(answer) => Ok(sampled(answer)),
+                    None => Err(round.ask(
+                        key,
+                        json!({"method": "sampling/createMessage", "params": params}),
+                    )),
+                };
             }
             let supported = self
                 .peer
@@ -141,48 +219,47 @@ impl Caller for McpCaller {
             if !supported {
                 return Err(CallerError::not_supported("sampling"));
             }
-            let messages: Vec<Value> = request
-                .messages
-                .iter()
-                .map(
-                    |(role, text)| json!({"role": role, "content": {"type": "text", "text": text}}),
-                )
-                .collect();
-            let params = json!({
-                "messages": messages,
-                "systemPrompt": request.system_prompt,
-                "maxTokens": request.max_tokens,
-            });
             let params: CreateMessageRequestParams = serde_json::from_value(params)
                 .map_err(|err| failed("take this sampling request", err))?;
             let answer = tokio::time::timeout(WAIT, self.peer.create_message(params))
                 .await
                 .map_err(|_| failed("answer in time", "no answer"))?
                 .map_err(|err| failed("sample", err))?;
-            let answer = serde_json::to_value(&answer).unwrap_or(Value::Null);
-            let content = &answer["content"];
-            let text = match content {
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|p| p["text"].as_str())
-                    .collect::<Vec<_>>()
-                    .join(""),
-                part => part["text"].as_str().unwrap_or_default().to_owned(),
-            };
-            let mut sampled = Sampled::new(text, answer["model"].as_str().unwrap_or_default());
-            sampled.stop_reason = answer["stopReason"].as_str().map(str::to_owned);
-            Ok(sampled)
+            Ok(sampled(
+                &serde_json::to_value(&answer).unwrap_or(Value::Null),
+            ))
         })
     }
 
     fn elicit<'a>(
         &'a self,
+        key: Option<&'a str>,
         message: &'a str,
         schema: &'a Value,
     ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>> {
         Box::pin(async move {
-            if self.requests_forbidden {
-                return Err(CallerError::not_supported("elicitation on MCP 2026-07-28"));
+            if let Some(round) = &self.round {
+                if !round.offers("elicitation") {
+                    return Err(CallerError::not_supported("elicitation"));
+                }
+                let key = round.key(key, "elicitation");
+                return match round.answers.get(&key) {
+                    Some(answer) => match serde_json::from_value::<ElicitResult>(answer.clone()) {
+                        Ok(answer) => decide(answer, schema),
+                        Err(err) => Err(CallerError::new(
+                            CallerErrorKind::InvalidAnswer,
+                            format!(
+                                "the client's answer is not an elicitation result: {}",
+                                crate::echo::echo(&err.to_string())
+                            ),
+                        )),
+                    },
+                    None => Err(round.ask(
+                        key,
+                        json!({"method": "elicitation/create",
+                            "params": {"message": message, "requestedSchema": schema}}),
+                    )),
+                };
             }
             if !self
                 .peer
@@ -205,31 +282,51 @@ impl Caller for McpCaller {
                 .create_elicitation_with_timeout(params, Some(WAIT))
                 .await
                 .map_err(|err| failed("ask its user", err))?;
-            match answer.action {
-                ElicitationAction::Accept => {
-                    let content = answer.content.unwrap_or(Value::Object(Default::default()));
-                    // The answer is checked against the form before the tool sees it.
-                    let validator = crate::schema::compile(schema)
-                        .map_err(|err| failed("check the answer", err))?;
-                    let problems: Vec<String> = validator
-                        .iter_errors(&content)
-                        .take(3)
-                        .map(|e| format!("{}: {e}", e.instance_path()))
-                        .collect();
-                    if !problems.is_empty() {
-                        return Err(CallerError::new(
-                            CallerErrorKind::InvalidAnswer,
-                            format!(
-                                "the user's answer does not fit the form: {}",
-                                crate::echo::echo(&problems.join("; "))
-                            ),
-                        ));
-                    }
-                    Ok(Elicited::Accepted(content))
-                }
-                ElicitationAction::Decline => Ok(Elicited::Declined),
-                _ => Ok(Elicited::Cancelled),
-            }
+            decide(answer, schema)
         })
+    }
+}
+
+/// A sampling answer (`CreateMessageResult` as JSON) read back.
+fn sampled(answer: &Value) -> Sampled {
+    let text = match &answer["content"] {
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        part => part["text"].as_str().unwrap_or_default().to_owned(),
+    };
+    let mut sampled = Sampled::new(text, answer["model"].as_str().unwrap_or_default());
+    sampled.stop_reason = answer["stopReason"].as_str().map(str::to_owned);
+    sampled
+}
+
+/// What the user did with a form, an accepted answer checked against it before the tool
+/// sees it.
+fn decide(answer: ElicitResult, schema: &Value) -> Result<Elicited<Value>, CallerError> {
+    match answer.action {
+        ElicitationAction::Accept => {
+            let content = answer.content.unwrap_or(Value::Object(Default::default()));
+            let validator =
+                crate::schema::compile(schema).map_err(|err| failed("check the answer", err))?;
+            let problems: Vec<String> = validator
+                .iter_errors(&content)
+                .take(3)
+                .map(|e| format!("{}: {e}", e.instance_path()))
+                .collect();
+            if !problems.is_empty() {
+                return Err(CallerError::new(
+                    CallerErrorKind::InvalidAnswer,
+                    format!(
+                        "the user's answer does not fit the form: {}",
+                        crate::echo::echo(&problems.join("; "))
+                    ),
+                ));
+            }
+            Ok(Elicited::Accepted(content))
+        }
+        ElicitationAction::Decline => Ok(Elicited::Declined),
+        _ => Ok(Elicited::Cancelled),
     }
 }

@@ -148,6 +148,8 @@ pub struct McpServer {
     peers: Arc<Peers>,
     /// What the connected client chose (its log level); one per connection.
     session: Arc<caller::Session>,
+    /// Seals the state a call carries between rounds on MCP 2026-07-28.
+    state_codec: Arc<rmcp::model::RequestStateCodec>,
 }
 
 #[derive(Clone)]
@@ -240,7 +242,19 @@ impl McpServer {
             }),
             peers: Arc::default(),
             session: Arc::default(),
+            state_codec: state_codec(crate::output::random_key()),
         }
+    }
+
+    /// Seals the state calls carry between rounds on MCP 2026-07-28 with a key made from
+    /// `secret`, instead of one this server makes up: servers of one fleet share it, so that
+    /// any of them can take the next round. At least 32 random bytes.
+    #[must_use]
+    pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        use sha2::Digest as _;
+        let key: [u8; 32] = sha2::Sha256::digest(secret.as_ref()).into();
+        self.state_codec = state_codec(key);
+        self
     }
 
     /// This server for a new connection: the same tools and clients, a session of its own.
@@ -249,6 +263,7 @@ impl McpServer {
             config: Arc::clone(&self.config),
             peers: Arc::clone(&self.peers),
             session: Arc::default(),
+            state_codec: Arc::clone(&self.state_codec),
         }
     }
 
@@ -905,17 +920,61 @@ impl ServerHandler for McpServer {
                 ContentBlock::text(parts.text),
             ])));
         };
+        // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
+        // client goes out with an input-required result, and comes back with the next call.
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let round = if modern {
+            let mut answers = match &request.request_state {
+                Some(sealed) => match self.state_codec.open_json::<SealedState>(sealed) {
+                    Ok(state) if state.tool == name => state.answers,
+                    _ => {
+                        return Err(ErrorData::invalid_params(
+                            "the requestState was changed, or is not this tool's: call again without it to start over",
+                            None,
+                        ));
+                    }
+                },
+                None => std::collections::BTreeMap::new(),
+            };
+            answers.extend(request.input_responses.clone().unwrap_or_default());
+            let capabilities = request_info
+                .meta()
+                .get("io.modelcontextprotocol/clientCapabilities")
+                .cloned();
+            Some(Arc::new(caller::Round::new(answers, capabilities)))
+        } else {
+            None
+        };
         let ctx = ctx.with_caller(Arc::new(caller::McpCaller {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             session: Arc::clone(&self.session),
             logger: name.to_owned(),
-            requests_forbidden: context
-                .protocol_version()
-                .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str()),
+            round: round.clone(),
         }));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = toolbox.call(name, arguments, &ctx).await;
+        if let Some(round) = round {
+            let pending = round.take_pending();
+            if !pending.is_empty() {
+                let requests: rmcp::model::InputRequests =
+                    serde_json::from_value(Value::Object(pending.into_iter().collect()))
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let state = SealedState {
+                    tool: name.to_owned(),
+                    answers: round.answers.clone(),
+                };
+                let sealed = self
+                    .state_codec
+                    .seal_json(&state)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                return Ok(CallToolResponse::InputRequired(
+                    rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)),
+                ));
+            }
+        }
         // The toolbox refuses a tool disabled in this context as an unknown one: for MCP that
         // is a protocol error too.
         if outcome
@@ -976,6 +1035,23 @@ fn not_offered(method: &str) -> ErrorData {
         format!("method not found: {method}"),
         None,
     )
+}
+
+/// rmcp's sealing of request state, with a 32-byte key (its minimum length).
+fn state_codec(key: [u8; 32]) -> Arc<rmcp::model::RequestStateCodec> {
+    Arc::new(
+        rmcp::model::RequestStateCodec::try_new(key.to_vec())
+            .unwrap_or_else(|_| rmcp::model::RequestStateCodec::new_unchecked(key.to_vec())),
+    )
+}
+
+/// What a call on MCP 2026-07-28 carries from one round to the next, sealed (rmcp's
+/// `RequestStateCodec`: authenticated, so a changed state is refused): the tool and the
+/// answers so far.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SealedState {
+    tool: String,
+    answers: std::collections::BTreeMap<String, Value>,
 }
 
 /// How long a person has to answer an approval form.
