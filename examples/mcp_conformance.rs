@@ -314,6 +314,14 @@ async fn test_input_required_result_elicitation(ctx: &ToolContext) -> Result<Con
     Ok(Content::new().text(format!("Hello, {name}!")))
 }
 
+/// Lists the client's roots. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_input_required_result_list_roots(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let roots = ctx.roots("client_roots").await?;
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(Content::new().text(format!("Roots: {}", uris.join(", "))))
+}
+
 /// Asks the client's model a question. Read-only. Not for real work.
 #[tool(effect = "read")]
 async fn test_input_required_result_sampling(ctx: &ToolContext) -> Result<Content, ToolError> {
@@ -351,8 +359,14 @@ async fn test_input_required_result_multiple_inputs(
             Sampling::new("Generate a greeting").with_max_tokens(50),
         )
         .await;
+    let roots = ctx.roots("client_roots").await;
     let Name { name } = accepted(name?)?;
-    Ok(Content::new().text(format!("{}, {name}", greeting?.text)))
+    let roots = roots?;
+    Ok(Content::new().text(format!(
+        "{}, {name} ({} roots)",
+        greeting?.text,
+        roots.len()
+    )))
 }
 
 /// Asks for a name, then a colour, in two rounds. Read-only. Not for real work.
@@ -699,6 +713,7 @@ fn toolbox() -> Toolbox {
         .with(SchemaTool::new())
         .with(TestInputRequiredResultElicitation)
         .with(TestInputRequiredResultSampling)
+        .with(TestInputRequiredResultListRoots)
         .with(TestInputRequiredResultRequestState)
         .with(TestInputRequiredResultMultipleInputs)
         .with(TestInputRequiredResultMultiRound)

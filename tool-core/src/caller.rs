@@ -129,6 +129,15 @@ impl Sampled {
     }
 }
 
+/// A root the client exposes: a directory or file the tool may work in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Root {
+    /// Its URI, such as `file:///home/ada/project`.
+    pub uri: String,
+    /// Its name, when the client gives one.
+    pub name: Option<String>,
+}
+
 /// What the user did with a request for input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Elicited<T> {
@@ -230,6 +239,12 @@ pub trait Caller: Send + Sync + 'static {
         key: Option<&'a str>,
         request: Sampling,
     ) -> CallerFuture<'a, Result<Sampled, CallerError>>;
+
+    /// Asks the caller for its roots (the directories and files the tool may work in).
+    fn roots<'a>(
+        &'a self,
+        key: Option<&'a str>,
+    ) -> CallerFuture<'a, Result<Vec<Root>, CallerError>>;
 
     /// Asks the caller's user for input in the form `schema` (a flat JSON Schema object);
     /// an accepted answer is returned only when it matches the schema. `key` as for

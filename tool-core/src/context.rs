@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
-use crate::caller::{Caller, CallerError, CallerErrorKind, Elicited, LogLevel, Sampled, Sampling};
+use crate::caller::{
+    Caller, CallerError, CallerErrorKind, Elicited, LogLevel, Root, Sampled, Sampling,
+};
 
 /// The context of one tool call: ids for tracing, who is asking, application state, a
 /// cancellation signal and a deadline.
@@ -300,6 +302,28 @@ impl ToolContext {
     /// call: pass it on with `?`.
     pub async fn sample_as(&self, key: &str, request: Sampling) -> Result<Sampled, CallerError> {
         self.sample_keyed(Some(key), request).await
+    }
+
+    /// The roots the caller exposes (MCP `roots/list`): the directories and files the tool
+    /// may work in.
+    ///
+    /// # Errors
+    ///
+    /// `NotSupported` when the caller has no roots to give, at once; `Failed` when the client
+    /// fails; `InputRequired` when the answer comes with the next call (MCP 2026-07-28, under
+    /// the key `key`): pass it on with `?`.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let roots = toolsmith::ToolContext::new().roots("client_roots").await;
+    /// assert!(roots.is_err(), "no caller, no roots");
+    /// # });
+    /// ```
+    pub async fn roots(&self, key: &str) -> Result<Vec<Root>, CallerError> {
+        match &self.inner.caller {
+            Some(caller) => caller.roots(Some(key)).await,
+            None => Err(CallerError::not_supported("roots")),
+        }
     }
 
     async fn sample_keyed(

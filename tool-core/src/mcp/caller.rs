@@ -19,7 +19,7 @@ use rmcp::model::{
 use serde_json::{Value, json};
 
 use crate::caller::{
-    Caller, CallerError, CallerErrorKind, CallerFuture, Elicited, LogLevel, Sampled, Sampling,
+    Caller, CallerError, CallerErrorKind, CallerFuture, Elicited, LogLevel, Root, Sampled, Sampling,
 };
 
 /// How long a tool waits for the client's model or user.
@@ -231,6 +231,38 @@ impl Caller for McpCaller {
         })
     }
 
+    fn roots<'a>(
+        &'a self,
+        key: Option<&'a str>,
+    ) -> CallerFuture<'a, Result<Vec<Root>, CallerError>> {
+        Box::pin(async move {
+            if let Some(round) = &self.round {
+                if !round.offers("roots") {
+                    return Err(CallerError::not_supported("roots"));
+                }
+                let key = round.key(key, "roots");
+                return match round.answers.get(&key) {
+                    Some(answer) => Ok(roots_of(answer)),
+                    None => Err(round.ask(key, json!({"method": "roots/list", "params": {}}))),
+                };
+            }
+            let supported = self
+                .peer
+                .peer_info()
+                .is_some_and(|info| info.capabilities.roots.is_some());
+            if !supported {
+                return Err(CallerError::not_supported("roots"));
+            }
+            let answer = tokio::time::timeout(WAIT, self.peer.list_roots())
+                .await
+                .map_err(|_| failed("answer in time", "no answer"))?
+                .map_err(|err| failed("list its roots", err))?;
+            Ok(roots_of(
+                &serde_json::to_value(&answer).unwrap_or(Value::Null),
+            ))
+        })
+    }
+
     fn elicit<'a>(
         &'a self,
         key: Option<&'a str>,
@@ -285,6 +317,21 @@ impl Caller for McpCaller {
             decide(answer, schema)
         })
     }
+}
+
+/// The roots of a `ListRootsResult` (as JSON).
+fn roots_of(answer: &Value) -> Vec<Root> {
+    answer["roots"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|root| {
+            Some(Root {
+                uri: root["uri"].as_str()?.to_owned(),
+                name: root["name"].as_str().map(str::to_owned),
+            })
+        })
+        .collect()
 }
 
 /// A sampling answer (`CreateMessageResult` as JSON) read back.
