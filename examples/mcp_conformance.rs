@@ -422,6 +422,32 @@ async fn test_input_required_result_capabilities(ctx: &ToolContext) -> Result<Co
     Ok(Content::new().text("capabilities checked"))
 }
 
+/// Logs a message at info level. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_logging_tool(ctx: &ToolContext) -> Content {
+    ctx.log(LogLevel::Info, "test_logging_tool ran").await;
+    Content::new().text("logged")
+}
+
+/// Needs sampling, which a client may not offer. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_missing_capability(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let answer = ctx
+        .sample_as("question", Sampling::new("Say hi.").with_max_tokens(10))
+        .await?;
+    Ok(Content::new().text(answer.text))
+}
+
+/// Asks the user for their name. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("user_name", "What is your name?")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("Hello, {name}!")))
+}
+
 fn describe<T: Serialize>(answer: &Elicited<T>) -> String {
     match answer {
         Elicited::Accepted(content) => format!(
@@ -711,6 +737,9 @@ impl toolsmith::Tool for SchemaTool {
 fn toolbox() -> Toolbox {
     Toolbox::new()
         .with(SchemaTool::new())
+        .with(TestLoggingTool)
+        .with(TestMissingCapability)
+        .with(TestStreamingElicitation)
         .with(TestInputRequiredResultElicitation)
         .with(TestInputRequiredResultSampling)
         .with(TestInputRequiredResultListRoots)

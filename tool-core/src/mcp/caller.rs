@@ -71,6 +71,16 @@ pub(crate) struct McpCaller {
     pub(crate) round: Option<Arc<Round>>,
 }
 
+impl McpCaller {
+    /// The least level a request on MCP 2026-07-28 asked log messages for
+    /// (`_meta["io.modelcontextprotocol/logLevel"]`); none asked, none sent.
+    fn request_wants(&self, round: &Round, level: LogLevel) -> bool {
+        round
+            .log_level
+            .is_some_and(|least| LEVELS.iter().position(|(l, _)| *l == level) >= Some(least))
+    }
+}
+
 /// One round of a call on MCP 2026-07-28: the answers it came with (from earlier rounds,
 /// through the sealed request state, and this one's `inputResponses`), and what the tool
 /// asked for that it did not find.
@@ -80,16 +90,31 @@ pub(crate) struct Round {
     asked: AtomicUsize,
     /// The client's capabilities as the request declares them (`_meta`), when it does.
     capabilities: Option<Value>,
+    /// The index in `LEVELS` of the least level the request wants log messages for.
+    log_level: Option<usize>,
+    /// A capability the tool needed that the client did not declare.
+    missing: Mutex<Option<&'static str>>,
 }
 
 impl Round {
-    pub(crate) fn new(answers: BTreeMap<String, Value>, capabilities: Option<Value>) -> Self {
+    pub(crate) fn new(
+        answers: BTreeMap<String, Value>,
+        capabilities: Option<Value>,
+        log_level: Option<LoggingLevel>,
+    ) -> Self {
         Self {
             answers,
             pending: Mutex::default(),
             asked: AtomicUsize::new(0),
             capabilities,
+            log_level: log_level.and_then(|level| LEVELS.iter().position(|(_, l)| *l == level)),
+            missing: Mutex::default(),
         }
+    }
+
+    /// A capability the tool needed that the client did not declare, if any.
+    pub(crate) fn missing(&self) -> Option<&'static str> {
+        self.missing.lock().ok().and_then(|m| *m)
     }
 
     /// The key of a request: the tool's, or the next of its kind.
@@ -98,11 +123,17 @@ impl Round {
         key.map_or_else(|| format!("{kind}_{n}"), str::to_owned)
     }
 
-    /// Whether the client declared `capability` (assumed when it declared nothing).
-    fn offers(&self, capability: &str) -> bool {
-        self.capabilities
+    /// Whether the client declared `capability` (assumed when it declared nothing); a
+    /// capability it lacks is remembered, for the request's answer.
+    fn offers(&self, capability: &'static str) -> bool {
+        let offered = self
+            .capabilities
             .as_ref()
-            .is_none_or(|caps| caps.get(capability).is_some())
+            .is_none_or(|caps| caps.get(capability).is_some());
+        if !offered && let Ok(mut missing) = self.missing.lock() {
+            missing.get_or_insert(capability);
+        }
+        offered
     }
 
     fn ask(&self, key: String, request: Value) -> CallerError {
@@ -164,7 +195,11 @@ impl Caller for McpCaller {
         data: Option<&'a Value>,
     ) -> CallerFuture<'a, ()> {
         Box::pin(async move {
-            if !self.session.wants(level) {
+            let wanted = match &self.round {
+                Some(round) => self.request_wants(round, level),
+                None => self.session.wants(level),
+            };
+            if !wanted {
                 return;
             }
             let Some((_, wire)) = LEVELS.iter().find(|(l, _)| *l == level) else {

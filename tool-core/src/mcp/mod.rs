@@ -719,6 +719,39 @@ impl ServerHandler for McpServer {
         Ok(())
     }
 
+    /// MCP 2026-07-28 subscriptions: the notifications a client asks for, of those the server
+    /// advertises (rmcp intersects them).
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    /// One `subscriptions/listen` stream: `tools/list_changed` whenever the toolbox's enabled
+    /// tools change, until the client ends it.
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.config.toolbox.subscribe_changes();
+        loop {
+            let changed = std::pin::pin!(changes.changed());
+            let cancelled = std::pin::pin!(context.cancelled());
+            match futures_util::future::select(changed, cancelled).await {
+                futures_util::future::Either::Left((Ok(()), _)) => {
+                    if context.accepted().tools_list_changed == Some(true)
+                        && let Err(error) = context.sink().notify_tool_list_changed().await
+                    {
+                        tracing::debug!(%error, "tools/list_changed not delivered");
+                    }
+                }
+                futures_util::future::Either::Left((Err(_), _)) => {
+                    context.cancelled().await;
+                    return Ok(());
+                }
+                futures_util::future::Either::Right(_) => return Ok(()),
+            }
+        }
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.watch(context.peer);
     }
@@ -943,7 +976,13 @@ impl ServerHandler for McpServer {
                 .meta()
                 .get("io.modelcontextprotocol/clientCapabilities")
                 .cloned();
-            Some(Arc::new(caller::Round::new(answers, capabilities)))
+            #[allow(deprecated)] // the per-request log level of MCP 2026-07-28
+            let log_level = context.meta.log_level();
+            Some(Arc::new(caller::Round::new(
+                answers,
+                capabilities,
+                log_level,
+            )))
         } else {
             None
         };
@@ -958,6 +997,20 @@ impl ServerHandler for McpServer {
         let outcome = toolbox.call(name, arguments, &ctx).await;
         if let Some(round) = round {
             let pending = round.take_pending();
+            // A tool that failed for want of a capability the request did not declare: the
+            // request is refused as MCP 2026-07-28 says. One that went on without it is not.
+            if let Some(capability) = round.missing()
+                && pending.is_empty()
+                && !outcome.is_success()
+            {
+                return Err(ErrorData::new(
+                    rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    format!(
+                        "the tool needs the client capability `{capability}`, which this request does not declare"
+                    ),
+                    Some(json!({"requiredCapabilities": [capability]})),
+                ));
+            }
             if !pending.is_empty() {
                 let requests: rmcp::model::InputRequests =
                     serde_json::from_value(Value::Object(pending.into_iter().collect()))
