@@ -28,6 +28,7 @@ use toolsmith::mcp::rmcp::model::{
 use toolsmith::mcp::rmcp::service::RequestContext;
 use toolsmith::mcp::rmcp::{self, RoleServer};
 use toolsmith::output::Content;
+use toolsmith::policy::Switch;
 use toolsmith::{ToolContext, ToolError, Toolbox, tool};
 
 /// A 1×1 red PNG.
@@ -448,6 +449,22 @@ async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<Content, ToolEr
     Ok(Content::new().text(format!("Hello, {name}!")))
 }
 
+/// Shows or hides `test_hidden_tool`, changing the tool list. Writes data. Not for real work.
+#[tool(effect = "write", idempotent)]
+fn test_trigger_tool_change(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let switch = ctx
+        .get::<Switch>()
+        .ok_or_else(|| ToolError::internal("no switch in the context"))?;
+    switch.set(!switch.is_on());
+    Ok(Content::new().text("tool list changed"))
+}
+
+/// Offered only while the switch is on. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_hidden_tool() -> Content {
+    Content::new().text("now you see me")
+}
+
 fn describe<T: Serialize>(answer: &Elicited<T>) -> String {
     match answer {
         Elicited::Accepted(content) => format!(
@@ -647,6 +664,29 @@ impl rmcp::ServerHandler for Catalog {
                     "text": "Embedded resource content for testing."}}))?,
                 PromptMessage::new_text(Role::User, "Please process the embedded resource above."),
             ],
+            "test_input_required_result_prompt" => {
+                // MCP 2026-07-28: ask the client's user first, with rmcp's input-required result.
+                let Some(answer) = request
+                    .input_responses
+                    .as_ref()
+                    .and_then(|r| r.get("user_context"))
+                else {
+                    let requests = serde_json::from_value(serde_json::json!({"user_context": {
+                        "method": "elicitation/create",
+                        "params": {"message": "What context should the prompt use?",
+                            "requestedSchema": {"type": "object",
+                                "properties": {"context": {"type": "string"}}, "required": ["context"]}}}}))
+                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                    return Ok(rmcp::model::GetPromptResponse::InputRequired(
+                        rmcp::model::InputRequiredResult::from_input_requests(requests),
+                    ));
+                };
+                let context = answer["content"]["context"].as_str().unwrap_or_default();
+                vec![PromptMessage::new_text(
+                    Role::User,
+                    format!("Use this context: {context}"),
+                )]
+            }
             "test_prompt_with_image" => vec![
                 message(serde_json::json!({"type": "image", "mimeType": "image/png",
                     "data": base64::engine::general_purpose::STANDARD.encode(RED_PIXEL)}))?,
@@ -734,8 +774,11 @@ impl toolsmith::Tool for SchemaTool {
     }
 }
 
-fn toolbox() -> Toolbox {
+fn toolbox(switch: &Switch) -> Toolbox {
     Toolbox::new()
+        .with(TestTriggerToolChange)
+        .with(TestHiddenTool)
+        .enable_when("test_hidden_tool", switch.clone())
         .with(SchemaTool::new())
         .with(TestLoggingTool)
         .with(TestMissingCapability)
@@ -765,9 +808,12 @@ fn toolbox() -> Toolbox {
 #[tokio::main]
 async fn main() -> ExitCode {
     let addr = std::env::args().nth(1);
-    let server = McpServer::new(toolbox())
+    let switch = Switch::new(false);
+    let shared = switch.clone();
+    let server = McpServer::new(toolbox(&switch))
         .with_name("toolsmith-conformance", env!("CARGO_PKG_VERSION"))
-        .with_handler(Catalog::default());
+        .with_handler(Catalog::default())
+        .with_context(move |ctx, _| ctx.with_extension(shared.clone()));
     let bound = match addr {
         Some(addr) => server.bind_http(&addr).await,
         None => server.bind_local_http(8000).await,

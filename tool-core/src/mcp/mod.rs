@@ -1008,7 +1008,7 @@ impl ServerHandler for McpServer {
                     format!(
                         "the tool needs the client capability `{capability}`, which this request does not declare"
                     ),
-                    Some(json!({"requiredCapabilities": [capability]})),
+                    Some(json!({"requiredCapabilities": {capability: {}}})),
                 ));
             }
             if !pending.is_empty() {
