@@ -58,8 +58,8 @@ cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log
 echo "== doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 
-echo "== MCP conformance suite, 2025-11-25 (scripts/conformance.sh)"
-bash scripts/conformance.sh 2025-11-25
+echo "== MCP conformance suite, 2025-11-25 and 2026-07-28 (scripts/conformance.sh)"
+bash scripts/conformance.sh 2025-11-25 2026-07-28
 
 echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
 cargo bench --workspace --all-features --locked --no-run
