@@ -1131,3 +1131,102 @@ mod composed {
         );
     }
 }
+
+/// Counts to three slowly, reporting progress. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn count_slowly(ctx: &ToolContext) -> u32 {
+    for n in 1..=3u32 {
+        ctx.progress(f64::from(n), Some(3.0), None).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    3
+}
+
+/// Sends one HTTP request and reads the answer until `done` holds for what came so far, or
+/// the server closes; then drops the connection.
+async fn exchange(
+    addr: std::net::SocketAddr,
+    request: String,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if done(&String::from_utf8_lossy(&seen)) {
+                break;
+            }
+        }
+    });
+    read.await.expect("the server answers within 10 s");
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {
+    let body = body.to_string();
+    let session = session
+        .map(|s| format!("mcp-session-id: {s}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[tokio::test]
+async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
+    let http_server = McpServer::new(Toolbox::new().with(CountSlowly))
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = http_server.local_addr();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
+    let answer = exchange(addr, post(addr, None, &init), |s| s.contains("\"result\"")).await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    exchange(addr, post(addr, Some(&session), &initialized), |s| {
+        s.contains("\r\n\r\n")
+    })
+    .await;
+
+    // The call's stream is dropped after its first progress event.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "count_slowly", "arguments": {}, "_meta": {"progressToken": "p"}}});
+    let first = exchange(addr, post(addr, Some(&session), &call), |s| {
+        s.contains("notifications/progress")
+    })
+    .await;
+    assert!(!first.contains("\"result\""), "{first}");
+    let last_id = first
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .last()
+        .expect("events carry ids")
+        .trim()
+        .to_owned();
+
+    // Reconnecting with Last-Event-ID replays what came after it, up to the result.
+    let resume = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {addr}\r\naccept: text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\nmcp-session-id: {session}\r\nlast-event-id: {last_id}\r\n\r\n"
+    );
+    let rest = exchange(addr, resume, |s| s.contains("\"result\"")).await;
+    assert!(rest.contains("\"progress\":3"), "{rest}");
+    assert!(
+        rest.contains(r#"\"data\":3"#) || rest.contains("\"data\":3"),
+        "{rest}"
+    );
+    http_server.shutdown().await.unwrap();
+}
