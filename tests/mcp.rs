@@ -1212,8 +1212,8 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
     assert!(!first.contains("\"result\""), "{first}");
     let last_id = first
         .lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .last()
+        .rev()
+        .find_map(|l| l.strip_prefix("id: "))
         .expect("events carry ids")
         .trim()
         .to_owned();
