@@ -1228,3 +1228,114 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
     assert!(rest.contains(r#"\"data\":3"#), "{rest}");
     http_server.shutdown().await.unwrap();
 }
+
+mod rounds {
+    use super::*;
+    use toolsmith::caller::Elicited;
+
+    /// A name, as the user gives it.
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    /// Greets the user by the name they give. Read-only. Not for real work.
+    #[tool(effect = "read")]
+    async fn greet_user(ctx: &ToolContext) -> Result<String, ToolError> {
+        match ctx
+            .elicit_as::<Name>("user_name", "What is your name?")
+            .await?
+        {
+            Elicited::Accepted(Name { name }) => Ok(format!("Hello, {name}!")),
+            _ => Ok("Hello!".to_owned()),
+        }
+    }
+
+    /// A `tools/call` of `greet_user` as MCP 2026-07-28 sends it: no session, the revision and
+    /// the client's capabilities in `_meta`, the method and name in headers too.
+    fn call(addr: std::net::SocketAddr, capabilities: Value, extra: Value) -> String {
+        let mut params = json!({"name": "greet_user", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities}});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            .to_string();
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: greet_user\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    /// The JSON-RPC message in an HTTP answer (plain JSON or one SSE `data:` line).
+    fn message(answer: &str) -> Value {
+        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+        let json = body
+            .lines()
+            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+            .or_else(|| body.lines().find(|l| l.starts_with('{')))
+            .unwrap_or("null");
+        serde_json::from_str(json).unwrap_or(Value::Null)
+    }
+
+    async fn ask(addr: std::net::SocketAddr, capabilities: Value, extra: Value) -> Value {
+        // Whole once a line holds a JSON-RPC message to its closing brace (an SSE `data:`
+        // line, or a plain JSON body).
+        let whole = |s: &str| {
+            s.lines().any(|l| {
+                let l = l.trim_end();
+                (l.starts_with("data: {") || l.starts_with("{\"jsonrpc\"")) && l.ends_with('}')
+            })
+        };
+        message(&exchange(addr, call(addr, capabilities, extra), whole).await)
+    }
+
+    #[tokio::test]
+    async fn on_2026_07_28_a_tool_asks_through_an_input_required_result() {
+        let http_server = McpServer::new(Toolbox::new().with(GreetUser))
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let addr = http_server.local_addr();
+        let caps = json!({"elicitation": {}});
+
+        let first = ask(addr, caps.clone(), json!({})).await;
+        let result = &first["result"];
+        assert_eq!(result["resultType"], "input_required", "{first}");
+        let request = &result["inputRequests"]["user_name"];
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(
+            request["params"]["requestedSchema"]["required"],
+            json!(["name"])
+        );
+        let state = result["requestState"].as_str().unwrap().to_owned();
+
+        let answers = json!({"inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}},
+            "requestState": state});
+        let second = ask(addr, caps.clone(), answers).await;
+        assert_eq!(second["result"]["isError"], false, "{second}");
+        assert!(
+            second["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Hello, Ada!"),
+            "{second}"
+        );
+
+        // A changed state is refused.
+        let mut tampered = state.clone();
+        tampered.replace_range(state.len() - 4.., "AAAA");
+        let refused = ask(addr, caps.clone(), json!({"requestState": tampered})).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+        // A request that does not declare elicitation is refused for the tool that needs it.
+        let missing = ask(addr, json!({}), json!({})).await;
+        assert_eq!(missing["error"]["code"], -32021, "{missing}");
+        assert_eq!(
+            missing["error"]["data"]["requiredCapabilities"],
+            json!({"elicitation": {}})
+        );
+        http_server.shutdown().await.unwrap();
+    }
+}
