@@ -298,6 +298,15 @@ struct Confirm {
     ok: bool,
 }
 
+/// Asks for the user's name (under the key `user_name`) and greets them.
+async fn hello(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("user_name", "What is your name?")
+            .await?,
+    )?;
+    Ok(Content::new().text(format!("Hello, {name}!")))
+}
+
 fn accepted<T>(answer: Elicited<T>) -> Result<T, ToolError> {
     match answer {
         Elicited::Accepted(value) => Ok(value),
@@ -308,11 +317,7 @@ fn accepted<T>(answer: Elicited<T>) -> Result<T, ToolError> {
 /// Greets the user by the name they give. Read-only. Not for real work.
 #[tool(effect = "read")]
 async fn test_input_required_result_elicitation(ctx: &ToolContext) -> Result<Content, ToolError> {
-    let Name { name } = accepted(
-        ctx.elicit_as::<Name>("user_name", "What is your name?")
-            .await?,
-    )?;
-    Ok(Content::new().text(format!("Hello, {name}!")))
+    hello(ctx).await
 }
 
 /// Lists the client's roots. Read-only. Not for real work.
@@ -389,11 +394,7 @@ async fn test_input_required_result_multi_round(ctx: &ToolContext) -> Result<Con
 async fn test_input_required_result_tampered_state(
     ctx: &ToolContext,
 ) -> Result<Content, ToolError> {
-    let Name { name } = accepted(
-        ctx.elicit_as::<Name>("user_name", "What is your name?")
-            .await?,
-    )?;
-    Ok(Content::new().text(format!("Hello, {name}!")))
+    hello(ctx).await
 }
 
 /// Asks only for what the client can give. Read-only. Not for real work.
@@ -442,11 +443,7 @@ async fn test_missing_capability(ctx: &ToolContext) -> Result<Content, ToolError
 /// Asks the user for their name. Read-only. Not for real work.
 #[tool(effect = "read")]
 async fn test_streaming_elicitation(ctx: &ToolContext) -> Result<Content, ToolError> {
-    let Name { name } = accepted(
-        ctx.elicit_as::<Name>("user_name", "What is your name?")
-            .await?,
-    )?;
-    Ok(Content::new().text(format!("Hello, {name}!")))
+    hello(ctx).await
 }
 
 /// Shows or hides `test_hidden_tool`, changing the tool list. Writes data. Not for real work.
