@@ -839,6 +839,23 @@ mod pages {
     }
 
     #[tokio::test]
+    async fn a_cursor_given_to_one_user_is_refused_for_another() {
+        let toolbox = Toolbox::new().with(ListTickets);
+        let as_user = |user: &str| ctx().with_principal(user);
+        let first = toolbox
+            .call("list_tickets", json!({}), &as_user("ada"))
+            .await;
+        let cursor = envelope(&first)["data"]["next_cursor"].clone();
+        let next = json!({"cursor": cursor});
+        let ada = toolbox
+            .call("list_tickets", next.clone(), &as_user("ada"))
+            .await;
+        assert!(ada.is_success(), "{ada}");
+        let bob = toolbox.call("list_tickets", next, &as_user("bob")).await;
+        assert_eq!(bob.error().unwrap().code(), ErrorCode::InvalidArguments);
+    }
+
+    #[tokio::test]
     async fn a_fleet_sharing_the_key_accepts_each_others_cursors() {
         let secret = b"a secret shared by every replica, 32+ bytes long";
         let one = Toolbox::new().with(ListTickets).with_cursor_key(secret);

@@ -105,8 +105,9 @@ impl<T> Page<T> {
 }
 
 /// An opaque cursor: a tool's state for the next page, signed with the toolbox's key and
-/// bound to the tool, so that a cursor that was changed, or that another tool (or another
-/// deployment) gave out, is refused.
+/// bound to the tool and to the principal it was given to, so that a cursor that was changed,
+/// that another tool (or another deployment) gave out, or that another user's call received,
+/// is refused.
 ///
 /// It reads and writes as a string. Several processes serving one fleet share the key with
 /// [`Toolbox::with_cursor_key`](crate::Toolbox::with_cursor_key); by default each toolbox
@@ -141,10 +142,13 @@ fn process_key() -> &'static [u8; 32] {
     KEY.get_or_init(super::store::random_key)
 }
 
-fn mac(key: &[u8; 32], tool: &str, payload: &[u8]) -> Option<HmacSha256> {
+/// The signature of a cursor: over the tool, the principal it was given to, and the state.
+fn mac(key: &[u8; 32], tool: &str, principal: &str, payload: &[u8]) -> Option<HmacSha256> {
     let mut mac = HmacSha256::new_from_slice(key).ok()?;
-    mac.update(tool.as_bytes());
-    mac.update(&[0]);
+    for part in [tool.as_bytes(), principal.as_bytes()] {
+        mac.update(&(part.len() as u64).to_le_bytes());
+        mac.update(part);
+    }
     mac.update(payload);
     Some(mac)
 }
@@ -166,7 +170,8 @@ impl Cursor {
         let payload = serde_json::to_vec(state)
             .map_err(|err| ToolError::internal(format_args!("a cursor state: {err}")))?;
         let (tool, key) = scope(ctx);
-        let tag = mac(key, tool, &payload)
+        let principal = ctx.principal().unwrap_or_default();
+        let tag = mac(key, tool, principal, &payload)
             .ok_or_else(|| ToolError::internal("the cursor key is unusable"))?
             .finalize()
             .into_bytes();
@@ -184,8 +189,8 @@ impl Cursor {
         Ok(Self(text))
     }
 
-    /// Checks that this cursor was sealed by the tool `ctx` is calling, with the same key,
-    /// unchanged, and reads its state back.
+    /// Checks that this cursor was sealed by the tool `ctx` is calling, for the same
+    /// principal, with the same key, unchanged, and reads its state back.
     ///
     /// # Errors
     ///
@@ -193,6 +198,7 @@ impl Cursor {
     /// telling the model to start over without one.
     pub fn open<S: DeserializeOwned>(&self, ctx: &ToolContext) -> Result<S, ToolError> {
         let (tool, key) = scope(ctx);
+        let principal = ctx.principal().unwrap_or_default();
         let (payload, tag) = self.0.split_once('.').ok_or_else(refused)?;
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| refused())?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| refused())?;
@@ -200,7 +206,7 @@ impl Cursor {
         if tag.len() != 16 {
             return Err(refused());
         }
-        mac(key, tool, &payload)
+        mac(key, tool, principal, &payload)
             .ok_or_else(refused)?
             .verify_truncated_left(&tag)
             .map_err(|_| refused())?;
