@@ -248,6 +248,17 @@ async fn what_the_checks_did_is_in_the_audit_record() {
         json!(["api_key", "internal_path"])
     );
     assert!(!line.to_string().contains("sk-proj"), "{line}");
+
+    // Redactions from an error's message are recorded too.
+    let audit = Arc::new(MemorySink::default());
+    let toolbox = Toolbox::new().with(Leaky).with_audit(Arc::clone(&audit));
+    toolbox.call("leaky", json!({}), &ctx()).await;
+    let records = audit.records();
+    assert_eq!(records[0].error_code, Some("not_found"));
+    assert_eq!(
+        records[0].output.as_ref().unwrap().redacted,
+        ["api_key", "internal_path"]
+    );
 }
 
 #[tokio::test]

@@ -210,6 +210,10 @@ struct Inner {
     /// Text for operators only (logged, never serialized).
     #[serde(skip)]
     detail: Option<String>,
+    /// The kinds of secret the output checks removed from the message (for the audit record,
+    /// never serialized).
+    #[serde(skip)]
+    redacted: Vec<&'static str>,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.
@@ -258,6 +262,7 @@ impl ToolError {
                 fields: Vec::new(),
                 trace_id: None,
                 detail: None,
+                redacted: Vec::new(),
             }),
         }
     }
@@ -495,6 +500,16 @@ impl ToolError {
         if let Some(user) = self.inner.user_message.as_deref().and_then(&f) {
             self.inner.user_message = Some(user);
         }
+    }
+
+    /// Notes the kinds of secret the output checks removed from the texts.
+    pub(crate) fn note_redacted(&mut self, kinds: impl IntoIterator<Item = &'static str>) {
+        self.inner.redacted.extend(kinds);
+    }
+
+    /// The kinds of secret the output checks removed from this error's texts.
+    pub(crate) fn redacted(&self) -> &[&'static str] {
+        &self.inner.redacted
     }
 
     /// Sets the operator-only text, logged when the call ends and never serialized.

@@ -268,7 +268,8 @@ impl OutputChecks {
         });
         let kinds = kinds.into_inner();
         if !kinds.is_empty() {
-            let kinds: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+            let kinds: Vec<&'static str> = kinds.iter().map(|k| k.as_str()).collect();
+            err.note_redacted(kinds.iter().copied());
             tracing::warn!(
                 target: "toolsmith::security",
                 tool = %crate::echo::echo(&self.tool),

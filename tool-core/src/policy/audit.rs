@@ -237,6 +237,12 @@ impl Audit {
                 output: match &done.ran {
                     Ran::Outcome(ToolOutcome::Checked(_, notes)) => Some((**notes).clone()),
                     Ran::Marked(notes, _) => Some((**notes).clone()),
+                    Ran::Outcome(ToolOutcome::Error(err)) if !err.redacted().is_empty() => {
+                        Some(crate::outcome::OutputNotes {
+                            redacted: err.redacted().iter().map(|k| (*k).to_owned()).collect(),
+                            ..crate::outcome::OutputNotes::default()
+                        })
+                    }
                     _ => None,
                 },
             };
