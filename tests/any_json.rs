@@ -5,30 +5,11 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
-use toolsmith::{
-    Arguments, BoxFuture, Dialect, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox, tool,
-};
+use toolsmith::{Dialect, ToolContext, ToolDefinition, Toolbox, tool};
 
-/// A hand-written tool around a definition.
-struct Defined(ToolDefinition);
-
-impl Tool for Defined {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        arguments: Arguments<'a>,
-        _: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move {
-            match self.0.validate(arguments) {
-                Ok(args) => ToolOutcome::success(&args).unwrap_or_else(ToolOutcome::Error),
-                Err(err) => ToolOutcome::Error(err),
-            }
-        })
-    }
-}
+#[path = "support/defined.rs"]
+mod defined;
+use defined::Defined;
 
 /// Stores a document's metadata. Writes data. Not for the document's text.
 #[tool(effect = "write")]

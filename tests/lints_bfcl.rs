@@ -4,19 +4,11 @@
 
 use serde_json::{Value, json};
 use toolsmith::lint::LintFinding;
-use toolsmith::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+use toolsmith::{ToolDefinition, Toolbox};
 
-/// A definition, linted as a registered tool would be.
-struct Defined(ToolDefinition);
-
-impl Tool for Defined {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-    fn call<'a>(&'a self, _: Arguments<'a>, _: &'a ToolContext) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async { ToolOutcome::from(toolsmith::ToolError::internal("not run")) })
-    }
-}
+#[path = "support/defined.rs"]
+mod defined;
+use defined::Defined;
 
 /// The findings for one tool with this name, description and declared effect.
 fn lint(name: &str, description: &str, effect: toolsmith::Effect) -> Vec<LintFinding> {

@@ -304,21 +304,9 @@ async fn lookahead_pattern(
     code
 }
 
-/// A hand-written tool around a definition.
-struct Defined(toolsmith::ToolDefinition);
-
-impl Tool for Defined {
-    fn definition(&self) -> &toolsmith::ToolDefinition {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        _: toolsmith::Arguments<'a>,
-        _: &'a ToolContext,
-    ) -> toolsmith::BoxFuture<'a, ToolOutcome> {
-        Box::pin(async { ToolOutcome::success(&0).unwrap_or_else(ToolOutcome::Error) })
-    }
-}
+#[path = "support/defined.rs"]
+mod defined;
+use defined::Defined;
 
 #[tokio::test]
 async fn a_pattern_the_macro_accepts_registers() {
