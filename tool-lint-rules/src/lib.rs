@@ -239,6 +239,22 @@ fn name_words(name: &str) -> Vec<String> {
     words
 }
 
+/// The longest tool name every provider accepts (OpenAI, Anthropic and Gemini: 64).
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// Whether every provider accepts `name` as a tool name: characters from `A-Z a-z 0-9 _ - .`,
+/// and at most [`MAX_TOOL_NAME`] of them once Gemini's export has put a `_` before a name that
+/// does not start with a letter or `_`.
+pub fn is_portable_name(name: &str) -> bool {
+    let exported_len =
+        name.len() + usize::from(!name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+    !name.is_empty()
+        && exported_len <= MAX_TOOL_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
 /// Why `name` is not a good tool name, or `None`.
 ///
 /// A name is refused when it cannot cross providers (characters, length), or when it is
@@ -247,12 +263,7 @@ fn name_words(name: &str) -> Vec<String> {
 /// what the tool does. Any other name passes, verb first or not: `solve_quadratic_equation`, `math.gcd`,
 /// `currency_converter`, `crm.get_customer`.
 pub fn check_tool_name(name: &str) -> Option<String> {
-    let portable = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-');
-    if !portable {
+    if !is_portable_name(name) {
         return Some(format!(
             "tool name `{name}` is not portable across providers; use 1 to 64 characters from `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`"
         ));

@@ -28,9 +28,6 @@ pub(crate) fn signature(errors: &Errors, sig: &Signature) {
     }
 }
 
-/// The longest tool name every provider accepts (OpenAI, Anthropic and Gemini: 64; MCP: 128).
-const MAX_TOOL_NAME: usize = 64;
-
 /// A name no provider could carry is refused here, so that registering a tool the macro
 /// accepted never fails on its own name.
 fn tool_name(errors: &Errors, tool: &ToolFn) {
@@ -46,24 +43,21 @@ fn tool_name(errors: &Errors, tool: &ToolFn) {
 
 /// Why no provider could carry `name` as a tool name, or `None`.
 pub(crate) fn name_problem(name: &str) -> Option<String> {
-    let valid_chars = !name.is_empty()
+    use toolsmith_lint_rules::{MAX_TOOL_NAME, is_portable_name};
+    if is_portable_name(name) {
+        None
+    } else if !name.is_empty()
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
-    // Gemini wants a name that starts with a letter or `_`; the export adds a leading `_`
-    // to any other, which must still fit.
-    let exported_len =
-        name.len() + usize::from(!name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
-    if !valid_chars {
-        Some(format!(
-            "`{name}` cannot be a tool name: providers accept only `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`; choose one with `#[tool(name = \"...\")]`"
-        ))
-    } else if exported_len > MAX_TOOL_NAME {
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+    {
         Some(format!(
             "the tool name `{name}` is too long: providers accept at most {MAX_TOOL_NAME} characters (a name that does not start with a letter or `_` gets one more on export); choose a shorter one with `#[tool(name = \"...\")]`"
         ))
     } else {
-        None
+        Some(format!(
+            "`{name}` cannot be a tool name: providers accept only `A-Z`, `a-z`, `0-9`, `_`, `-` and `.`; choose one with `#[tool(name = \"...\")]`"
+        ))
     }
 }
 

@@ -251,9 +251,7 @@ impl McpServer {
     /// any of them can take the next round. At least 32 random bytes.
     #[must_use]
     pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
-        use sha2::Digest as _;
-        let key: [u8; 32] = sha2::Sha256::digest(secret.as_ref()).into();
-        self.state_codec = state_codec(key);
+        self.state_codec = state_codec(crate::output::key_from_secret(secret.as_ref()));
         self
     }
 
@@ -675,11 +673,7 @@ impl ServerHandler for McpServer {
     ) -> Result<CustomResult, ErrorData> {
         let method = request.method.as_str();
         // Methods MCP 2026-07-28 removed are unknown to a client that negotiated it.
-        if context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
-            && REMOVED_IN_2026_07_28.contains(&method)
-        {
+        if at_least_2026_07_28(&context) && REMOVED_IN_2026_07_28.contains(&method) {
             return Err(not_offered(method));
         }
         let params = request.params.unwrap_or(Value::Null);
@@ -955,9 +949,7 @@ impl ServerHandler for McpServer {
         };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let modern = at_least_2026_07_28(&context);
         let round = if modern {
             let mut answers = match &request.request_state {
                 Some(sealed) => match self.state_codec.open_json::<SealedState>(sealed) {
@@ -1079,6 +1071,14 @@ impl ServerHandler for McpServer {
         result.meta = parts.meta.map(rmcp::model::MetaObject);
         Ok(CallToolResponse::Complete(result))
     }
+}
+
+/// Whether the request was made on MCP 2026-07-28 or later (revisions are dates, so they
+/// compare as text).
+fn at_least_2026_07_28(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// The answer to a request for a method the server does not offer.

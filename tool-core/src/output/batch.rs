@@ -193,25 +193,26 @@ pub(crate) fn is_batch_schema(schema: &Value) -> bool {
 pub(crate) struct Tally {
     pub(crate) succeeded: usize,
     pub(crate) failed: usize,
-    pub(crate) retry: Option<Value>,
+    /// The arguments that redo the failed items, and the first retryable failure's error
+    /// (whose delay the retry waits for), when a retry may help.
+    pub(crate) retry: Option<(Value, ToolError)>,
 }
 
 pub(crate) fn tally(data: &Value) -> Option<Tally> {
     let succeeded = data.get("succeeded")?.as_array()?.len();
     let failed = data.get("failed")?.as_array()?;
-    let retryable = failed.iter().any(|f| {
-        f.get("error")
-            .and_then(|e| e.get("retryable"))
-            .and_then(Value::as_bool)
-            == Some(true)
-    });
+    let retryable = failed
+        .iter()
+        .filter_map(|f| serde_json::from_value::<ToolError>(f.get("error")?.clone()).ok())
+        .find(ToolError::is_retryable);
+    let arguments = data
+        .get("retry_arguments")
+        .filter(|a| a.is_object())
+        .cloned();
     Some(Tally {
         succeeded,
         failed: failed.len(),
-        retry: data
-            .get("retry_arguments")
-            .filter(|a| retryable && a.is_object())
-            .cloned(),
+        retry: arguments.zip(retryable),
     })
 }
 

@@ -40,8 +40,8 @@ pub use content::{Content, Embedded, Part};
 pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
-pub(crate) use store::random_key;
 pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
+pub(crate) use store::{key_from_secret, random_key};
 
 use scan::{Hit, Secret, hits};
 
@@ -217,7 +217,7 @@ impl OutputChecks {
             ToolOutcome::Checked(data, notes) if self.is_large(data.get().len()) => (data, *notes),
             other => return other,
         };
-        let id = store::new_id(data.get());
+        let id = store::new_id();
         if let Err(err) = self.results.put(&id, data.get(), ttl).await {
             tracing::warn!(tool = %crate::echo::echo(&self.tool), %err, "a large result could not be stored; it is given inline");
             return if notes == OutputNotes::default() {
@@ -262,7 +262,14 @@ impl OutputChecks {
         let kinds = std::cell::RefCell::new(BTreeSet::new());
         err.rewrite_texts(|text| {
             let mut notes = Notes::default();
-            let rewritten = rewrite(text, self.redact_paths, &mut notes, true);
+            // Error messages are the runtime's own words, and the echo of the model's input in
+            // them is already quoted: only secrets are taken out.
+            let what = Rewrite {
+                steer: false,
+                secrets: true,
+                paths: self.redact_paths,
+            };
+            let rewritten = rewrite(text, what, &mut notes);
             kinds.borrow_mut().extend(notes.secrets);
             rewritten
         });
@@ -456,7 +463,7 @@ impl Notes {
 /// Rewrites every string (and key) of `value`; whether anything changed.
 fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) -> bool {
     match value {
-        Value::String(text) => match rewrite(text, redact_paths, notes, false) {
+        Value::String(text) => match rewrite(text, everything(redact_paths), notes) {
             Some(new) => {
                 *text = new;
                 true
@@ -474,7 +481,7 @@ fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) 
             let mut changed = false;
             let keys: Vec<String> = map.keys().cloned().collect();
             for key in keys {
-                if let Some(new_key) = rewrite(&key, redact_paths, notes, false) {
+                if let Some(new_key) = rewrite(&key, everything(redact_paths), notes) {
                     if let Some(item) = map.shift_remove(&key) {
                         map.insert(new_key, item);
                     }
@@ -493,21 +500,15 @@ fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) 
     }
 }
 
-/// `text` with what was found escaped or redacted, or `None` when nothing was.
-/// `secrets_only` leaves steering text alone (error messages are the runtime's own words,
-/// and the echo of the model's input in them is already quoted).
-fn rewrite(
-    text: &str,
-    redact_paths: bool,
-    notes: &mut Notes,
-    secrets_only: bool,
-) -> Option<String> {
+/// `text` with what `what` asks for escaped or redacted, or `None` when nothing was.
+fn rewrite(text: &str, what: Rewrite, notes: &mut Notes) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     hits(text.as_bytes(), false, |hit, start, end| {
         let replacement = match hit {
-            Hit::Steer(_) if secrets_only => return,
-            Hit::Secret(Secret::Path) if !redact_paths => return,
+            Hit::Steer(_) if !what.steer => return,
+            Hit::Secret(_) if !what.secrets => return,
+            Hit::Secret(Secret::Path) if !what.paths => return,
             Hit::Steer(family) => {
                 notes.steer.insert(family);
                 match escape(family, &text[start..end]) {
@@ -528,6 +529,14 @@ fn rewrite(
     let mut buf = out?;
     buf.push_str(&text[copied..]);
     Some(buf)
+}
+
+/// What a rewrite touches: steering text (escaped), secrets (redacted), and among them paths.
+#[derive(Clone, Copy)]
+struct Rewrite {
+    steer: bool,
+    secrets: bool,
+    paths: bool,
 }
 
 /// How a steering match reads as data, or `None` to keep it as it is (an instruction: words
@@ -568,21 +577,12 @@ fn escape(family: Family, matched: &str) -> Option<String> {
 /// ```
 #[must_use]
 pub fn neutralize(text: &str) -> String {
-    let mut notes = Notes::default();
-    let mut out = String::new();
-    let mut copied = 0;
-    hits(text.as_bytes(), false, |hit, start, end| {
-        if let Hit::Steer(family) = hit
-            && let Some(escaped) = escape(family, &text[start..end])
-        {
-            notes.steer.insert(family);
-            out.push_str(&text[copied..start]);
-            out.push_str(&escaped);
-            copied = end;
-        }
-    });
-    out.push_str(&text[copied..]);
-    out
+    let what = Rewrite {
+        steer: true,
+        secrets: false,
+        paths: false,
+    };
+    rewrite(text, what, &mut Notes::default()).unwrap_or_else(|| text.to_owned())
 }
 
 /// `text` with secrets (API keys, tokens, private keys, JWTs, bearer tokens) and server
@@ -597,6 +597,19 @@ pub fn neutralize(text: &str) -> String {
 /// ```
 #[must_use]
 pub fn redact(text: &str) -> String {
-    let mut notes = Notes::default();
-    rewrite(text, true, &mut notes, true).unwrap_or_else(|| text.to_owned())
+    let what = Rewrite {
+        steer: false,
+        secrets: true,
+        paths: true,
+    };
+    rewrite(text, what, &mut Notes::default()).unwrap_or_else(|| text.to_owned())
+}
+
+/// Everything the output checks touch in data.
+fn everything(paths: bool) -> Rewrite {
+    Rewrite {
+        steer: true,
+        secrets: true,
+        paths,
+    }
 }

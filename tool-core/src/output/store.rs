@@ -202,22 +202,10 @@ impl ResultStore for crate::idempotency::RedisStore {
     }
 }
 
-/// A new, unguessable id: 128 bits from the process's random hash keys, a counter, the clock
-/// and the data, through SHA-256. The URI is a capability: whoever has it can read the result.
-pub(crate) fn new_id(data: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
-    seed.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-    let mut hasher = Sha256::new();
-    hasher.update(seed.finish().to_le_bytes());
-    hasher.update(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-            .to_le_bytes(),
-    );
-    hasher.update(data.as_bytes());
-    hasher.finalize()[..16]
+/// A new, unguessable id: 128 bits of a [`random_key`], in hex. The URI is a capability:
+/// whoever has it can read the result.
+pub(crate) fn new_id() -> String {
+    random_key()[..16]
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
@@ -240,6 +228,11 @@ pub(crate) fn random_key() -> [u8; 32] {
             .to_le_bytes(),
     );
     hasher.finalize().into()
+}
+
+/// A 32-byte key made from `secret` (SHA-256), for keys that several processes share.
+pub(crate) fn key_from_secret(secret: &[u8]) -> [u8; 32] {
+    Sha256::digest(secret).into()
 }
 
 /// What a stored result is, in a sentence: its shape and size.

@@ -127,10 +127,14 @@ impl Attempts {
                                         .budgets
                                         .as_ref()
                                         .is_none_or(|b| b.take_retry(ctx, name).is_ok());
-                                if let (true, Some(arguments)) = (allowed, tally.retry) {
+                                if let (true, Some((arguments, err))) = (allowed, tally.retry) {
                                     call.arguments = Arguments::from(arguments);
                                     batch = Some(data);
-                                    if let Some(delay) = timer(self.retry.base) {
+                                    // Waits as a retry of the whole call would for this error.
+                                    let delay = backoff
+                                        .get_or_insert_with(|| Backoff::new(&self.retry))
+                                        .next(&err);
+                                    if let Some(delay) = timer(delay) {
                                         delay.await;
                                     }
                                     continue;

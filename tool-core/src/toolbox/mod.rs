@@ -747,9 +747,7 @@ impl Toolbox {
     /// key; at least 32 random bytes.
     #[must_use]
     pub fn with_cursor_key(mut self, secret: impl AsRef<[u8]>) -> Self {
-        use sha2::Digest as _;
-        let key: [u8; 32] = sha2::Sha256::digest(secret.as_ref()).into();
-        self.settings.cursor_key = Arc::new(key);
+        self.settings.cursor_key = Arc::new(crate::output::key_from_secret(secret.as_ref()));
         self.configured()
     }
 
