@@ -33,6 +33,10 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 export TOOLSMITH_REQUIRE_REDIS=1
 
+# One build of each crate, no incremental caches: a run builds everything once, and the caches
+# would double the disk it needs.
+export CARGO_INCREMENTAL=0
+
 echo "== cargo fmt --check"
 cargo fmt --all --check
 
@@ -73,6 +77,7 @@ echo "== every crate packages and builds from its packaged sources"
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-* target/package \
   target/debug/.fingerprint/toolsmith-* target/debug/deps/libtoolsmith_* target/debug/deps/toolsmith_*
 cargo package --workspace --locked
+rm -rf target/package
 
 echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
 # Not --locked: fuzz/ is its own workspace, and its lock file gains the entries a change to
