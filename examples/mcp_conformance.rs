@@ -17,7 +17,6 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolsmith::caller::{Elicited, LogLevel, Sampling};
-use toolsmith::mcp::McpServer;
 use toolsmith::mcp::rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ErrorData, GetPromptRequestParams,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -27,6 +26,7 @@ use toolsmith::mcp::rmcp::model::{
 };
 use toolsmith::mcp::rmcp::service::RequestContext;
 use toolsmith::mcp::rmcp::{self, RoleServer};
+use toolsmith::mcp::{McpServer, TaskSupport};
 use toolsmith::output::Content;
 use toolsmith::policy::Switch;
 use toolsmith::{ToolContext, ToolError, Toolbox, tool};
@@ -771,8 +771,133 @@ impl toolsmith::Tool for SchemaTool {
     }
 }
 
+/// Greets someone by name. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn greet(
+    /// Who to greet.
+    #[arg(length(max = 100))]
+    name: String,
+) -> Content {
+    Content::new().text(format!("Hello, {name}!"))
+}
+
+/// Waits `seconds`, then says so: a long call, run as a task. Read-only. Not for real work.
+#[tool(effect = "read", timeout = "2m")]
+async fn slow_compute(
+    ctx: &ToolContext,
+    /// How long to work, in seconds.
+    #[arg(range(max = 90))]
+    seconds: u64,
+    /// A name for this run, echoed back.
+    #[arg(length(max = 100))]
+    label: Option<String>,
+) -> Result<Content, ToolError> {
+    for done in 0..seconds {
+        ctx.progress(done as f64, Some(seconds as f64), None).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+            () = ctx.cancelled() => return Err(ToolError::new(toolsmith::ErrorCode::Cancelled, "The computation was cancelled.")),
+        }
+    }
+    let label = label.unwrap_or_default();
+    Ok(Content::new().text(format!("computed for {seconds} s ({label})")))
+}
+
+/// Works for a second, then fails the way a tool fails: an error result. Read-only.
+/// Not for real work.
+#[tool(effect = "read")]
+async fn failing_job() -> Result<Content, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    Err(ToolError::new(
+        toolsmith::ErrorCode::NotFound,
+        "The job's input does not exist.",
+    ))
+}
+
+/// Works for a second, then panics: a fault of the server, not of the tool's work.
+/// Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn protocol_error_job() -> Result<Content, ToolError> {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    panic!("the job's worker crashed")
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct DeleteConfirmation {
+    confirm: bool,
+}
+
+/// Asks the user to confirm, then pretends to delete `filename`. Not for real work.
+#[tool(effect = "read", timeout = "2m")]
+async fn confirm_delete(
+    ctx: &ToolContext,
+    /// The file to delete.
+    #[arg(length(max = 200))]
+    filename: String,
+) -> Result<Content, ToolError> {
+    let DeleteConfirmation { confirm } = accepted(
+        ctx.elicit::<DeleteConfirmation>(&format!("Delete {filename}?"))
+            .await?,
+    )?;
+    Ok(Content::new().text(if confirm {
+        format!("deleted {filename}")
+    } else {
+        format!("kept {filename}")
+    }))
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Part {
+    name: String,
+    confirm: bool,
+}
+
+/// Asks the user two questions at once, then reports both answers. Read-only.
+/// Not for real work.
+#[tool(effect = "read", timeout = "2m")]
+async fn multi_input(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let (first, second) = tokio::join!(
+        ctx.elicit_as::<Part>("first", "The first part?"),
+        ctx.elicit_as::<Part>("second", "The second part?"),
+    );
+    let (first, second) = (accepted(first?)?, accepted(second?)?);
+    Ok(Content::new().text(format!("{} and {}", first.name, second.name)))
+}
+
+/// Asks the user's name first, then greets them in the background (a task). Read-only.
+/// Not for real work.
+#[tool(effect = "read", timeout = "2m")]
+async fn test_tool_with_task(ctx: &ToolContext) -> Result<Content, ToolError> {
+    let Name { name } = accepted(
+        ctx.elicit_as::<Name>("user_name", "What is your name?")
+            .await?,
+    )?;
+    ctx.detach().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(Content::new().text(format!("Hello, {name}!")))
+}
+
+/// Names the region a call is routed to; the region also travels as the header
+/// `Mcp-Param-Region`. Read-only. Not for real work.
+#[tool(effect = "read")]
+fn test_header_param(
+    /// The region, e.g. "eu-west".
+    #[arg(length(max = 100))]
+    region: String,
+) -> Content {
+    Content::new().text(format!("routed to {region}"))
+}
+
 fn toolbox(switch: &Switch) -> Toolbox {
     Toolbox::new()
+        .with(Greet)
+        .with(TestHeaderParam)
+        .with(SlowCompute)
+        .with(FailingJob)
+        .with(ProtocolErrorJob)
+        .with(ConfirmDelete)
+        .with(MultiInput)
+        .with(TestToolWithTask)
         .with(TestTriggerToolChange)
         .with(TestHiddenTool)
         .enable_when("test_hidden_tool", switch.clone())
@@ -810,6 +935,13 @@ async fn main() -> ExitCode {
     let server = McpServer::new(toolbox(&switch))
         .with_name("toolsmith-conformance", env!("CARGO_PKG_VERSION"))
         .with_handler(Catalog::default())
+        .with_param_header("test_header_param", "region", "Region")
+        .with_task_tool("slow_compute", TaskSupport::Optional)
+        .with_task_tool("failing_job", TaskSupport::Required)
+        .with_task_tool("protocol_error_job", TaskSupport::Optional)
+        .with_task_tool("confirm_delete", TaskSupport::Optional)
+        .with_task_tool("multi_input", TaskSupport::Optional)
+        .with_task_tool("test_tool_with_task", TaskSupport::OnDetach)
         .with_context(move |ctx, _| ctx.with_extension(shared.clone()));
     let bound = match addr {
         Some(addr) => server.bind_http(&addr).await,

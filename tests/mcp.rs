@@ -1169,6 +1169,26 @@ async fn exchange(
     String::from_utf8_lossy(&seen).into_owned()
 }
 
+/// Whether an HTTP answer so far holds a JSON-RPC message to its closing brace (an SSE `data:`
+/// line, or a plain JSON body).
+fn whole_message(answer: &str) -> bool {
+    answer.lines().any(|l| {
+        let l = l.trim_end();
+        (l.starts_with("data: {") || l.starts_with("{\"jsonrpc\"")) && l.ends_with('}')
+    })
+}
+
+/// The JSON-RPC message in an HTTP answer (plain JSON or one SSE `data:` line).
+fn message(answer: &str) -> Value {
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+        .or_else(|| body.lines().find(|l| l.starts_with('{')))
+        .unwrap_or("null");
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
 fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {
     let body = body.to_string();
     let session = session
@@ -1268,27 +1288,8 @@ mod rounds {
         )
     }
 
-    /// The JSON-RPC message in an HTTP answer (plain JSON or one SSE `data:` line).
-    fn message(answer: &str) -> Value {
-        let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
-        let json = body
-            .lines()
-            .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
-            .or_else(|| body.lines().find(|l| l.starts_with('{')))
-            .unwrap_or("null");
-        serde_json::from_str(json).unwrap_or(Value::Null)
-    }
-
     async fn ask(addr: std::net::SocketAddr, capabilities: Value, extra: Value) -> Value {
-        // Whole once a line holds a JSON-RPC message to its closing brace (an SSE `data:`
-        // line, or a plain JSON body).
-        let whole = |s: &str| {
-            s.lines().any(|l| {
-                let l = l.trim_end();
-                (l.starts_with("data: {") || l.starts_with("{\"jsonrpc\"")) && l.ends_with('}')
-            })
-        };
-        message(&exchange(addr, call(addr, capabilities, extra), whole).await)
+        message(&exchange(addr, call(addr, capabilities, extra), whole_message).await)
     }
 
     #[tokio::test]
@@ -1337,5 +1338,497 @@ mod rounds {
             json!({"elicitation": {}})
         );
         http_server.shutdown().await.unwrap();
+    }
+}
+
+mod tasks {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use toolsmith::caller::Elicited;
+    use toolsmith::mcp::TaskSupport;
+
+    const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+    /// What the `crunch` tool saw: its cancellation, its end.
+    #[derive(Default)]
+    struct Flags {
+        cancelled: AtomicBool,
+        finished: AtomicBool,
+    }
+
+    /// Works for `ms` milliseconds, then reports it. Read-only. Not for real work.
+    #[tool(effect = "read", timeout = "1m")]
+    async fn crunch(
+        ctx: &ToolContext,
+        /// How long to work.
+        #[arg(range(max = 60_000))]
+        ms: u64,
+    ) -> Result<String, ToolError> {
+        ctx.progress(0.0, Some(1.0), Some("started")).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(ms)) => {
+                if let Some(flags) = ctx.get::<Arc<Flags>>() {
+                    flags.finished.store(true, Ordering::SeqCst);
+                }
+                Ok(format!("crunched for {ms} ms"))
+            }
+            () = ctx.cancelled() => {
+                if let Some(flags) = ctx.get::<Arc<Flags>>() {
+                    flags.cancelled.store(true, Ordering::SeqCst);
+                }
+                Err(ToolError::new(toolsmith::ErrorCode::Cancelled, "Stopped."))
+            }
+        }
+    }
+
+    /// Fails the way a tool fails. Read-only. Not for real work.
+    #[tool(effect = "read")]
+    async fn refuse() -> Result<String, ToolError> {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Err(ToolError::new(
+            toolsmith::ErrorCode::NotFound,
+            "No such job.",
+        ))
+    }
+
+    /// Crashes. Read-only. Not for real work.
+    #[tool(effect = "read")]
+    async fn crash() -> Result<String, ToolError> {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        panic!("worker crashed")
+    }
+
+    /// The answer to "are you sure?".
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Sure {
+        sure: bool,
+    }
+
+    /// Asks the user to confirm, then says what they chose. Read-only. Not for real work.
+    #[tool(effect = "read", timeout = "1m")]
+    async fn confirm(ctx: &ToolContext) -> Result<String, ToolError> {
+        Ok(
+            match ctx.elicit_as::<Sure>("sure", "Are you sure?").await? {
+                Elicited::Accepted(Sure { sure }) => format!("sure: {sure}"),
+                _ => "no answer".to_owned(),
+            },
+        )
+    }
+
+    /// A name, as the user gives it.
+    #[derive(serde::Deserialize, JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    /// Asks the user's name, then greets them in the background. Read-only. Not for real work.
+    #[tool(effect = "read", timeout = "1m")]
+    async fn greet_later(ctx: &ToolContext) -> Result<String, ToolError> {
+        let name = match ctx.elicit_as::<Name>("user_name", "Your name?").await? {
+            Elicited::Accepted(Name { name }) => name,
+            _ => "stranger".to_owned(),
+        };
+        let detached = ctx.detach().await;
+        Ok(format!("Hello, {name}! (detached: {detached})"))
+    }
+
+    /// Says where a call is routed. Read-only. Not for real work.
+    #[tool(effect = "read")]
+    fn route(
+        /// The region.
+        #[arg(length(max = 40))]
+        region: String,
+        /// How many copies.
+        #[arg(length(max = 9))]
+        copies: Vec<u8>,
+    ) -> String {
+        format!("{region}: {}", copies.len())
+    }
+
+    fn server(flags: &Arc<Flags>) -> McpServer {
+        let flags = Arc::clone(flags);
+        McpServer::new(
+            Toolbox::new()
+                .with(Crunch)
+                .with(Refuse)
+                .with(Crash)
+                .with(Confirm)
+                .with(GreetLater)
+                .with(Route),
+        )
+        .with_task_tool("crunch", TaskSupport::Optional)
+        .with_task_tool("refuse", TaskSupport::Required)
+        .with_task_tool("crash", TaskSupport::Optional)
+        .with_task_tool("confirm", TaskSupport::Optional)
+        .with_task_tool("greet_later", TaskSupport::OnDetach)
+        .with_task_ttl(Duration::from_secs(90))
+        .with_param_header("route", "region", "Region")
+        .with_context(move |ctx, _| ctx.with_extension(Arc::clone(&flags)))
+    }
+
+    /// One MCP 2026-07-28 request (no session; revision and capabilities in `_meta`, method
+    /// and name in headers), and its JSON-RPC answer.
+    async fn send(
+        addr: std::net::SocketAddr,
+        method: &str,
+        name: Option<&str>,
+        mut params: Value,
+        capabilities: Value,
+        headers: &str,
+    ) -> Value {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": capabilities});
+        let body =
+            json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string();
+        let name = name
+            .map(|n| format!("mcp-name: {n}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\n{name}{headers}content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        message(&exchange(addr, request, whole_message).await)
+    }
+
+    fn with_tasks() -> Value {
+        json!({"elicitation": {}, "extensions": {TASKS: {}}})
+    }
+
+    async fn call(addr: std::net::SocketAddr, tool: &str, arguments: Value, caps: Value) -> Value {
+        let params = json!({"name": tool, "arguments": arguments});
+        send(addr, "tools/call", Some(tool), params, caps, "").await
+    }
+
+    /// Calls `tool` as a task; its id.
+    async fn start(addr: std::net::SocketAddr, tool: &str, arguments: Value) -> String {
+        let created = call(addr, tool, arguments, with_tasks()).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        created["result"]["taskId"].as_str().unwrap().to_owned()
+    }
+
+    async fn get(addr: std::net::SocketAddr, id: &str) -> Value {
+        let params = json!({"taskId": id});
+        send(addr, "tasks/get", Some(id), params, with_tasks(), "").await
+    }
+
+    /// Polls `tasks/get` until the task's status is not `working` (or 10 s pass).
+    async fn settled(addr: std::net::SocketAddr, id: &str) -> Value {
+        for _ in 0..200 {
+            let got = get(addr, id).await;
+            if got["result"]["status"] != "working" {
+                return got;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("task {id} still working after 10 s")
+    }
+
+    #[tokio::test]
+    async fn a_task_tool_answers_with_a_task_whose_result_tasks_get_returns() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let created = call(addr, "crunch", json!({"ms": 300}), with_tasks()).await;
+        let task = &created["result"];
+        assert_eq!(task["resultType"], "task", "{created}");
+        assert_eq!(task["status"], "working");
+        assert_eq!(task["ttlMs"], 90_000);
+        assert!(task["pollIntervalMs"].as_u64().is_some_and(|ms| ms > 0));
+        let id = task["taskId"].as_str().unwrap().to_owned();
+        assert!(uuid_like(&id), "{id}");
+
+        // Visible at once, working, with the tool's progress as its status message.
+        let working = get(addr, &id).await;
+        assert_eq!(working["result"]["status"], "working", "{working}");
+        assert!(working["result"].get("result").is_none());
+
+        let done = settled(addr, &id).await;
+        assert_eq!(done["result"]["resultType"], "complete");
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        let result = &done["result"]["result"];
+        assert_eq!(result["isError"], false);
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("crunched for 300 ms"),
+            "{done}"
+        );
+        http_server.shutdown().await.unwrap();
+    }
+
+    fn uuid_like(id: &str) -> bool {
+        id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4
+    }
+
+    #[tokio::test]
+    async fn without_the_extension_a_task_tool_answers_directly_or_is_refused() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+        let plain = json!({"elicitation": {}});
+
+        let direct = call(addr, "crunch", json!({"ms": 10}), plain.clone()).await;
+        assert_eq!(direct["result"]["resultType"], "complete", "{direct}");
+        assert!(direct["result"].get("taskId").is_none());
+
+        let refused = call(addr, "refuse", json!({}), plain.clone()).await;
+        assert_eq!(refused["error"]["code"], -32021, "{refused}");
+        assert_eq!(
+            refused["error"]["data"]["requiredCapabilities"]["extensions"][TASKS],
+            json!({})
+        );
+
+        // The task methods need the extension too; an unknown task is invalid params.
+        let params = json!({"taskId": "nope"});
+        let gated = send(addr, "tasks/get", Some("nope"), params, plain, "").await;
+        assert_eq!(gated["error"]["code"], -32021, "{gated}");
+        let unknown = get(addr, "nope").await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        // The methods of the old task design are not offered.
+        for method in ["tasks/result", "tasks/list"] {
+            let answer = send(
+                addr,
+                method,
+                None,
+                json!({"taskId": "nope"}),
+                with_tasks(),
+                "",
+            )
+            .await;
+            assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}");
+        }
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_tools_error_completes_the_task_and_a_crash_fails_it() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let id = start(addr, "refuse", json!({})).await;
+        let done = settled(addr, &id).await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        assert_eq!(done["result"]["result"]["isError"], true);
+        assert!(
+            done["result"]["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("not_found")
+        );
+
+        let id = start(addr, "crash", json!({})).await;
+        let failed = settled(addr, &id).await;
+        assert_eq!(failed["result"]["status"], "failed", "{failed}");
+        assert_eq!(failed["result"]["error"]["code"], -32603);
+        assert!(failed["result"].get("result").is_none());
+        // What the model would not see, the client does not either.
+        assert!(!failed.to_string().contains("worker crashed"), "{failed}");
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_task_asks_through_tasks_get_and_takes_the_answer_from_tasks_update() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let id = start(addr, "confirm", json!({})).await;
+        let asking = settled(addr, &id).await;
+        assert_eq!(asking["result"]["status"], "input_required", "{asking}");
+        let request = &asking["result"]["inputRequests"]["sure"];
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(
+            request["params"]["requestedSchema"]["properties"]["sure"]["type"],
+            "boolean"
+        );
+
+        // An answer that does not fit the form never reaches the tool as an answer.
+        let params = json!({"taskId": id, "inputResponses": {
+            "sure": {"action": "accept", "content": {"sure": "yes"}}}});
+        let ack = send(addr, "tasks/update", Some(&id), params, with_tasks(), "").await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let done = settled(addr, &id).await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        assert_eq!(done["result"]["result"]["isError"], true, "{done}");
+        let text = done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("does not fit the form"), "{done}");
+
+        let id = start(addr, "confirm", json!({})).await;
+        settled(addr, &id).await;
+        let params = json!({"taskId": id, "inputResponses": {
+            "sure": {"action": "accept", "content": {"sure": true}}}});
+        send(addr, "tasks/update", Some(&id), params, with_tasks(), "").await;
+        let done = settled(addr, &id).await;
+        let text = done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("sure: true"), "{done}");
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn tasks_cancel_fires_the_tools_cancellation_and_the_task_ends_cancelled() {
+        let flags = Arc::new(Flags::default());
+        let http_server = server(&flags).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let id = start(addr, "crunch", json!({"ms": 60_000})).await;
+        let params = json!({"taskId": id});
+        let ack = send(
+            addr,
+            "tasks/cancel",
+            Some(&id),
+            params.clone(),
+            with_tasks(),
+            "",
+        )
+        .await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let ended = settled(addr, &id).await;
+        assert_eq!(ended["result"]["status"], "cancelled", "{ended}");
+        assert!(
+            flags.cancelled.load(Ordering::SeqCst),
+            "the tool saw its cancellation"
+        );
+        // Cancelling again is the same empty acknowledgement.
+        let again = send(addr, "tasks/cancel", Some(&id), params, with_tasks(), "").await;
+        assert_eq!(
+            again["result"],
+            json!({"resultType": "complete"}),
+            "{again}"
+        );
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_task_past_its_time_to_live_fails_and_frees_its_slot() {
+        let flags = Arc::new(Flags::default());
+        let http_server = server(&flags)
+            .with_task_ttl(Duration::from_millis(300))
+            .with_max_in_flight(1)
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let addr = http_server.local_addr();
+
+        let created = call(addr, "crunch", json!({"ms": 800}), with_tasks()).await;
+        assert_eq!(created["result"]["ttlMs"], 300, "{created}");
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        // The one slot is the task's while it runs.
+        let busy = call(addr, "crunch", json!({"ms": 1}), json!({})).await;
+        assert_eq!(busy["result"]["isError"], true, "{busy}");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let expired = get(addr, &id).await;
+        assert_eq!(expired["result"]["status"], "failed", "{expired}");
+        // The expired task's call was stopped, and its slot is free again.
+        let free = call(addr, "crunch", json!({"ms": 1}), json!({})).await;
+        assert_eq!(free["result"]["isError"], false, "{free}");
+        flags.finished.store(false, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert!(
+            !flags.finished.load(Ordering::SeqCst),
+            "the expired call never reached its end"
+        );
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_tool_gathers_input_first_and_detaches_into_a_task() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let first = call(addr, "greet_later", json!({}), with_tasks()).await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        assert!(first["result"].get("taskId").is_none());
+        let state = first["result"]["requestState"].clone();
+
+        let params = json!({"name": "greet_later", "arguments": {}, "requestState": state,
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}}});
+        let second = send(
+            addr,
+            "tools/call",
+            Some("greet_later"),
+            params,
+            with_tasks(),
+            "",
+        )
+        .await;
+        assert_eq!(second["result"]["resultType"], "task", "{second}");
+        assert!(second["result"].get("requestState").is_none());
+        let id = second["result"]["taskId"].as_str().unwrap().to_owned();
+        let done = settled(addr, &id).await;
+        let text = done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("Hello, Ada! (detached: true)"), "{done}");
+
+        // A client without tasks gets the whole call in the request; detach is a no-op.
+        let params = json!({"name": "greet_later", "arguments": {},
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Bo"}}}});
+        let plain = json!({"elicitation": {}});
+        let direct = send(addr, "tools/call", Some("greet_later"), params, plain, "").await;
+        let text = direct["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(text.contains("Hello, Bo! (detached: false)"), "{direct}");
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_parameter_mirrored_into_a_header_must_match_it() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+
+        let listed = send(addr, "tools/list", None, json!({}), json!({}), "").await;
+        let route = listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "route")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            route["inputSchema"]["properties"]["region"]["x-mcp-header"],
+            "Region"
+        );
+
+        let arguments = json!({"region": "eu-west", "copies": [1]});
+        let params = json!({"name": "route", "arguments": arguments});
+        let ok = send(
+            addr,
+            "tools/call",
+            Some("route"),
+            params.clone(),
+            json!({}),
+            "mcp-param-region: eu-west\r\n",
+        )
+        .await;
+        assert_eq!(ok["result"]["isError"], false, "{ok}");
+        for headers in ["", "mcp-param-region: us-east\r\n"] {
+            let refused = send(
+                addr,
+                "tools/call",
+                Some("route"),
+                params.clone(),
+                json!({}),
+                headers,
+            )
+            .await;
+            assert_eq!(refused["error"]["code"], -32020, "{headers}: {refused}");
+        }
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "only a string, integer or boolean parameter can be a header")]
+    fn only_a_primitive_parameter_can_be_a_header() {
+        let _ = server(&Arc::default()).with_param_header("route", "copies", "Copies");
+    }
+
+    #[test]
+    #[should_panic(expected = "the header is not an HTTP token")]
+    fn a_header_name_is_an_http_token() {
+        let _ = server(&Arc::default()).with_param_header("route", "region", "Re gion");
     }
 }

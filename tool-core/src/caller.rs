@@ -255,4 +255,11 @@ pub trait Caller: Send + Sync + 'static {
         message: &'a str,
         schema: &'a Value,
     ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>>;
+
+    /// Lets the call go on in the background from here, where the caller runs calls that
+    /// way (an MCP task); `true` when it does. Elsewhere, as by default, nothing happens and
+    /// the call goes on as before.
+    fn detach(&self) -> CallerFuture<'_, bool> {
+        Box::pin(std::future::ready(false))
+    }
 }

@@ -412,6 +412,26 @@ impl ToolContext {
         }
     }
 
+    /// Lets the call go on in the background from here, where its caller runs calls that way:
+    /// over MCP, a tool the server runs as a task with `TaskSupport::OnDetach` (see
+    /// `toolsmith::mcp`) answers the request with a task at this point, and the client fetches
+    /// the result later. Whatever the tool asked the caller before goes the usual way; what it
+    /// asks after goes through the task. `true` when the call is now in the background;
+    /// elsewhere a no-op.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ctx = toolsmith::ToolContext::new();
+    /// assert!(!ctx.detach().await, "no caller: the call goes on in the foreground");
+    /// # });
+    /// ```
+    pub async fn detach(&self) -> bool {
+        match &self.inner.caller {
+            Some(caller) => caller.detach().await,
+            None => false,
+        }
+    }
+
     /// Adds application state that is already behind an `Arc` (a pool, a client).
     ///
     /// ```

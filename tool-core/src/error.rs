@@ -214,6 +214,9 @@ struct Inner {
     /// never serialized).
     #[serde(skip)]
     redacted: Vec<&'static str>,
+    /// The tool panicked: a fault of the server, not an answer of the tool (never serialized).
+    #[serde(skip)]
+    panicked: bool,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.
@@ -239,7 +242,14 @@ impl ToolError {
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a non-string panic payload".to_owned());
-        Self::internal(format_args!("the tool panicked: {text}"))
+        let mut err = Self::internal(format_args!("the tool panicked: {text}"));
+        err.inner.panicked = true;
+        err
+    }
+
+    /// Whether the tool panicked (the error says only that something internal failed).
+    pub(crate) fn is_panic(&self) -> bool {
+        self.inner.panicked
     }
 
     /// An error with `code` and a message for the model; `retryable` and `human_review`
@@ -263,6 +273,7 @@ impl ToolError {
                 trace_id: None,
                 detail: None,
                 redacted: Vec::new(),
+                panicked: false,
             }),
         }
     }

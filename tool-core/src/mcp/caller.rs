@@ -18,6 +18,7 @@ use rmcp::model::{
 };
 use serde_json::{Value, json};
 
+use super::tasks::Detach;
 use crate::caller::{
     Caller, CallerError, CallerErrorKind, CallerFuture, Elicited, LogLevel, Root, Sampled, Sampling,
 };
@@ -69,6 +70,8 @@ pub(crate) struct McpCaller {
     /// On MCP 2026-07-28, which has no server-to-client requests: the answers this call
     /// brought, and the requests for those it lacks (an input-required result).
     pub(crate) round: Option<Arc<Round>>,
+    /// For a tool the server may run as a task: the task, once the call is one.
+    pub(crate) detach: Option<Arc<Detach>>,
 }
 
 impl McpCaller {
@@ -78,6 +81,39 @@ impl McpCaller {
         round
             .log_level
             .is_some_and(|least| LEVELS.iter().position(|(l, _)| *l == level) >= Some(least))
+    }
+
+    /// The task this call runs as, once it does.
+    fn task(&self) -> Option<&rmcp::task_manager::TaskContext> {
+        self.detach.as_ref().and_then(|d| d.task())
+    }
+
+    /// The answer to `request` (`{"method", "params"}`) in a call on MCP 2026-07-28: the one
+    /// the call came with under `key`; else, in a task, the one the client sends with
+    /// `tasks/update`; else none yet (an `InputRequired` error: asked for with the result).
+    async fn answer(
+        &self,
+        round: &Round,
+        key: String,
+        request: Value,
+    ) -> Result<Value, CallerError> {
+        if let Some(answer) = round.answers.get(&key) {
+            return Ok(answer.clone());
+        }
+        let Some(task) = self.task() else {
+            return Err(round.ask(key, request));
+        };
+        let request: rmcp::model::InputRequest =
+            serde_json::from_value(request).map_err(|err| failed("take this request", err))?;
+        match tokio::time::timeout(WAIT, task.request_input(key, request)).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(rmcp::task_manager::TaskExit::Cancelled)) => Err(CallerError::new(
+                CallerErrorKind::Failed,
+                "the task was cancelled before the client answered",
+            )),
+            Ok(Err(rmcp::task_manager::TaskExit::Error(err))) => Err(failed("answer", err.message)),
+            Err(_) => Err(failed("answer in time", "no answer")),
+        }
     }
 }
 
@@ -173,6 +209,15 @@ impl Caller for McpCaller {
         message: Option<&'a str>,
     ) -> CallerFuture<'a, ()> {
         Box::pin(async move {
+            // A task's request is answered: its progress shows in the task's status.
+            if let Some(task) = self.task() {
+                task.set_status_message(match (message, total) {
+                    (Some(message), _) => message.to_owned(),
+                    (None, Some(total)) => format!("{progress} of {total}"),
+                    (None, None) => progress.to_string(),
+                });
+                return;
+            }
             let Some(token) = &self.progress_token else {
                 return;
             };
@@ -195,6 +240,10 @@ impl Caller for McpCaller {
         data: Option<&'a Value>,
     ) -> CallerFuture<'a, ()> {
         Box::pin(async move {
+            // A task's request is answered: nothing goes to the client (`tracing` has it).
+            if self.task().is_some() {
+                return;
+            }
             let wanted = match &self.round {
                 Some(round) => self.request_wants(round, level),
                 None => self.session.wants(level),
@@ -239,13 +288,8 @@ impl Caller for McpCaller {
                     return Err(CallerError::not_supported("sampling"));
                 }
                 let key = round.key(key, "sampling");
-                return match round.answers.get(&key) {
-                    Some(answer) => Ok(sampled(answer)),
-                    None => Err(round.ask(
-                        key,
-                        json!({"method": "sampling/createMessage", "params": params}),
-                    )),
-                };
+                let request = json!({"method": "sampling/createMessage", "params": params});
+                return self.answer(round, key, request).await.map(|a| sampled(&a));
             }
             let supported = self
                 .peer
@@ -276,10 +320,8 @@ impl Caller for McpCaller {
                     return Err(CallerError::not_supported("roots"));
                 }
                 let key = round.key(key, "roots");
-                return match round.answers.get(&key) {
-                    Some(answer) => Ok(roots_of(answer)),
-                    None => Err(round.ask(key, json!({"method": "roots/list", "params": {}}))),
-                };
+                let request = json!({"method": "roots/list", "params": {}});
+                return self.answer(round, key, request).await.map(|a| roots_of(&a));
             }
             let supported = self
                 .peer
@@ -310,21 +352,17 @@ impl Caller for McpCaller {
                     return Err(CallerError::not_supported("elicitation"));
                 }
                 let key = round.key(key, "elicitation");
-                return match round.answers.get(&key) {
-                    Some(answer) => match serde_json::from_value::<ElicitResult>(answer.clone()) {
-                        Ok(answer) => decide(answer, schema),
-                        Err(err) => Err(CallerError::new(
-                            CallerErrorKind::InvalidAnswer,
-                            format!(
-                                "the client's answer is not an elicitation result: {}",
-                                crate::echo::echo(&err.to_string())
-                            ),
-                        )),
-                    },
-                    None => Err(round.ask(
-                        key,
-                        json!({"method": "elicitation/create",
-                            "params": {"message": message, "requestedSchema": schema}}),
+                let request = json!({"method": "elicitation/create",
+                    "params": {"message": message, "requestedSchema": schema}});
+                let answer = self.answer(round, key, request).await?;
+                return match serde_json::from_value::<ElicitResult>(answer) {
+                    Ok(answer) => decide(answer, schema),
+                    Err(err) => Err(CallerError::new(
+                        CallerErrorKind::InvalidAnswer,
+                        format!(
+                            "the client's answer is not an elicitation result: {}",
+                            crate::echo::echo(&err.to_string())
+                        ),
                     )),
                 };
             }
@@ -350,6 +388,15 @@ impl Caller for McpCaller {
                 .await
                 .map_err(|err| failed("ask its user", err))?;
             decide(answer, schema)
+        })
+    }
+
+    fn detach(&self) -> CallerFuture<'_, bool> {
+        Box::pin(async move {
+            match &self.detach {
+                Some(detach) => detach.detach().await,
+                None => false,
+            }
         })
     }
 }

@@ -71,6 +71,9 @@ mod caller;
 mod delegate;
 mod http_guard;
 mod stdio;
+mod tasks;
+
+pub use tasks::TaskSupport;
 
 use crate::context::ToolContext;
 use crate::limits::InputLimits;
@@ -105,7 +108,9 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// call whose arguments are at their limit, and the envelope around them.
 pub const MIN_MESSAGE_BYTES: usize = 4 << 20;
 
-/// The client requests of MCP 2025-11-25.
+/// The client requests of MCP 2025-11-25 this server knows. Not `tasks/result` and
+/// `tasks/list`: tasks are served as the tasks extension of 2026-07-28 has them, which has
+/// neither (a client asking for them is told the method is not found).
 const PROTOCOL_METHODS: &[&str] = &[
     "initialize",
     "ping",
@@ -121,8 +126,6 @@ const PROTOCOL_METHODS: &[&str] = &[
     "completion/complete",
     "logging/setLevel",
     "tasks/get",
-    "tasks/result",
-    "tasks/list",
     "tasks/cancel",
 ];
 
@@ -171,6 +174,8 @@ struct Config {
     session_idle: std::time::Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
     max_in_flight: usize,
+    /// The tools that run as tasks, and the tasks themselves.
+    tasks: tasks::Tasks,
 }
 
 /// The connected clients that get `notifications/tools/list_changed`.
@@ -239,6 +244,7 @@ impl McpServer {
                 session_idle: DEFAULT_SESSION_IDLE,
                 in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
                 max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+                tasks: tasks::Tasks::default(),
             }),
             peers: Arc::default(),
             session: Arc::default(),
@@ -253,6 +259,87 @@ impl McpServer {
     pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
         self.state_codec = state_codec(crate::output::key_from_secret(secret.as_ref()));
         self
+    }
+
+    /// Runs the tool `name` as an MCP task when the client takes tasks (the
+    /// `io.modelcontextprotocol/tasks` extension of MCP 2026-07-28), as `support` says: the
+    /// client gets the task's id at once, polls `tasks/get` for its status and result, answers
+    /// what the tool asks with `tasks/update`, and may cancel it with `tasks/cancel` (the tool's
+    /// cancellation token fires; a tool still running a second later is dropped). A task's
+    /// call holds one of the server's in-flight slots while it runs ([`with_max_in_flight`]);
+    /// a task and its result are kept for [`with_task_ttl`] from its start.
+    ///
+    /// A task's id is a random UUID: whoever holds it can read and cancel the task, as the
+    /// extension has it.
+    ///
+    /// [`with_max_in_flight`]: Self::with_max_in_flight
+    /// [`with_task_ttl`]: Self::with_task_ttl
+    ///
+    /// ```
+    /// use toolsmith::mcp::{McpServer, TaskSupport};
+    /// let server = McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_task_tool("build_index", TaskSupport::Required)
+    ///     .with_task_tool("deploy", TaskSupport::OnDetach);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_task_tool(self, name: impl Into<String>, support: TaskSupport) -> Self {
+        self.edit(|c| {
+            c.tasks.tools.insert(name.into(), support);
+        })
+    }
+
+    /// Mirrors the argument `param` of the tool `tool` into the HTTP header
+    /// `Mcp-Param-{header}` (MCP 2026-07-28, SEP-2243), so that a load balancer or gateway
+    /// can route on it without reading the body: `tools/list` marks the parameter with
+    /// `x-mcp-header`, clients send the header, and the server refuses a call whose header
+    /// is missing or differs from the body (`-32020`, HTTP 400) before the tool runs.
+    ///
+    /// # Panics
+    ///
+    /// When the server is built wrong, as `Toolbox::with` does: no tool `tool`, no top-level
+    /// parameter `param` of type string, integer or boolean, a `header` that is not an HTTP
+    /// token (RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``), or a header the tool already
+    /// uses (in any case).
+    ///
+    /// ```
+    /// #[toolsmith::tool(effect = "read")]
+    /// /// The weather in a region now. Not for forecasts.
+    /// fn current_weather(
+    ///     /// The region, e.g. "eu-west".
+    ///     #[arg(length(max = 40))]
+    ///     region: String,
+    /// ) -> String {
+    ///     format!("sunny in {region}")
+    /// }
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new().with(CurrentWeather))
+    ///     .with_param_header("current_weather", "region", "Region");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_param_header(self, tool: &str, param: &str, header: &str) -> Self {
+        self.edit(|c| {
+            let Some(listed) = c.tools.get_mut(tool) else {
+                panic!("with_param_header: no tool `{tool}` is served");
+            };
+            if let Err(problem) = add_param_header(listed, param, header) {
+                panic!("with_param_header(`{tool}`, `{param}`, `{header}`): {problem}");
+            }
+        })
+    }
+
+    /// How long a task and its result are kept from its start (default five minutes): a
+    /// task still running then is stopped and reported failed, and a finished one is
+    /// forgotten a while after.
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_task_ttl(std::time::Duration::from_secs(3600));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_task_ttl(self, ttl: std::time::Duration) -> Self {
+        self.edit(|c| c.tasks.ttl = ttl.max(std::time::Duration::from_millis(1)))
     }
 
     /// This server for a new connection: the same tools and clients, a session of its own.
@@ -647,6 +734,15 @@ impl ServerHandler for McpServer {
             capabilities.prompts = theirs.prompts;
             capabilities.completions = theirs.completions;
         }
+        if !self.config.tasks.tools.is_empty() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    Default::default(),
+                );
+        }
         let mut info = ServerConfig::new(capabilities)
             .with_server_info(self.config.implementation.clone())
             .with_protocol_version(ProtocolVersion::V_2025_11_25);
@@ -917,20 +1013,77 @@ impl ServerHandler for McpServer {
         }
     }
 
+    /// The tool `name` as listed: rmcp checks a call's `Mcp-Param-*` headers against it.
+    fn get_tool(&self, name: &str) -> Option<McpTool> {
+        self.config.tools.get(name).cloned()
+    }
+
+    /// `tasks/get`: a task's status, and its result once it has one.
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        let task = self.config.tasks.manager.get_task(&request.task_id)?;
+        Ok(rmcp::model::GetTaskResult::new(task))
+    }
+
+    /// `tasks/update`: the client's answers to what a task's tool asked.
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.config
+            .tasks
+            .manager
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    /// `tasks/cancel`: asks a task to stop (it ends `cancelled` unless it finished first).
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.config.tasks.manager.cancel_task(&request.task_id)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let request_info = McpRequest::new(&context, Some(&request.name));
-        let ctx = self.context(&request_info, context.ct.clone(), Some(&context.peer));
+        let modern = at_least_2026_07_28(&context);
+        // A task tool runs as a task for a client that takes tasks (declared for the session
+        // or in this request's `_meta`), on MCP 2026-07-28.
+        let support = self.config.tasks.tools.get(&*request.name).copied();
+        let takes_tasks = modern
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks());
+        if support == Some(TaskSupport::Required) && !takes_tasks {
+            return Err(ErrorData::missing_required_client_capability(
+                rmcp::model::ClientCapabilities::builder()
+                    .enable_tasks()
+                    .build(),
+            ));
+        }
+        let as_task = support.filter(|_| takes_tasks);
+        // A task outlives its request: it is cancelled by `tasks/cancel`, not by the request.
+        let cancellation = match as_task {
+            Some(_) => CancellationToken::new(),
+            None => context.ct.clone(),
+        };
+        let ctx = self.context(&request_info, cancellation.clone(), Some(&context.peer));
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
         let Some(tool) = toolbox.resolve(Dialect::Mcp, name) else {
             return Err(self.unknown_tool(name, &ctx).await);
         };
         // A bounded number of calls at once: one beyond it is told to retry, not queued.
-        let Ok(_slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
+        let Ok(slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
             let outcome = crate::ToolOutcome::Error(
                 crate::ToolError::new(
                     crate::ErrorCode::RateLimited,
@@ -949,7 +1102,6 @@ impl ServerHandler for McpServer {
         };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
-        let modern = at_least_2026_07_28(&context);
         let round = if modern {
             let mut answers = match &request.request_state {
                 Some(sealed) => match self.state_codec.open_json::<SealedState>(sealed) {
@@ -978,15 +1130,41 @@ impl ServerHandler for McpServer {
         } else {
             None
         };
+        let detach = as_task.map(|_| tasks::Detach::new());
         let ctx = ctx.with_caller(Arc::new(caller::McpCaller {
             peer: context.peer.clone(),
             progress_token: context.meta.get_progress_token(),
             session: Arc::clone(&self.session),
             logger: name.to_owned(),
             round: round.clone(),
+            detach: detach.as_ref().map(|(detach, _)| Arc::clone(detach)),
         }));
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let outcome = toolbox.call(name, arguments, &ctx).await;
+        let outcome = match (as_task, detach) {
+            (Some(support), Some((detach, wish))) => {
+                let call = TaskCall {
+                    config: Arc::clone(&self.config),
+                    tool: Arc::clone(tool),
+                    arguments,
+                    ctx: ctx.clone(),
+                    cancellation,
+                    detach,
+                    slot,
+                };
+                match call.start(support, wish, &context.ct).await {
+                    Ok(task) => {
+                        return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
+                            task,
+                        )));
+                    }
+                    Err(outcome) => outcome,
+                }
+            }
+            _ => {
+                let _slot = slot;
+                toolbox.call(name, arguments, &ctx).await
+            }
+        };
         if let Some(round) = round {
             let pending = round.take_pending();
             // A tool that failed for want of a capability the request did not declare: the
@@ -1028,49 +1206,214 @@ impl ServerHandler for McpServer {
         {
             return Err(self.unknown_tool(name, &ctx).await);
         }
-        if crate::output::is_content_tool(tool.definition()) && outcome.is_success() {
-            // Rich content: its parts are MCP content blocks already.
-            let call = crate::ToolCall {
-                id: None,
-                name: name.to_owned(),
-                arguments: Value::Null,
-            };
-            let encoded = crate::provider::encode_result(
-                Dialect::Mcp,
-                &call,
-                &outcome,
-                Some(tool.definition()),
-            );
-            let content: Vec<ContentBlock> = encoded["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|block| serde_json::from_value(block.clone()).ok())
-                .collect();
-            return Ok(CallToolResponse::Complete(CallToolResult::success(content)));
-        }
-        let parts = CallResult::new(&outcome, Some(tool.definition()));
-        let mut content = vec![ContentBlock::text(parts.text)];
-        if let Some(notes) = parts.notes {
-            content.push(ContentBlock::text(notes));
-        }
-        if let Some((uri, bytes, summary)) = parts.link {
-            content.push(ContentBlock::resource_link(
-                rmcp::model::Resource::new(uri, format!("result of {name}"))
-                    .with_description(summary)
-                    .with_mime_type("application/json")
-                    .with_size(u64::try_from(bytes).unwrap_or(u64::MAX)),
-            ));
-        }
-        let mut result = if parts.is_error {
-            CallToolResult::error(content)
-        } else {
-            CallToolResult::success(content)
-        };
-        result.structured_content = parts.structured;
-        result.meta = parts.meta.map(rmcp::model::MetaObject);
-        Ok(CallToolResponse::Complete(result))
+        Ok(CallToolResponse::Complete(complete(
+            name,
+            tool.definition(),
+            &outcome,
+        )))
     }
+}
+
+/// A call of a task tool from a client that takes tasks, before it is started.
+struct TaskCall {
+    config: Arc<Config>,
+    tool: Arc<dyn crate::Tool>,
+    arguments: Value,
+    ctx: ToolContext,
+    cancellation: CancellationToken,
+    detach: Arc<tasks::Detach>,
+    slot: tokio::sync::OwnedSemaphorePermit,
+}
+
+impl TaskCall {
+    /// Starts the call: as a task at once, or (`OnDetach`) in the request until the tool
+    /// detaches (a task), ends (its outcome) or the request is cancelled.
+    async fn start(
+        self,
+        support: TaskSupport,
+        wish: tokio::sync::oneshot::Receiver<()>,
+        request: &CancellationToken,
+    ) -> Result<rmcp::model::Task, crate::ToolOutcome> {
+        let Self {
+            config,
+            tool,
+            arguments,
+            ctx,
+            cancellation,
+            detach,
+            slot,
+        } = self;
+        let manager = config.tasks.manager.clone();
+        let options = config.tasks.options();
+        let run = {
+            let config = Arc::clone(&config);
+            let name = tool.definition().name().to_owned();
+            // Dropped (the request ends, the task expires), the handle stops the call.
+            move || {
+                tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+                    config.toolbox.call(&name, arguments, &ctx).await
+                }))
+            }
+        };
+        let task =
+            move |run, task: rmcp::task_manager::TaskContext| -> rmcp::task_manager::TaskFuture {
+                detach.became(task.clone());
+                Box::pin(finish_task(tool, run, task, cancellation, slot))
+            };
+        if support != TaskSupport::OnDetach {
+            return Ok(manager.spawn(options, |context| task(run(), context)));
+        }
+        let mut running = run();
+        let detached = std::pin::pin!(async move { wish.await.is_ok() });
+        let ended = std::pin::pin!(request.cancelled());
+        let either = futures_util::future::select(detached, ended);
+        match futures_util::future::select(&mut running, either).await {
+            futures_util::future::Either::Left((joined, _)) => Err(joined_outcome(joined)),
+            futures_util::future::Either::Right((
+                futures_util::future::Either::Left((true, _)),
+                _,
+            )) => Ok(manager.spawn(options, |context| task(running, context))),
+            futures_util::future::Either::Right(_) => {
+                // The request was cancelled, or the tool can no longer ask: wait for it.
+                Err(joined_outcome(running.await))
+            }
+        }
+    }
+}
+
+/// A spawned call's outcome; a call that did not end (aborted) as an internal error.
+fn joined_outcome(
+    joined: Result<crate::ToolOutcome, tokio::task::JoinError>,
+) -> crate::ToolOutcome {
+    joined.unwrap_or_else(|err| {
+        crate::ToolOutcome::Error(crate::ToolError::internal(format_args!(
+            "the call stopped: {err}"
+        )))
+    })
+}
+
+/// A task's end: the tool's outcome as a `tools/call` result (an error the tool returns is a
+/// completed task whose result is an error); a fault of the server (the tool panicked, or is
+/// no longer offered) as a failed task with a JSON-RPC error; a cancellation as a cancelled
+/// task once the tool has wound down (or its grace ran out).
+async fn finish_task(
+    tool: Arc<dyn crate::Tool>,
+    mut running: tokio_util::task::AbortOnDropHandle<crate::ToolOutcome>,
+    task: rmcp::task_manager::TaskContext,
+    cancellation: CancellationToken,
+    slot: tokio::sync::OwnedSemaphorePermit,
+) -> Result<CallToolResult, rmcp::task_manager::TaskExit> {
+    let _slot = slot;
+    let cancelled = std::pin::pin!(task.cancelled());
+    let joined = match futures_util::future::select(&mut running, cancelled).await {
+        futures_util::future::Either::Left((joined, _)) => joined,
+        futures_util::future::Either::Right(((), _)) => {
+            cancellation.cancel();
+            match tokio::time::timeout(tasks::CANCEL_GRACE, &mut running).await {
+                Ok(Ok(outcome)) if outcome.is_success() => Ok(outcome),
+                // Dropping `running` stops the tool.
+                _ => return Err(rmcp::task_manager::TaskExit::Cancelled),
+            }
+        }
+    };
+    let outcome = joined_outcome(joined);
+    if let Some(err) = outcome.error()
+        && (err.is_panic() || err.code() == crate::ErrorCode::UnknownTool)
+    {
+        let mut data = json!({"code": err.code().as_str()});
+        if let Some(trace_id) = err.trace_id() {
+            data["traceId"] = Value::String(trace_id.to_owned());
+        }
+        return Err(rmcp::task_manager::TaskExit::Error(
+            ErrorData::internal_error(err.message().to_owned(), Some(data)),
+        ));
+    }
+    let definition = tool.definition();
+    Ok(complete(definition.name(), definition, &outcome))
+}
+
+/// The `tools/call` result of a finished call of the tool `name`.
+fn complete(
+    name: &str,
+    definition: &crate::ToolDefinition,
+    outcome: &crate::ToolOutcome,
+) -> CallToolResult {
+    if crate::output::is_content_tool(definition) && outcome.is_success() {
+        // Rich content: its parts are MCP content blocks already.
+        let call = crate::ToolCall {
+            id: None,
+            name: name.to_owned(),
+            arguments: Value::Null,
+        };
+        let encoded =
+            crate::provider::encode_result(Dialect::Mcp, &call, outcome, Some(definition));
+        let content: Vec<ContentBlock> = encoded["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| serde_json::from_value(block.clone()).ok())
+            .collect();
+        return CallToolResult::success(content);
+    }
+    let parts = CallResult::new(outcome, Some(definition));
+    let mut content = vec![ContentBlock::text(parts.text)];
+    if let Some(notes) = parts.notes {
+        content.push(ContentBlock::text(notes));
+    }
+    if let Some((uri, bytes, summary)) = parts.link {
+        content.push(ContentBlock::resource_link(
+            rmcp::model::Resource::new(uri, format!("result of {name}"))
+                .with_description(summary)
+                .with_mime_type("application/json")
+                .with_size(u64::try_from(bytes).unwrap_or(u64::MAX)),
+        ));
+    }
+    let mut result = if parts.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    result.structured_content = parts.structured;
+    result.meta = parts.meta.map(rmcp::model::MetaObject);
+    result
+}
+
+/// Marks the parameter `param` of `tool` with `x-mcp-header: header` (SEP-2243), when it
+/// may carry one.
+fn add_param_header(tool: &mut McpTool, param: &str, header: &str) -> Result<(), String> {
+    const TCHAR: &str = "!#$%&'*+-.^_`|~";
+    if header.is_empty()
+        || !header
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || TCHAR.contains(c))
+    {
+        return Err("the header is not an HTTP token (RFC 9110)".to_owned());
+    }
+    let mut schema = (*tool.input_schema).clone();
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return Err("the tool has no parameters".to_owned());
+    };
+    let taken = properties.values().any(|p| {
+        p.get("x-mcp-header")
+            .and_then(Value::as_str)
+            .is_some_and(|h| h.eq_ignore_ascii_case(header))
+    });
+    if taken {
+        return Err("the tool already uses this header".to_owned());
+    }
+    let Some(property) = properties.get_mut(param).and_then(Value::as_object_mut) else {
+        return Err("the tool has no such parameter".to_owned());
+    };
+    let primitive = match property.get("type") {
+        Some(Value::String(t)) => ["string", "integer", "boolean"].contains(&t.as_str()),
+        _ => false,
+    };
+    if !primitive {
+        return Err("only a string, integer or boolean parameter can be a header".to_owned());
+    }
+    property.insert("x-mcp-header".to_owned(), Value::String(header.to_owned()));
+    tool.input_schema = Arc::new(schema);
+    Ok(())
 }
 
 /// Whether the request was made on MCP 2026-07-28 or later (revisions are dates, so they

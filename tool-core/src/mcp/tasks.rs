@@ -1,0 +1,130 @@
+//! Tool calls as MCP tasks: the `io.modelcontextprotocol/tasks` extension of MCP 2026-07-28
+//! (SEP-2663), on rmcp's [`TaskManager`](rmcp::task_manager::TaskManager).
+//!
+//! A call of a task tool from a client that takes tasks is answered with a task (its id,
+//! status and time to live); the tool runs on, and the client polls `tasks/get` for its
+//! status and result, answers what the tool asks through `tasks/update`, and may cancel it
+//! with `tasks/cancel`.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rmcp::task_manager::TaskContext;
+use tokio::sync::{oneshot, watch};
+
+/// When a tool runs as an MCP task (`McpServer::with_task_tool`).
+///
+/// A task is offered only to a client that declares the tasks extension, on MCP 2026-07-28.
+///
+/// ```
+/// use toolsmith::mcp::{McpServer, TaskSupport};
+/// let server = McpServer::new(toolsmith::Toolbox::new())
+///     .with_task_tool("export_report", TaskSupport::Optional);
+/// # let _ = server;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// A task from the start for a client that takes tasks; for any other client, an
+    /// ordinary call.
+    Optional,
+    /// Only ever a task: a client that does not take tasks is refused with `-32021`
+    /// (missing required client capability), naming the extension.
+    Required,
+    /// An ordinary call until the tool calls `ctx.detach()`; from there a task, for a client
+    /// that takes tasks. What the tool asks the client before that goes the usual way (on
+    /// MCP 2026-07-28, input-required results), and a call that ends first answers directly.
+    OnDetach,
+}
+
+/// The task settings of one server.
+#[derive(Clone)]
+pub(crate) struct Tasks {
+    pub(crate) tools: std::collections::HashMap<String, TaskSupport>,
+    pub(crate) ttl: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) manager: rmcp::task_manager::TaskManager,
+}
+
+impl Default for Tasks {
+    fn default() -> Self {
+        Self {
+            tools: std::collections::HashMap::new(),
+            ttl: DEFAULT_TASK_TTL,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            manager: rmcp::task_manager::TaskManager::new(),
+        }
+    }
+}
+
+/// How long a task and its result are kept: rmcp's default, five minutes.
+pub(crate) const DEFAULT_TASK_TTL: Duration =
+    Duration::from_millis(rmcp::task_manager::DEFAULT_TASK_TTL_MS);
+
+/// How often a client is told to poll.
+pub(crate) const DEFAULT_POLL_INTERVAL: Duration =
+    Duration::from_millis(rmcp::task_manager::DEFAULT_POLL_INTERVAL_MS);
+
+/// How long a cancelled task's tool has to wind down (it is told through its cancellation
+/// token) before it is dropped.
+pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+impl Tasks {
+    pub(crate) fn options(&self) -> rmcp::task_manager::TaskOptions {
+        rmcp::task_manager::TaskOptions::new()
+            .with_ttl_ms(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
+            .with_poll_interval_ms(
+                u64::try_from(self.poll_interval.as_millis())
+                    .unwrap_or(u64::MAX)
+                    .max(1),
+            )
+    }
+}
+
+/// Shared by a task tool's caller and the request handler: the tool's wish to go on as a
+/// task, and the task once it exists.
+pub(crate) struct Detach {
+    task: OnceLock<TaskContext>,
+    asked: std::sync::Mutex<Option<oneshot::Sender<()>>>,
+    ready: watch::Sender<bool>,
+}
+
+impl Detach {
+    /// A handle, and what the handler waits on for the tool's `ctx.detach()`.
+    pub(crate) fn new() -> (Arc<Self>, oneshot::Receiver<()>) {
+        let (asked, wish) = oneshot::channel();
+        let handle = Self {
+            task: OnceLock::new(),
+            asked: std::sync::Mutex::new(Some(asked)),
+            ready: watch::channel(false).0,
+        };
+        (Arc::new(handle), wish)
+    }
+
+    /// The task the call runs as, once it does.
+    pub(crate) fn task(&self) -> Option<&TaskContext> {
+        self.task.get()
+    }
+
+    /// The call is the task `task` from now on.
+    pub(crate) fn became(&self, task: TaskContext) {
+        let _ = self.task.set(task);
+        self.ready.send_replace(true);
+    }
+
+    /// The tool's `ctx.detach()`: asks the handler once, then waits for the task.
+    pub(crate) async fn detach(&self) -> bool {
+        if self.task.get().is_some() {
+            return true;
+        }
+        let asked = self.asked.lock().ok().and_then(|mut a| a.take());
+        if let Some(asked) = asked
+            && asked.send(()).is_err()
+        {
+            // The handler is gone (the request ended): the call cannot become a task.
+            return false;
+        }
+        let mut ready = self.ready.subscribe();
+        ready.wait_for(|made| *made).await.is_ok()
+    }
+}
