@@ -27,7 +27,7 @@ FLOORS = {
     # 7: the toolbox
     "toolbox": 7,
     # 8: edges nothing imports
-    "mcp": 8, "testing": 8, "__macro_support": 8,
+    "mcp": 8, "registry": 8, "testing": 8, "__macro_support": 8,
 }
 
 CRATE = "toolsmith_core"

@@ -13,7 +13,7 @@ use crate::dialect::ExportError;
 use crate::error::ToolError;
 use crate::limits::InputLimits;
 use crate::schema;
-use crate::spec::{Annotations, Effect, ToolPolicy, ToolSpec};
+use crate::spec::{Annotations, Effect, ToolExample, ToolPolicy, ToolSpec};
 use crate::validate::Validation;
 
 /// A tool's definition: its name, description and canonical input schema (JSON Schema 2020-12).
@@ -31,6 +31,7 @@ pub struct ToolDefinition {
     scopes: Vec<String>,
     data_classification: Option<String>,
     version: Option<String>,
+    examples: Vec<ToolExample>,
     sensitive: Vec<&'static str>,
     output_schema: Option<Arc<Value>>,
     /// Whether the output schema was derived from the Rust type the tool returns, so the
@@ -92,6 +93,17 @@ impl ToolDefinition {
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),
             version: spec.version.map(str::to_owned),
+            // Checked as JSON objects when the tool compiled.
+            examples: spec
+                .examples
+                .iter()
+                .filter_map(|text| serde_json::from_str(text).ok().map(ToolExample::valid))
+                .chain(spec.invalid_examples.iter().filter_map(|(text, pointer)| {
+                    serde_json::from_str(text)
+                        .ok()
+                        .map(|arguments| ToolExample::invalid(arguments, *pointer))
+                }))
+                .collect(),
             sensitive: spec
                 .params
                 .iter()
@@ -151,6 +163,7 @@ impl ToolDefinition {
             scopes: Vec::new(),
             data_classification: None,
             version: None,
+            examples: Vec::new(),
             sensitive: Vec::new(),
             output_schema: None,
             typed_output: false,
@@ -201,6 +214,29 @@ impl ToolDefinition {
     pub fn with_title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
         self
+    }
+
+    /// Adds an example call: its arguments, and for a call the tool must refuse, where the
+    /// error is ([`ToolExample::invalid`]). [`Toolbox::lint`](crate::Toolbox::lint) checks
+    /// each against the schema; Anthropic and MCP exports carry the valid ones.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{ToolDefinition, ToolExample};
+    /// let def = ToolDefinition::new("t", "d", json!({"type": "object",
+    ///         "properties": {"zone": {"type": "string"}}, "additionalProperties": false}))
+    ///     .with_example(ToolExample::valid(json!({"zone": "UTC"})));
+    /// assert_eq!(def.examples().len(), 1);
+    /// ```
+    #[must_use]
+    pub fn with_example(mut self, example: ToolExample) -> Self {
+        self.examples.push(example);
+        self
+    }
+
+    /// The tool's example calls, valid ones first.
+    pub fn examples(&self) -> &[ToolExample] {
+        &self.examples
     }
 
     /// Sets the behaviour hints.

@@ -57,6 +57,7 @@ mod toolbox;
 // Floor 8: edges nothing imports.
 #[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod registry;
 #[cfg(feature = "testing")]
 pub mod testing;
 
@@ -75,7 +76,7 @@ pub use error::{ErrorCode, FieldError, ToolError};
 pub use limits::InputLimits;
 pub use outcome::{Degradation, ToolOutcome};
 pub use provider::ToolCall;
-pub use spec::{Annotations, Effect};
+pub use spec::{Annotations, Effect, ToolExample};
 pub use tool::{BoxFuture, Emit, Emitted, Tool};
 pub use toolbox::{CallStatus, ProviderToolbox, RegistrationError, Toolbox, Turn};
 

@@ -134,6 +134,7 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
             }
         }
     }
+    examples(&mut l);
     let schema = def.input_schema();
     if let Some(props) = schema.get("properties").and_then(Value::as_object) {
         for (prop, node) in props {
@@ -350,6 +351,41 @@ fn walk(l: &mut Linter<'_>, node: &Value, path: &str, name: Option<&str>) {
     {
         for (def_name, def) in defs {
             walk(l, def, &format!("/$defs/{def_name}"), None);
+        }
+    }
+}
+
+/// Each example call against the schema: a valid one must be accepted, an invalid one refused
+/// with an error at the pointer it names.
+fn examples(l: &mut Linter<'_>) {
+    let def = l.def;
+    let name = def.name();
+    for (n, example) in def.examples().iter().enumerate() {
+        let text = example.arguments.to_string();
+        let shown = crate::echo::echo(&text);
+        let outcome = def.validate(text.as_str().into());
+        let problem = match (&example.error, outcome) {
+            (None, Ok(_)) => None,
+            (None, Err(err)) => Some(format!(
+                "example {} of `{name}` ({shown}) does not fit the tool's schema: {}; models copy examples, so fix the example or the schema",
+                n + 1,
+                err.message()
+            )),
+            (Some(pointer), Ok(_)) => Some(format!(
+                "invalid example {} of `{name}` ({shown}) is accepted, but is declared refused at `{pointer}`; make it break the rule it shows, or drop it",
+                n + 1
+            )),
+            (Some(pointer), Err(err)) => {
+                let at: Vec<&str> = err.fields().iter().map(|f| f.pointer.as_str()).collect();
+                (!pointer.is_empty() && !at.contains(&pointer.as_str())).then(|| format!(
+                    "invalid example {} of `{name}` ({shown}) is refused at {}, not at `{pointer}`; name the pointer it is refused at",
+                    n + 1,
+                    if at.is_empty() { "the whole call".to_owned() } else { at.join(", ") }
+                ))
+            }
+        };
+        if let Some(message) = problem {
+            l.push(rules::INVALID_EXAMPLE, "", message);
         }
     }
 }

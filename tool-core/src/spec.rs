@@ -54,6 +54,54 @@ pub struct ToolSpec {
     pub version: Option<&'static str>,
     /// `#[tool(limits(max_bytes = ..))]`.
     pub input_limits: Option<crate::limits::InputLimits>,
+    /// `#[tool(example = "...")]`: the arguments of calls that fit, as JSON text.
+    pub examples: &'static [&'static str],
+    /// `#[tool(invalid_example(arguments = "...", error = "/field"))]`: the arguments of calls
+    /// that must be refused, and the JSON pointer of the error.
+    pub invalid_examples: &'static [(&'static str, &'static str)],
+}
+
+/// An example call of a tool, declared with `#[tool(example = ...)]` or
+/// [`ToolDefinition::with_example`](crate::ToolDefinition::with_example): checked against the
+/// tool's schema by [`Toolbox::lint`](crate::Toolbox::lint), exported where a provider takes
+/// examples, and written to the registry.
+///
+/// ```
+/// use toolsmith::ToolExample;
+/// let ok = ToolExample::valid(toolsmith::serde_json::json!({"city": "Paris"}));
+/// assert!(ok.error.is_none());
+/// let refused = ToolExample::invalid(toolsmith::serde_json::json!({"days": 0}), "/days");
+/// assert_eq!(refused.error.as_deref(), Some("/days"));
+/// ```
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[non_exhaustive]
+pub struct ToolExample {
+    /// The call's arguments.
+    pub arguments: Value,
+    /// For a call that must be refused: the JSON pointer (into the arguments) of the error it
+    /// is refused with. `None` for a call that fits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl ToolExample {
+    /// A call that fits the tool's schema.
+    #[must_use]
+    pub fn valid(arguments: Value) -> Self {
+        Self {
+            arguments,
+            error: None,
+        }
+    }
+
+    /// A call the tool must refuse, with an error at `pointer` (`""` for the whole call).
+    #[must_use]
+    pub fn invalid(arguments: Value, pointer: impl Into<String>) -> Self {
+        Self {
+            arguments,
+            error: Some(pointer.into()),
+        }
+    }
 }
 
 /// What a tool does to the world, from `#[tool(effect = "read" | "write" | "destructive")]`.

@@ -70,6 +70,7 @@ pub const DESCRIPTION_INJECTION: &str = "description_injection";
 pub const SECRET_IN_DESCRIPTION: &str = "secret_in_description";
 pub const PROVIDER_INCOMPATIBLE: &str = "provider_incompatible";
 pub const UNBOUNDED_LIST: &str = "unbounded_list";
+pub const INVALID_EXAMPLE: &str = "invalid_example";
 
 /// Every lint, in the order of docs/lints.md.
 pub const LINTS: &[Lint] = &[
@@ -136,6 +137,10 @@ pub const LINTS: &[Lint] = &[
     Lint {
         name: UNBOUNDED_LIST,
         default: Level::Warn,
+    },
+    Lint {
+        name: INVALID_EXAMPLE,
+        default: Level::Deny,
     },
 ];
 

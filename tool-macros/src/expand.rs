@@ -108,6 +108,12 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             .map(|lit| quote!(#lit)),
     );
     let version = option(tool.args.version.as_ref().map(|lit| quote!(#lit)));
+    let examples = &tool.args.examples;
+    let invalid_examples = tool
+        .args
+        .invalid_examples
+        .iter()
+        .map(|(arguments, error)| quote!((#arguments, #error)));
     let input_limits = option(tool.args.limits.as_ref().map(|limits| {
         let setters = limits.iter().map(|(key, n)| {
             let setter = format_ident!("with_{}", key);
@@ -297,6 +303,8 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 data_classification: #data_classification,
                 version: #version,
                 input_limits: #input_limits,
+                examples: &[#(#examples),*],
+                invalid_examples: &[#(#invalid_examples),*],
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {

@@ -63,6 +63,11 @@ pub(crate) struct ToolArgs {
     pub(crate) version: Option<LitStr>,
     /// `limits(max_bytes = 4_194_304, ...)`: each limit given, by its name.
     pub(crate) limits: Option<Vec<(&'static str, u64)>>,
+    /// `example = r#"{...}"#`, repeated: calls that fit, as JSON objects.
+    pub(crate) examples: Vec<LitStr>,
+    /// `invalid_example(arguments = r#"{...}"#, error = "/field")`, repeated: calls that must
+    /// be refused, and where the error is.
+    pub(crate) invalid_examples: Vec<(LitStr, LitStr)>,
 }
 
 /// One lint named in `allow(...)`, `warn(...)` or `deny(...)`.

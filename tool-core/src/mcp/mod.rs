@@ -1059,7 +1059,8 @@ impl ServerHandler for McpServer {
         // A task tool runs as a task for a client that takes tasks (declared for the session
         // or in this request's `_meta`), on MCP 2026-07-28.
         let support = self.config.tasks.tools.get(&*request.name).copied();
-        let takes_tasks = modern
+        let takes_tasks = support.is_some()
+            && modern
             && context
                 .client_capabilities()
                 .is_some_and(|caps| caps.supports_tasks());

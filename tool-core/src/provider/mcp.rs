@@ -16,7 +16,13 @@ pub(super) fn tool(def: &ToolDefinition) -> Value {
         tool.insert("title".into(), title.into());
     }
     tool.insert("description".into(), def.description().into());
-    tool.insert("inputSchema".into(), def.input_schema().clone());
+    let mut input_schema = def.input_schema().clone();
+    // MCP has no field for examples; JSON Schema 2020-12 has the `examples` annotation.
+    let examples = super::valid_examples(def);
+    if let (false, Value::Object(schema)) = (examples.is_empty(), &mut input_schema) {
+        schema.insert("examples".into(), Value::Array(examples));
+    }
+    tool.insert("inputSchema".into(), input_schema);
     // A tool that returns rich content answers in content blocks, not structured content.
     if let Some(output) = def
         .output_schema()

@@ -113,11 +113,25 @@ pub(crate) fn export(def: &ToolDefinition, dialect: Dialect) -> Result<Value, Ex
             if strict {
                 tool["strict"] = Value::Bool(true);
             }
+            // "input_examples": example inputs for the tool, each matching its schema.
+            let examples = valid_examples(def);
+            if !examples.is_empty() {
+                tool["input_examples"] = Value::Array(examples);
+            }
             Ok(tool)
         }
         Dialect::Gemini => gemini::declaration(def, &name),
         Dialect::Mcp => Ok(mcp::tool(def)),
     }
+}
+
+/// The arguments of a tool's valid example calls.
+pub(crate) fn valid_examples(def: &ToolDefinition) -> Vec<Value> {
+    def.examples()
+        .iter()
+        .filter(|e| e.error.is_none())
+        .map(|e| e.arguments.clone())
+        .collect()
 }
 
 /// A schema without its `$schema` keyword.

@@ -830,6 +830,14 @@ impl Toolbox {
         self.registry.changes.subscribe()
     }
 
+    /// The policy the tool `def` runs with: its own, then this toolbox's overrides.
+    pub(crate) fn policy_of<'d>(
+        &self,
+        def: &'d ToolDefinition,
+    ) -> std::borrow::Cow<'d, ToolPolicy> {
+        self.settings.policy(def)
+    }
+
     /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,
     /// sequential, fallback); unset fields keep the tool's own.
     #[must_use]

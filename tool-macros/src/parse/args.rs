@@ -32,6 +32,8 @@ pub(crate) const SCOPES: &str = "scopes";
 pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
 pub(crate) const VERSION: &str = "version";
 pub(crate) const LIMITS: &str = "limits";
+pub(crate) const EXAMPLE: &str = "example";
+pub(crate) const INVALID_EXAMPLE: &str = "invalid_example";
 /// The keys of `limits(...)`, as `InputLimits` names its fields.
 pub(crate) const LIMIT_KEYS: &[&str] = &[
     "max_bytes",
@@ -57,6 +59,8 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     DATA_CLASSIFICATION,
     VERSION,
     LIMITS,
+    EXAMPLE,
+    INVALID_EXAMPLE,
     READ_ONLY,
     DESTRUCTIVE,
     IDEMPOTENT,
@@ -66,6 +70,18 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     DENY,
 ];
 const EFFECTS: &[&str] = &["read", "write", "destructive"];
+
+/// An example's arguments: a JSON object.
+fn check_example(errors: &Errors, value: &LitStr) {
+    match serde_json::from_str::<serde_json::Value>(&value.value()) {
+        Ok(serde_json::Value::Object(_)) => {}
+        Ok(_) => errors.at(
+            value,
+            "an example is the arguments of a call: a JSON object, like r#\"{\"city\": \"Paris\"}\"#",
+        ),
+        Err(err) => errors.at(value, format!("this example is not JSON: {err}")),
+    }
+}
 
 /// `"5s"`, `"250ms"`, `"2m"`, `"1h"` in milliseconds.
 fn duration_ms(text: &str) -> Option<u64> {
@@ -265,6 +281,12 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
         {
             // #[tool(fallback = "search_cache")], data_classification = "internal", version = "1.2.0"
             let value: LitStr = meta.value()?.parse()?;
+            if meta.path.is_ident(VERSION) && semver::Version::parse(&value.value()).is_err() {
+                errors.at(
+                    &value,
+                    "expected a semantic version like \"1.2.0\": the registry compares versions to tell breaking changes",
+                );
+            }
             let slot = if meta.path.is_ident(FALLBACK) {
                 &mut out.fallback
             } else if meta.path.is_ident(VERSION) {
@@ -320,6 +342,45 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 Ok(())
             })?;
             set_once(errors, &meta, &mut out.limits, limits, "tool");
+        } else if meta.path.is_ident(EXAMPLE) {
+            // #[tool(example = r#"{"city": "Paris"}"#)]
+            let value: LitStr = meta.value()?.parse()?;
+            check_example(errors, &value);
+            out.examples.push(value);
+        } else if meta.path.is_ident(INVALID_EXAMPLE) {
+            // #[tool(invalid_example(arguments = r#"{"days": 0}"#, error = "/days"))]
+            let (mut arguments, mut error) = (None, None);
+            meta.parse_nested_meta(|inner| {
+                if inner.path.is_ident("arguments") {
+                    let value: LitStr = inner.value()?.parse()?;
+                    check_example(errors, &value);
+                    arguments = Some(value);
+                } else if inner.path.is_ident("error") {
+                    let value: LitStr = inner.value()?.parse()?;
+                    let pointer = value.value();
+                    if !(pointer.is_empty() || pointer.starts_with('/')) {
+                        errors.at(
+                            &value,
+                            "expected a JSON pointer into the arguments, like \"/days\" (\"\" for the whole call)",
+                        );
+                    }
+                    error = Some(value);
+                } else {
+                    errors.at(
+                        &inner.path,
+                        "expected `arguments = r#\"{...}\"#` or `error = \"/field\"`",
+                    );
+                    skip_value(&inner)?;
+                }
+                Ok(())
+            })?;
+            match (arguments, error) {
+                (Some(arguments), Some(error)) => out.invalid_examples.push((arguments, error)),
+                _ => errors.at(
+                    &meta.path,
+                    "an invalid example needs both `arguments = r#\"{...}\"#` and `error = \"/field\"` (where the call is refused)",
+                ),
+            }
         } else if meta.path.is_ident(REQUIRES_APPROVAL) {
             // #[tool(requires_approval)]
             set_once(
