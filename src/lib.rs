@@ -51,6 +51,11 @@ pub struct LintsDoctests;
 #[doc = include_str!("../docs/agent-loop.md")]
 pub struct AgentLoopDoctests;
 
+/// The registry guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/registry.md")]
+pub struct RegistryDoctests;
+
 /// The MCP guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "mcp"))]
 #[doc = include_str!("../docs/mcp.md")]
