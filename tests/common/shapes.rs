@@ -13,7 +13,11 @@ use toolsmith::{Toolbox, tool};
 // Shapes
 
 /// Flat scalars.
-#[tool(effect = "read", allow(description_scope, tool_name, unbounded_string))]
+#[tool(
+    effect = "read",
+    allow(description_scope, tool_name, unbounded_string),
+    example = r#"{"name": "a", "count": 1, "enabled": true, "ratio": 0.5}"#
+)]
 pub async fn flat(
     /// A string.
     name: String,
