@@ -18,9 +18,11 @@
 //!     vec![name]
 //! }
 //!
-//! let cases = EvalCase::parse_lines(r#"{"id": "acme", "request": "Find Acme's invoices",
-//!     "tools": ["search_customer"], "expected": {"first_tool": "search_customer",
-//!     "forbidden_arguments": ["customer_id"]}}"#).unwrap();
+//! // One case per line.
+//! let cases = EvalCase::parse_lines(concat!(
+//!     r#"{"id": "acme", "request": "Find Acme's invoices", "tools": ["search_customer"], "#,
+//!     r#""expected": {"first_tool": "search_customer", "forbidden_arguments": ["customer_id"]}}"#,
+//! )).unwrap();
 //! // What the model answered, recorded (an OpenAI chat completion).
 //! let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [{
 //!     "id": "c1", "type": "function",
@@ -392,7 +394,12 @@ pub struct RecordedCall {
 /// use toolsmith::registry::eval::{compare, Recorder};
 /// /// Adds two numbers. Pure. Not for money.
 /// #[toolsmith::tool(effect = "read")]
-/// fn add(a: i32, b: i32) -> i32 { a + b }
+/// fn add(
+///     /// The first number.
+///     a: i32,
+///     /// The second number.
+///     b: i32,
+/// ) -> i32 { a + b }
 /// let recorder = Recorder::new();
 /// let toolbox = toolsmith::Toolbox::new().with(Add).with_audit(recorder.clone());
 /// toolbox.call("add", toolsmith::serde_json::json!({"a": 1, "b": 2}), &toolsmith::ToolContext::new()).await;
