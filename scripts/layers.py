@@ -21,7 +21,7 @@ FLOORS = {
     # 4: the tool and its definition
     "definition": 4, "tool": 4,
     # 5: readers of definitions
-    "provider": 5, "lint": 5, "idempotency": 5, "output": 5,
+    "provider": 5, "lint": 5, "idempotency": 5, "output": 5, "state": 5,
     # 6: the execution policy
     "policy": 6, "audit": 6,
     # 7: the toolbox

@@ -89,6 +89,8 @@ impl ToolDefinition {
                 output_safety: None,
                 redact_paths: None,
                 large_results: None,
+                rate_limit: None,
+                upstream: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),

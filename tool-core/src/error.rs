@@ -217,6 +217,10 @@ struct Inner {
     /// The tool panicked: a fault of the server, not an answer of the tool (never serialized).
     #[serde(skip)]
     panicked: bool,
+    /// The call was held back by the toolbox's own rate limit: the tool never ran, and the
+    /// tool's circuit does not count it (never serialized).
+    #[serde(skip)]
+    throttled: bool,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.
@@ -247,6 +251,41 @@ impl ToolError {
         err
     }
 
+    /// A call held back by the rate limit `key` (`tool:<name>` or `upstream:<name>`): retry
+    /// after `wait`.
+    pub(crate) fn throttled(tool: &str, key: &str, wait: std::time::Duration) -> Self {
+        let what = match key.split_once(':') {
+            Some(("upstream", upstream)) => format!("the upstream `{upstream}` it calls"),
+            _ => "it".to_owned(),
+        };
+        let mut err = Self::new(
+            ErrorCode::RateLimited,
+            format!("`{tool}` is called more often than the rate limit of {what} allows; retry after the given delay."),
+        )
+        .retry_after(wait.max(std::time::Duration::from_millis(1)));
+        err.inner.throttled = true;
+        err
+    }
+
+    /// A call that could not be let through because the shared state (a rate limit's
+    /// counts) cannot be reached: refused, retryable, never let through unlimited.
+    pub(crate) fn state_unreachable(err: &dyn fmt::Display) -> Self {
+        let mut out = Self::new(
+            ErrorCode::UpstreamError,
+            "The call could not be admitted: the service that keeps its limits is unreachable. Retry in a moment.",
+        )
+        .retry_after(std::time::Duration::from_secs(1));
+        out.inner.detail = Some(err.to_string());
+        out.inner.throttled = true;
+        out
+    }
+
+    /// Whether the toolbox held the call back before the tool ran (a rate limit, or its
+    /// state unreachable).
+    pub(crate) fn is_throttled(&self) -> bool {
+        self.inner.throttled
+    }
+
     /// Whether the tool panicked (the error says only that something internal failed).
     pub(crate) fn is_panic(&self) -> bool {
         self.inner.panicked
@@ -274,6 +313,7 @@ impl ToolError {
                 detail: None,
                 redacted: Vec::new(),
                 panicked: false,
+                throttled: false,
             }),
         }
     }

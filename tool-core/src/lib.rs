@@ -29,6 +29,7 @@ pub mod idempotency;
 pub mod lint;
 pub mod output;
 pub mod provider;
+pub mod state;
 // Floor 6: the execution policy.
 pub mod policy;
 /// Audit records: one per call through a [`Toolbox`], to any number of sinks.

@@ -357,6 +357,66 @@ impl Default for CircuitPolicy {
     }
 }
 
+/// A rate limit: at most `calls` calls per `per`, evenly spaced, with up to `burst` at once.
+/// Set per tool (`ToolPolicy::rate_limit`) or per named upstream
+/// ([`Toolbox::with_upstream_limit`](crate::Toolbox::with_upstream_limit)); a call over it
+/// waits for its turn through the retry policy (`rate_limited` with `retry_after_ms`).
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith::policy::RateLimit;
+/// let limit = RateLimit::per_second(10).with_burst(5);
+/// assert_eq!((limit.calls, limit.per, limit.burst), (10, Duration::from_secs(1), 5));
+/// assert_eq!(RateLimit::per_minute(600), RateLimit::new(600, Duration::from_secs(60)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct RateLimit {
+    /// Calls allowed per `per` (at least 1).
+    pub calls: u32,
+    /// The period.
+    pub per: Duration,
+    /// Calls that may go at once, before the even spacing applies (default 1).
+    pub burst: u32,
+}
+
+impl RateLimit {
+    /// `calls` per `per`, one at a time.
+    #[must_use]
+    pub const fn new(calls: u32, per: Duration) -> Self {
+        Self {
+            calls: if calls == 0 { 1 } else { calls },
+            per,
+            burst: 1,
+        }
+    }
+
+    /// `calls` per second.
+    #[must_use]
+    pub const fn per_second(calls: u32) -> Self {
+        Self::new(calls, Duration::from_secs(1))
+    }
+
+    /// `calls` per minute.
+    #[must_use]
+    pub const fn per_minute(calls: u32) -> Self {
+        Self::new(calls, Duration::from_secs(60))
+    }
+
+    /// Lets up to `burst` calls go at once.
+    #[must_use]
+    pub const fn with_burst(mut self, burst: u32) -> Self {
+        self.burst = if burst == 0 { 1 } else { burst };
+        self
+    }
+
+    /// The time between two calls at the steady rate.
+    #[must_use]
+    pub fn interval(&self) -> Duration {
+        self.per / self.calls.max(1)
+    }
+}
+
 /// Execution settings of one tool; unset fields take the toolbox's.
 ///
 /// ```
@@ -393,6 +453,13 @@ pub struct ToolPolicy {
     /// What happens to a result too large to give a model inline (default: the toolbox's,
     /// [`LargeResults::default`]).
     pub large_results: Option<LargeResults>,
+    /// This tool's own rate limit, across every process that shares the toolbox's rate
+    /// limiter ([`Toolbox::with_rate_limiter`](crate::Toolbox::with_rate_limiter)).
+    pub rate_limit: Option<RateLimit>,
+    /// The named upstream this tool calls, whose limit
+    /// ([`Toolbox::with_upstream_limit`](crate::Toolbox::with_upstream_limit)) it shares with
+    /// every other tool that names it.
+    pub upstream: Option<String>,
 }
 
 /// What happens to a tool's result when it is too large to give a model inline.

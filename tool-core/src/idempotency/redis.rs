@@ -100,6 +100,49 @@ fn parse(text: &str) -> Result<Reservation, StoreError> {
     }
 }
 
+/// GCRA in one script (atomic): the next call's theoretical arrival time per key, in
+/// microseconds of the Redis server's clock (the same for every process).
+/// ARGV: the interval and the burst tolerance, in microseconds. Returns 0 when the call may
+/// go, else the microseconds to wait.
+const GCRA: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local allowed_from = tat - tolerance
+if now < allowed_from then return allowed_from - now end
+local next_tat = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', next_tat), 'PX', math.ceil((next_tat - now) / 1000) + 1)
+return 0
+";
+
+impl crate::state::RateLimiter for RedisStore {
+    fn acquire<'a>(
+        &'a self,
+        key: &'a str,
+        limit: &'a crate::spec::RateLimit,
+    ) -> BoxFuture<'a, Result<Option<Duration>, crate::state::StateError>> {
+        Box::pin(async move {
+            let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+            let interval = limit.interval();
+            let tolerance = interval * limit.burst.max(1).saturating_sub(1);
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(GCRA)
+                .arg(1)
+                .arg(format!("toolsmith:rate:{key}"))
+                .arg(micros(interval))
+                .arg(micros(tolerance));
+            let wait: u64 = self
+                .run(cmd)
+                .await
+                .map_err(|e| crate::state::StateError(e.0))?;
+            Ok((wait > 0).then(|| Duration::from_micros(wait)))
+        })
+    }
+}
+
 impl IdempotencyStore for RedisStore {
     fn reserve<'a>(
         &'a self,

@@ -16,15 +16,41 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::output::{Checked, OutputChecks};
-use crate::spec::{Effect, RetryPolicy};
+use crate::spec::{Effect, RateLimit, RetryPolicy};
+use crate::state::RateLimiter;
 use crate::tool::{BoxFuture, Emit, Emitted, Tool};
 
 use super::budget::Budgets;
 use super::retry::{Backoff, may_retry};
 use super::step::{Call, Done, Next, Ran, Step};
 
+/// The rate limits an attempt takes its turn from: the tool's own, its upstream's.
+pub(crate) struct Throttle {
+    pub(crate) limiter: Arc<dyn RateLimiter>,
+    /// Each limit with its key in the limiter (`tool:<name>`, `upstream:<name>`).
+    pub(crate) limits: Vec<(String, RateLimit)>,
+}
+
+impl Throttle {
+    /// Takes this attempt's turn from every limit; the error when it must wait (or the
+    /// limiter cannot be reached). A turn taken from a limit before another refused is
+    /// spent: the limits are checked in a fixed order, tool first.
+    async fn take(&self, tool: &str) -> Result<(), ToolError> {
+        for (key, limit) in &self.limits {
+            match self.limiter.acquire(key, limit).await {
+                Ok(None) => {}
+                Ok(Some(wait)) => return Err(ToolError::throttled(tool, key, wait)),
+                Err(err) => return Err(ToolError::state_unreachable(&err)),
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The attempts of one tool's calls.
 pub(crate) struct Attempts {
+    /// The rate limits each attempt takes its turn from, when the tool has any.
+    pub(crate) throttle: Option<Throttle>,
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) timeout: Duration,
     pub(crate) retry: RetryPolicy,
@@ -45,9 +71,8 @@ impl Step for Attempts {
     }
 
     fn inline_tool(&self) -> Option<(Arc<dyn Tool>, Arc<OutputChecks>)> {
-        self.tool
-            .definition()
-            .is_inline()
+        // A rate-limited tool waits for its turn, which the fast path cannot.
+        (self.tool.definition().is_inline() && self.throttle.is_none())
             .then(|| (Arc::clone(&self.tool), Arc::clone(&self.output)))
     }
 }
@@ -79,16 +104,22 @@ impl Attempts {
         loop {
             attempt += 1;
             let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
-            let inline = match call.first.take() {
-                Some(ran) => Some(ran),
-                None if def.is_inline() => run_inline(
+            // Over a rate limit, the attempt is not made: its error says when to try.
+            let throttled = match &self.throttle {
+                Some(throttle) if call.first.is_none() => throttle.take(name).await.err(),
+                _ => None,
+            };
+            let inline = match (throttled, call.first.take()) {
+                (Some(err), _) => Some(Ran::Outcome(ToolOutcome::Error(err))),
+                (None, Some(ran)) => Some(ran),
+                (None, None) if def.is_inline() => run_inline(
                     self.tool.as_ref(),
                     &self.output,
                     call.arguments.reborrow(),
                     ctx,
                     call.out.as_deref_mut(),
                 ),
-                None => None,
+                (None, None) => None,
             };
             let ran = match inline {
                 Some(ran) => ran,
@@ -159,7 +190,9 @@ impl Attempts {
                 let outcome = self.output.merged(&earlier);
                 return Done::new(Ran::Outcome(self.output.spill(outcome).await), attempt);
             }
-            if attempt >= max || !retry_safe || !may_retry(err) {
+            // An attempt refused by a rate limit never ran: trying again is always safe.
+            let never_ran = err.is_throttled();
+            if attempt >= max || !(retry_safe || never_ran) || !may_retry(err) {
                 return Done::new(ran, attempt);
             }
             if let Some(budgets) = &self.budgets

@@ -12,11 +12,12 @@ use crate::definition::ToolDefinition;
 use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
 use crate::limits::InputLimits;
 use crate::output::{LargeResults, MemoryResultStore, OutputChecks, ResultStore};
-use crate::spec::{CircuitPolicy, Effect, RetryPolicy, RunBudget, ToolPolicy};
+use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
+use crate::state::{MemoryRateLimiter, RateLimiter};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
-use super::attempt::Attempts;
+use super::attempt::{Attempts, Throttle};
 use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
 use super::budget::{Budget, Budgets};
@@ -53,6 +54,10 @@ pub(crate) struct Settings {
     pub(crate) large_results: LargeResults,
     /// The key that signs paging tools' cursors.
     pub(crate) cursor_key: Arc<[u8; 32]>,
+    /// Where rate limits keep their counts.
+    pub(crate) limiter: Arc<dyn RateLimiter>,
+    /// The limits of named upstreams.
+    pub(crate) upstreams: HashMap<String, RateLimit>,
 }
 
 impl Default for Settings {
@@ -73,6 +78,8 @@ impl Default for Settings {
             results: Arc::new(MemoryResultStore::default()),
             large_results: LargeResults::default(),
             cursor_key: Arc::new(crate::output::random_key()),
+            limiter: Arc::new(MemoryRateLimiter::new()),
+            upstreams: HashMap::new(),
         }
     }
 }
@@ -104,6 +111,8 @@ impl Settings {
         policy.output_safety = o.output_safety.or(policy.output_safety);
         policy.redact_paths = o.redact_paths.or(policy.redact_paths);
         policy.large_results = o.large_results.or(policy.large_results);
+        policy.rate_limit = o.rate_limit.or(policy.rate_limit);
+        policy.upstream = o.upstream.clone().or(policy.upstream);
         Cow::Owned(policy)
     }
 
@@ -202,7 +211,28 @@ impl Settings {
                     }));
                 }
                 let retry = policy.retry.clone().unwrap_or_else(|| self.retry.clone());
+                let limits: Vec<(String, RateLimit)> = policy
+                    .rate_limit
+                    .map(|limit| (format!("tool:{}", def.name()), limit))
+                    .into_iter()
+                    .chain(policy.upstream.as_deref().and_then(|name| {
+                        let limit = self.upstreams.get(name);
+                        if limit.is_none() {
+                            tracing::warn!(
+                                tool = def.name(),
+                                upstream = name,
+                                "the tool names an upstream with no limit: set one with `Toolbox::with_upstream_limit`"
+                            );
+                        }
+                        limit.map(|limit| (format!("upstream:{name}"), *limit))
+                    }))
+                    .collect();
+                let throttle = (!limits.is_empty()).then(|| Throttle {
+                    limiter: Arc::clone(&self.limiter),
+                    limits,
+                });
                 steps.push(Arc::new(Attempts {
+                    throttle,
                     tool: Arc::clone(tool),
                     timeout,
                     max_attempts: policy.max_attempts.unwrap_or(retry.max_attempts),

@@ -5,7 +5,8 @@
 //! settings, once, and every call of the tool goes through it in this order
 //! (docs/execution.md): audit → authorization → approval (validating the arguments first) →
 //! idempotency (writes) → run budget → fallback → circuit → sequential and per-tool limits →
-//! attempts (each with its time limit, retried). Which tools are offered at all
+//! attempts (each first taking its turn from the tool's and its upstream's rate limits, then
+//! run with its time limit, retried). Which tools are offered at all
 //! ([`Enablement`]) is decided before the plan, by the toolbox.
 //!
 //! ```
@@ -38,7 +39,7 @@ mod step;
 
 pub use crate::json::canonical::arguments_hash;
 pub use crate::limits::InputLimits;
-pub use crate::spec::{CircuitPolicy, RetryPolicy, RunBudget, ToolPolicy};
+pub use crate::spec::{CircuitPolicy, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
 pub use approve::{
     ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
     PendingApproval, PromptForApproval,

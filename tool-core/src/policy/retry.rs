@@ -28,13 +28,14 @@ pub(crate) fn may_retry(err: &ToolError) -> bool {
 /// Whether an error counts against the tool's circuit: the tool or its dependencies failing,
 /// not the caller's mistakes.
 pub(crate) fn is_failure(err: &ToolError) -> bool {
-    matches!(
-        err.code(),
-        ErrorCode::Timeout
-            | ErrorCode::UpstreamError
-            | ErrorCode::RateLimited
-            | ErrorCode::InternalError
-    )
+    !err.is_throttled()
+        && matches!(
+            err.code(),
+            ErrorCode::Timeout
+                | ErrorCode::UpstreamError
+                | ErrorCode::RateLimited
+                | ErrorCode::InternalError
+        )
 }
 
 /// The delays between attempts, with `retry_after_ms` honoured.

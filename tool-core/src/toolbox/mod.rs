@@ -733,6 +733,40 @@ impl Toolbox {
         self.configured()
     }
 
+    /// Where rate limits keep their counts: this process's memory by default
+    /// ([`MemoryRateLimiter`](crate::state::MemoryRateLimiter)); a `RedisStore` (feature
+    /// `redis`) shares them with every process of a fleet, so a limit holds for the fleet.
+    ///
+    /// ```
+    /// let toolbox = toolsmith::Toolbox::new()
+    ///     .with_rate_limiter(toolsmith::state::MemoryRateLimiter::new());
+    /// # let _ = toolbox;
+    /// ```
+    #[must_use]
+    pub fn with_rate_limiter(mut self, limiter: impl crate::state::RateLimiter) -> Self {
+        self.settings.limiter = Arc::new(limiter);
+        self.configured()
+    }
+
+    /// The rate limit of the upstream `name` (an API, a database), shared by every tool
+    /// whose policy names it (`ToolPolicy::upstream`). A call over it waits for its turn
+    /// through the retry policy, then fails `rate_limited` with `retry_after_ms`.
+    ///
+    /// ```
+    /// use toolsmith::policy::{RateLimit, ToolPolicy};
+    /// let github = ToolPolicy { upstream: Some("github".into()), ..Default::default() };
+    /// let toolbox = toolsmith::Toolbox::new()
+    ///     .with_upstream_limit("github", RateLimit::per_second(10).with_burst(10))
+    ///     .configure("search_issues", github.clone())
+    ///     .configure("create_issue", github);
+    /// # let _ = toolbox;
+    /// ```
+    #[must_use]
+    pub fn with_upstream_limit(mut self, name: &str, limit: crate::spec::RateLimit) -> Self {
+        self.settings.upstreams.insert(name.to_owned(), limit);
+        self.configured()
+    }
+
     /// What happens to large results of tools that do not say (default: stored above 10 KiB
     /// of JSON, for an hour); a tool says with [`ToolPolicy::large_results`].
     #[must_use]
