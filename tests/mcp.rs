@@ -2,6 +2,8 @@
 //! local HTTP port; then, with the Python oracles (`scripts/test.sh`), the official MCP Python
 //! SDK against the `mcp_server` example over stdio and streamable HTTP (`tests/mcp/client.py`).
 
+#[path = "support/http.rs"]
+mod http_exchange;
 #[path = "support/oracle.rs"]
 mod oracle;
 #[path = "../examples/tools/mod.rs"]
@@ -10,6 +12,7 @@ mod tools;
 
 use std::time::Duration;
 
+use http_exchange::{exchange, message, whole_message};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -1140,53 +1143,6 @@ async fn count_slowly(ctx: &ToolContext) -> u32 {
         tokio::time::sleep(Duration::from_millis(150)).await;
     }
     3
-}
-
-/// Sends one HTTP request and reads the answer until `done` holds for what came so far, or
-/// the server closes; then drops the connection.
-async fn exchange(
-    addr: std::net::SocketAddr,
-    request: String,
-    done: impl Fn(&str) -> bool,
-) -> String {
-    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut seen = Vec::new();
-    let read = tokio::time::timeout(Duration::from_secs(10), async {
-        let mut buf = [0u8; 4096];
-        loop {
-            let n = stream.read(&mut buf).await.unwrap_or(0);
-            if n == 0 {
-                break;
-            }
-            seen.extend_from_slice(&buf[..n]);
-            if done(&String::from_utf8_lossy(&seen)) {
-                break;
-            }
-        }
-    });
-    read.await.expect("the server answers within 10 s");
-    String::from_utf8_lossy(&seen).into_owned()
-}
-
-/// Whether an HTTP answer so far holds a JSON-RPC message to its closing brace (an SSE `data:`
-/// line, or a plain JSON body).
-fn whole_message(answer: &str) -> bool {
-    answer.lines().any(|l| {
-        let l = l.trim_end();
-        (l.starts_with("data: {") || l.starts_with("{\"jsonrpc\"")) && l.ends_with('}')
-    })
-}
-
-/// The JSON-RPC message in an HTTP answer (plain JSON or one SSE `data:` line).
-fn message(answer: &str) -> Value {
-    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
-    let json = body
-        .lines()
-        .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
-        .or_else(|| body.lines().find(|l| l.starts_with('{')))
-        .unwrap_or("null");
-    serde_json::from_str(json).unwrap_or(Value::Null)
 }
 
 fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {

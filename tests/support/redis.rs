@@ -21,6 +21,23 @@ impl RedisServer {
             .local_addr()
             .ok()?
             .port();
+        Self::start_on(port)
+    }
+
+    /// The port it listens on.
+    #[allow(dead_code)]
+    pub fn port(&self) -> u16 {
+        self.url
+            .trim_end_matches('/')
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Starts one on `port` (a server of a test that stopped its first one and starts it
+    /// again).
+    pub fn start_on(port: u16) -> Option<Self> {
         let spawned = Command::new("redis-server")
             .args([
                 "--port",

@@ -125,20 +125,159 @@ impl crate::state::RateLimiter for RedisStore {
         limit: &'a crate::spec::RateLimit,
     ) -> BoxFuture<'a, Result<Option<Duration>, crate::state::StateError>> {
         Box::pin(async move {
-            let micros = |d: Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
             let interval = limit.interval();
             let tolerance = interval * limit.burst.max(1).saturating_sub(1);
-            let mut cmd = redis::cmd("EVAL");
-            cmd.arg(GCRA)
-                .arg(1)
-                .arg(format!("toolsmith:rate:{key}"))
-                .arg(micros(interval))
-                .arg(micros(tolerance));
-            let wait: u64 = self
-                .run(cmd)
-                .await
-                .map_err(|e| crate::state::StateError(e.0))?;
+            let mut cmd = script(GCRA, &[format!("toolsmith:rate:{key}")]);
+            cmd.arg(micros(interval)).arg(micros(tolerance));
+            let wait: u64 = self.run(cmd).await.map_err(state_error)?;
             Ok((wait > 0).then(|| Duration::from_micros(wait)))
+        })
+    }
+}
+
+/// How long a run's counts are kept after its last change.
+const RUN_TTL_MS: u64 = 3_600_000;
+
+/// One call of a run: its call count raised, and its usage returned (`[calls, tool_us]`).
+const COUNT_CALL: &str = r"
+local calls = redis.call('HINCRBY', KEYS[1], 'calls', 1)
+local us = tonumber(redis.call('HGET', KEYS[1], 'tool_us') or '0')
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return {calls, us}
+";
+
+/// A circuit's admission: `0` to go, else the microseconds to wait. KEYS: the circuit, its
+/// probe lease; ARGV: the cooldown in ms.
+const CIRCUIT_ADMIT: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or '0')
+if open_until == 0 then return 0 end
+if now < open_until then return open_until - now end
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+return 1000000
+";
+
+/// A circuit's record. KEYS: the circuit, its probe lease; ARGV: failed (1/0), failures to
+/// open, cooldown in µs, how long to keep the state in ms.
+const CIRCUIT_RECORD: &str = r"
+if ARGV[1] == '0' then
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or '0')
+local failures = redis.call('HINCRBY', KEYS[1], 'failures', 1)
+if open_until > 0 or failures >= tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'open_until', string.format('%.0f', now + tonumber(ARGV[3])), 'failures', 0)
+  redis.call('DEL', KEYS[2])
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return 0
+";
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+fn state_error(err: StoreError) -> crate::state::StateError {
+    crate::state::StateError(err.0)
+}
+
+fn script(source: &str, keys: &[String]) -> redis::Cmd {
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(source).arg(keys.len());
+    for key in keys {
+        cmd.arg(key);
+    }
+    cmd
+}
+
+impl crate::state::BudgetStore for RedisStore {
+    fn count_call<'a>(
+        &'a self,
+        run: &'a str,
+    ) -> BoxFuture<'a, Result<crate::state::RunUsage, crate::state::StateError>> {
+        Box::pin(async move {
+            let mut cmd = script(COUNT_CALL, &[format!("toolsmith:run:{run}")]);
+            cmd.arg(RUN_TTL_MS);
+            let (calls, us): (u64, u64) = self.run(cmd).await.map_err(state_error)?;
+            Ok(crate::state::RunUsage {
+                calls: u32::try_from(calls).unwrap_or(u32::MAX),
+                tool_time: Duration::from_micros(us),
+            })
+        })
+    }
+
+    fn count_retry<'a>(
+        &'a self,
+        run: &'a str,
+        tool: &'a str,
+    ) -> BoxFuture<'a, Result<u32, crate::state::StateError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("HINCRBY");
+            cmd.arg(format!("toolsmith:run:{run}"))
+                .arg(format!("retries:{tool}"))
+                .arg(1);
+            let retries: u64 = self.run(cmd).await.map_err(state_error)?;
+            Ok(u32::try_from(retries).unwrap_or(u32::MAX))
+        })
+    }
+
+    fn add_time<'a>(
+        &'a self,
+        run: &'a str,
+        took: Duration,
+    ) -> BoxFuture<'a, Result<(), crate::state::StateError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("HINCRBY");
+            cmd.arg(format!("toolsmith:run:{run}"))
+                .arg("tool_us")
+                .arg(micros(took));
+            self.run::<i64>(cmd).await.map_err(state_error)?;
+            Ok(())
+        })
+    }
+}
+
+impl crate::state::CircuitStore for RedisStore {
+    fn admit<'a>(
+        &'a self,
+        tool: &'a str,
+        cooldown: Duration,
+    ) -> BoxFuture<'a, Result<Option<Duration>, crate::state::StateError>> {
+        Box::pin(async move {
+            let keys = [
+                format!("toolsmith:circuit:{tool}"),
+                format!("toolsmith:circuit:{tool}:probe"),
+            ];
+            let mut cmd = script(CIRCUIT_ADMIT, &keys);
+            cmd.arg(millis(cooldown).max(1));
+            let wait: u64 = self.run(cmd).await.map_err(state_error)?;
+            Ok((wait > 0).then(|| Duration::from_micros(wait)))
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        tool: &'a str,
+        failed: bool,
+        failures: u32,
+        cooldown: Duration,
+    ) -> BoxFuture<'a, Result<(), crate::state::StateError>> {
+        Box::pin(async move {
+            let keys = [
+                format!("toolsmith:circuit:{tool}"),
+                format!("toolsmith:circuit:{tool}:probe"),
+            ];
+            let mut cmd = script(CIRCUIT_RECORD, &keys);
+            cmd.arg(u8::from(failed))
+                .arg(failures.max(1))
+                .arg(micros(cooldown))
+                .arg(millis(cooldown).saturating_mul(10).max(60_000));
+            self.run::<i64>(cmd).await.map_err(state_error)?;
+            Ok(())
         })
     }
 }

@@ -174,6 +174,8 @@ struct Config {
     session_idle: std::time::Duration,
     in_flight: Arc<tokio::sync::Semaphore>,
     max_in_flight: usize,
+    /// Whether HTTP requests of MCP 2025-11-25 are served without sessions too.
+    stateless_http: bool,
     /// The tools that run as tasks, and the tasks themselves.
     tasks: tasks::Tasks,
 }
@@ -244,6 +246,7 @@ impl McpServer {
                 session_idle: DEFAULT_SESSION_IDLE,
                 in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
                 max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+                stateless_http: false,
                 tasks: tasks::Tasks::default(),
             }),
             peers: Arc::default(),
@@ -326,6 +329,28 @@ impl McpServer {
                 panic!("with_param_header(`{tool}`, `{param}`, `{header}`): {problem}");
             }
         })
+    }
+
+    /// Serves every HTTP request on its own, with no session, whatever revision the client
+    /// speaks: replicas of this server behind a load balancer with no session affinity give
+    /// the same answers, as each request carries all it needs. MCP 2026-07-28 requests are
+    /// served so anyway; this extends it to 2025-11-25 clients (rmcp's stateless mode), which
+    /// then get no `Mcp-Session-Id`, no log level kept between requests, no
+    /// `tools/list_changed` pushed, and no resumable streams. Share the keys that state
+    /// depends on across the fleet too: [`with_state_key`](Self::with_state_key) for
+    /// 2026-07-28 rounds, `Toolbox::with_cursor_key` for pages, and
+    /// `Toolbox::with_shared_state` for idempotency, results, limits, budgets and circuits
+    /// (docs/deployment.md).
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_stateless_http()
+    ///     .with_state_key("a secret of at least 32 random bytes, shared by the fleet");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_stateless_http(self) -> Self {
+        self.edit(|c| c.stateless_http = true)
     }
 
     /// How long a task and its result are kept from its start (default five minutes): a
@@ -594,6 +619,7 @@ impl McpServer {
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.config.allowed_hosts.clone())
             .with_max_request_body_bytes(self.config.message_limits.max_bytes)
+            .with_legacy_session_mode(!self.config.stateless_http)
             .with_cancellation_token(shutdown.child_token());
         let sessions = Arc::new(http_guard::Sessions::new(
             self.config.max_sessions,

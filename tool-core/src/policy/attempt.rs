@@ -137,7 +137,7 @@ impl Attempts {
                 ),
             };
             if let (Some(budgets), Some(started)) = (&self.budgets, started) {
-                budgets.spend(ctx, started.elapsed());
+                budgets.spend(ctx, started.elapsed()).await;
             }
             let Some(err) = ran.error() else {
                 let ran = match ran {
@@ -154,10 +154,10 @@ impl Attempts {
                                 };
                                 let more = attempt < max && retry_safe && tally.retry.is_some();
                                 let allowed = more
-                                    && self
-                                        .budgets
-                                        .as_ref()
-                                        .is_none_or(|b| b.take_retry(ctx, name).is_ok());
+                                    && match &self.budgets {
+                                        Some(b) => b.take_retry(ctx, name).await.is_ok(),
+                                        None => true,
+                                    };
                                 if let (true, Some((arguments, err))) = (allowed, tally.retry) {
                                     call.arguments = Arguments::from(arguments);
                                     batch = Some(data);
@@ -196,7 +196,7 @@ impl Attempts {
                 return Done::new(ran, attempt);
             }
             if let Some(budgets) = &self.budgets
-                && let Err(exhausted) = budgets.take_retry(ctx, name)
+                && let Err(exhausted) = budgets.take_retry(ctx, name).await
             {
                 return Done::new(Ran::Outcome(ToolOutcome::Error(exhausted)), attempt);
             }

@@ -10,6 +10,7 @@ use tokio::time::Instant;
 use crate::context::ToolContext;
 use crate::error::{ErrorCode, ToolError};
 use crate::spec::RunBudget;
+use crate::state::BudgetStore;
 
 use super::step::{Call, Done, Guard, Next, Step, guarded};
 use crate::tool::BoxFuture;
@@ -30,17 +31,43 @@ const PRUNE_AT: usize = 1024;
 const MAX_RUNS: usize = 65_536;
 
 /// The runs a toolbox has seen, each with what it has used; shared by every tool's plan.
+/// With a shared store, the counts are the store's (every process of a fleet sees them).
 pub(crate) struct Budgets {
     budget: RunBudget,
     runs: Mutex<HashMap<String, Run>>,
+    shared: Option<Arc<dyn BudgetStore>>,
 }
 
 impl Budgets {
-    pub(crate) fn new(budget: RunBudget) -> Self {
+    pub(crate) fn new(budget: RunBudget, shared: Option<Arc<dyn BudgetStore>>) -> Self {
         Self {
             budget,
             runs: Mutex::default(),
+            shared,
         }
+    }
+
+    /// Counts a call against the run's budget in the shared store.
+    async fn start_call_shared(
+        &self,
+        store: &dyn BudgetStore,
+        ctx: &ToolContext,
+    ) -> Result<(), ToolError> {
+        let Some(run_id) = ctx.run_id() else {
+            return Ok(());
+        };
+        let usage = store
+            .count_call(run_id)
+            .await
+            .map_err(|err| ToolError::state_unreachable(&err))?;
+        let budget = &self.budget;
+        if usage.tool_time >= budget.max_tool_time {
+            return Err(time_spent(budget));
+        }
+        if usage.calls > budget.max_calls {
+            return Err(calls_spent(budget.max_calls));
+        }
+        Ok(())
     }
 
     /// Runs `f` on the state of the context's run (made on its first call) after checking the
@@ -77,10 +104,7 @@ impl Budgets {
         };
         run.seen = now;
         if run.tool_time >= budget.max_tool_time {
-            return Err(budget_exhausted(format!(
-                "this run's tools have used their time budget of {} s",
-                budget.max_tool_time.as_secs_f64()
-            )));
+            return Err(time_spent(budget));
         }
         f(run)
     }
@@ -91,34 +115,47 @@ impl Budgets {
         self.with_run(ctx, |run| {
             run.calls += 1;
             if run.calls > max {
-                return Err(budget_exhausted(format!(
-                    "this run has used its budget of {max} tool calls"
-                )));
+                return Err(calls_spent(max));
             }
             Ok(())
         })
     }
 
     /// Counts a retry of `tool` against the run's budget.
-    pub(crate) fn take_retry(&self, ctx: &ToolContext, tool: &str) -> Result<(), ToolError> {
+    pub(crate) async fn take_retry(&self, ctx: &ToolContext, tool: &str) -> Result<(), ToolError> {
         let max = self.budget.max_retries_per_tool;
+        let spent = || budget_exhausted(format!("this run has used its {max} retries of `{tool}`"));
+        if let Some(store) = &self.shared {
+            let Some(run_id) = ctx.run_id() else {
+                return Ok(());
+            };
+            let retries = store
+                .count_retry(run_id, tool)
+                .await
+                .map_err(|err| ToolError::state_unreachable(&err))?;
+            return if retries > max { Err(spent()) } else { Ok(()) };
+        }
         self.with_run(ctx, |run| {
             let retries = run.retries.entry(tool.to_owned()).or_insert(0);
             *retries += 1;
             if *retries > max {
-                return Err(budget_exhausted(format!(
-                    "this run has used its {max} retries of `{tool}`"
-                )));
+                return Err(spent());
             }
             Ok(())
         })
     }
 
     /// Adds the time one attempt of a tool took to its run's.
-    pub(crate) fn spend(&self, ctx: &ToolContext, took: Duration) {
+    pub(crate) async fn spend(&self, ctx: &ToolContext, took: Duration) {
         let Some(run_id) = ctx.run_id() else {
             return;
         };
+        if let Some(store) = &self.shared {
+            if let Err(err) = store.add_time(run_id, took).await {
+                tracing::warn!(%err, run_id, "a run's tool time could not be counted");
+            }
+            return;
+        }
         if let Ok(mut runs) = self.runs.lock()
             && let Some(run) = runs.get_mut(run_id)
         {
@@ -141,6 +178,17 @@ fn prune(runs: &mut HashMap<String, Run>, now: Instant) {
     }
 }
 
+fn time_spent(budget: &RunBudget) -> ToolError {
+    budget_exhausted(format!(
+        "this run's tools have used their time budget of {} s",
+        budget.max_tool_time.as_secs_f64()
+    ))
+}
+
+fn calls_spent(max: u32) -> ToolError {
+    budget_exhausted(format!("this run has used its budget of {max} tool calls"))
+}
+
 fn budget_exhausted(what: String) -> ToolError {
     ToolError::new(
         ErrorCode::BudgetExhausted,
@@ -159,11 +207,22 @@ impl Guard for Budget {
 
 impl Step for Budget {
     fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        guarded(self, call, next)
+        match &self.0.shared {
+            Some(store) => Box::pin(async move {
+                if call.first.is_none()
+                    && let Err(err) = self.0.start_call_shared(store.as_ref(), call.ctx).await
+                {
+                    return Done::refused(err);
+                }
+                next.run(call).await
+            }),
+            None => guarded(self, call, next),
+        }
     }
 
+    /// A shared budget is counted in its store, which takes a future.
     fn guard(&self) -> Option<&dyn Guard> {
-        Some(self)
+        self.0.shared.is_none().then_some(self as &dyn Guard)
     }
 
     /// Not passive: the time an inline tool takes is counted too, which the fast path does not

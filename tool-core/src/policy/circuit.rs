@@ -9,6 +9,7 @@ use tokio::time::Instant;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::spec::CircuitPolicy;
+use crate::state::CircuitStore;
 use crate::tool::BoxFuture;
 
 use super::retry::is_failure;
@@ -111,4 +112,38 @@ fn circuit_open(tool: &str, wait: Duration) -> ToolError {
         format!("`{tool}` failed several times in a row and is paused; try again later or use another tool."),
     )
     .retry_after(wait)
+}
+
+/// One tool's circuit kept in a shared store (every process of a fleet sees it): checked
+/// before the call, recorded after it. Not a guard: the store takes a future.
+pub(crate) struct SharedCircuit {
+    pub(crate) store: Arc<dyn CircuitStore>,
+    pub(crate) policy: CircuitPolicy,
+}
+
+impl Step for SharedCircuit {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(async move {
+            let name = call.name;
+            match self.store.admit(name, self.policy.cooldown).await {
+                Ok(None) => {}
+                Ok(Some(wait)) => return Done::refused(circuit_open(name, wait)),
+                Err(err) => return Done::refused(ToolError::state_unreachable(&err)),
+            }
+            let done = next.run(call).await;
+            let failed = done.ran.error().is_some_and(is_failure);
+            let recorded = self
+                .store
+                .record(name, failed, self.policy.failures, self.policy.cooldown)
+                .await;
+            if let Err(err) = recorded {
+                tracing::warn!(%err, tool = name, "a call's end could not be recorded in the shared circuit");
+            }
+            done
+        })
+    }
+
+    fn passive(&self) -> bool {
+        false
+    }
 }

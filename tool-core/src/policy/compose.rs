@@ -13,7 +13,7 @@ use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
 use crate::limits::InputLimits;
 use crate::output::{LargeResults, MemoryResultStore, OutputChecks, ResultStore};
 use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
-use crate::state::{MemoryRateLimiter, RateLimiter};
+use crate::state::{BudgetStore, CircuitStore, MemoryRateLimiter, RateLimiter};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
@@ -21,7 +21,7 @@ use super::attempt::{Attempts, Throttle};
 use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
 use super::budget::{Budget, Budgets};
-use super::circuit::Circuit;
+use super::circuit::{Circuit, SharedCircuit};
 use super::fallback::Fallback;
 use super::idempotent::Idempotent;
 use super::limit::Limit;
@@ -58,6 +58,10 @@ pub(crate) struct Settings {
     pub(crate) limiter: Arc<dyn RateLimiter>,
     /// The limits of named upstreams.
     pub(crate) upstreams: HashMap<String, RateLimit>,
+    /// Where run budgets are counted when a fleet shares them (else in memory).
+    pub(crate) shared_budgets: Option<Arc<dyn BudgetStore>>,
+    /// Where circuits are kept when a fleet shares them (else in memory).
+    pub(crate) shared_circuits: Option<Arc<dyn CircuitStore>>,
 }
 
 impl Default for Settings {
@@ -80,6 +84,8 @@ impl Default for Settings {
             cursor_key: Arc::new(crate::output::random_key()),
             limiter: Arc::new(MemoryRateLimiter::new()),
             upstreams: HashMap::new(),
+            shared_budgets: None,
+            shared_circuits: None,
         }
     }
 }
@@ -136,7 +142,7 @@ impl Settings {
         let budgets = self
             .budget
             .clone()
-            .map(|budget| Arc::new(Budgets::new(budget)));
+            .map(|budget| Arc::new(Budgets::new(budget, self.shared_budgets.clone())));
         let slots = Arc::new(Semaphore::new(self.concurrency.max(1)));
         let sinks: Arc<[Arc<dyn AuditSink>]> = self.sinks.iter().cloned().collect();
         let any_sequential = tools
@@ -198,7 +204,13 @@ impl Settings {
                     .circuit
                     .clone()
                     .unwrap_or_else(|| self.circuit.clone());
-                steps.push(Arc::new(Circuit::new(circuit)));
+                match &self.shared_circuits {
+                    Some(store) => steps.push(Arc::new(SharedCircuit {
+                        store: Arc::clone(store),
+                        policy: circuit,
+                    })),
+                    None => steps.push(Arc::new(Circuit::new(circuit))),
+                }
                 let own = policy
                     .concurrency
                     .map(|n| Arc::new(Semaphore::new(n.max(1))));

@@ -117,3 +117,79 @@ pub(crate) fn gcra(now: Duration, tat: Duration, limit: &RateLimit) -> Result<Du
         Ok(due + interval)
     }
 }
+
+/// What a run has used so far, as a [`BudgetStore`] counts it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunUsage {
+    /// Tool calls, this one included.
+    pub calls: u32,
+    /// Time spent in the run's tool attempts.
+    pub tool_time: Duration,
+}
+
+/// Where run budgets keep their counts when a fleet shares them (the Redis store, feature
+/// `redis`); without one, each toolbox counts in its own memory. Every operation is one atomic
+/// step on the store, so a run's limit holds exactly across processes.
+pub trait BudgetStore: Send + Sync + 'static {
+    /// Counts one call of the run `run`; the run's usage with it.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the store cannot be reached (the call is then refused, retryably).
+    fn count_call<'a>(&'a self, run: &'a str) -> BoxFuture<'a, Result<RunUsage, StateError>>;
+
+    /// Counts one retry of `tool` in the run; the run's retries of that tool with it.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the store cannot be reached.
+    fn count_retry<'a>(
+        &'a self,
+        run: &'a str,
+        tool: &'a str,
+    ) -> BoxFuture<'a, Result<u32, StateError>>;
+
+    /// Adds the time one attempt took to the run's.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the store cannot be reached (the time is then not counted).
+    fn add_time<'a>(
+        &'a self,
+        run: &'a str,
+        took: Duration,
+    ) -> BoxFuture<'a, Result<(), StateError>>;
+}
+
+/// Where circuit breakers keep their state when a fleet shares them (the Redis store, feature
+/// `redis`): failures seen by one process open the circuit for all. Without one, each toolbox
+/// keeps its circuits in memory.
+pub trait CircuitStore: Send + Sync + 'static {
+    /// Whether a call of `tool` may go: `Ok(None)`, or `Ok(Some(wait))` while the circuit is
+    /// open (or another process makes the one probe call after the cooldown). A probe is let
+    /// through for at most `cooldown` before another may go.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the store cannot be reached (the call is then refused, retryably).
+    fn admit<'a>(
+        &'a self,
+        tool: &'a str,
+        cooldown: Duration,
+    ) -> BoxFuture<'a, Result<Option<Duration>, StateError>>;
+
+    /// Records how a call of `tool` ended: a success closes the circuit; a failure counts,
+    /// and opens it for `cooldown` at the `failures`th in a row or when it was a probe.
+    ///
+    /// # Errors
+    ///
+    /// A [`StateError`] when the store cannot be reached (the record is then lost).
+    fn record<'a>(
+        &'a self,
+        tool: &'a str,
+        failed: bool,
+        failures: u32,
+        cooldown: Duration,
+    ) -> BoxFuture<'a, Result<(), StateError>>;
+}

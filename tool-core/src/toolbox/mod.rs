@@ -748,6 +748,38 @@ impl Toolbox {
         self.configured()
     }
 
+    /// Keeps the runtime's shared state in `state`, for a fleet of processes that serve the
+    /// same runs: idempotency keys, stored large results, rate limits, run budgets and circuit
+    /// breakers (a `RedisStore`, feature `redis`, is all of these). Each operation is atomic
+    /// in the store, with a deadline; when the store cannot be reached, calls are refused with
+    /// a retryable error, never run twice or let through unlimited. See docs/deployment.md.
+    ///
+    /// ```
+    /// # #[cfg(feature = "redis")]
+    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
+    /// let state = std::sync::Arc::new(toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?);
+    /// let toolbox = toolsmith::Toolbox::new().with_shared_state(state);
+    /// # let _ = toolbox;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_shared_state<S>(mut self, state: Arc<S>) -> Self
+    where
+        S: crate::idempotency::IdempotencyStore
+            + crate::output::ResultStore
+            + crate::state::RateLimiter
+            + crate::state::BudgetStore
+            + crate::state::CircuitStore,
+    {
+        self.settings.store = state.clone();
+        self.settings.results = state.clone();
+        self.settings.limiter = state.clone();
+        self.settings.shared_budgets = Some(state.clone());
+        self.settings.shared_circuits = Some(state);
+        self.configured()
+    }
+
     /// The rate limit of the upstream `name` (an API, a database), shared by every tool
     /// whose policy names it (`ToolPolicy::upstream`). A call over it waits for its turn
     /// through the retry policy, then fails `rate_limited` with `retry_after_ms`.

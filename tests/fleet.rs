@@ -1,0 +1,315 @@
+//! A fleet behaves like one: toolboxes sharing one Redis (as the processes of a fleet do)
+//! share run budgets and circuit breakers exactly, and an unreachable Redis refuses calls with
+//! a retryable error, never a duplicate or an unlimited call, until it is back.
+
+#[path = "support/http.rs"]
+mod http_exchange;
+#[path = "support/redis.rs"]
+mod redis_server;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use redis_server::RedisServer;
+use serde_json::json;
+use toolsmith::idempotency::RedisStore;
+use toolsmith::policy::{CircuitPolicy, RetryPolicy, RunBudget};
+use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
+
+static LISTED: AtomicUsize = AtomicUsize::new(0);
+static FETCHED: AtomicUsize = AtomicUsize::new(0);
+static CHECKED: AtomicUsize = AtomicUsize::new(0);
+
+/// Lists the open orders. Read-only. Not for closed orders.
+#[tool(effect = "read", allow(unbounded_list))]
+async fn list_orders() -> Vec<u32> {
+    LISTED.fetch_add(1, Ordering::SeqCst);
+    vec![1, 2]
+}
+
+/// Fetches the exchange rate from the bank. Read-only. Not for history.
+#[tool(effect = "read")]
+async fn fetch_rate(ctx: &ToolContext) -> Result<f64, ToolError> {
+    FETCHED.fetch_add(1, Ordering::SeqCst);
+    if ctx.get::<Healthy>().is_some() {
+        Ok(1.08)
+    } else {
+        Err(ToolError::new(
+            ErrorCode::UpstreamError,
+            "The bank did not answer.",
+        ))
+    }
+}
+
+/// Checks the stock of an item. Read-only. Not for prices.
+#[tool(effect = "read")]
+async fn check_stock(
+    /// The item.
+    #[arg(length(min = 1, max = 40))]
+    item: String,
+) -> String {
+    CHECKED.fetch_add(1, Ordering::SeqCst);
+    format!("{item}: 3 left")
+}
+
+/// Marks a context whose bank answers.
+struct Healthy;
+
+/// One replica: a toolbox whose state is in the Redis at `url`.
+fn replica(url: &str) -> Toolbox {
+    Toolbox::new()
+        .with(ListOrders)
+        .with(FetchRate)
+        .with(CheckStock)
+        .with_shared_state(Arc::new(RedisStore::open(url).unwrap()))
+        .with_budget(RunBudget {
+            max_calls: 10,
+            ..Default::default()
+        })
+        .with_circuit(CircuitPolicy {
+            failures: 3,
+            cooldown: Duration::from_millis(400),
+        })
+        .with_retry(RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        })
+}
+
+fn run(id: &str) -> ToolContext {
+    ToolContext::new().with_run_id(id)
+}
+
+#[tokio::test]
+async fn a_runs_budget_holds_exactly_across_replicas() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let replicas: Vec<Toolbox> = (0..3).map(|_| replica(&server.url)).collect();
+    let before = LISTED.load(Ordering::SeqCst);
+    let mut calls = tokio::task::JoinSet::new();
+    for i in 0..30 {
+        let toolbox = replicas[i % 3].clone();
+        calls.spawn(async move {
+            let outcome = toolbox.call("list_orders", json!({}), &run("run-1")).await;
+            outcome.error().map(|e| e.code())
+        });
+    }
+    let outcomes = calls.join_all().await;
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_none()).count(),
+        10,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .iter()
+            .flatten()
+            .all(|c| *c == ErrorCode::BudgetExhausted)
+    );
+    assert_eq!(LISTED.load(Ordering::SeqCst) - before, 10);
+    // Another run has its own budget.
+    assert!(
+        replicas[0]
+            .call("list_orders", json!({}), &run("run-2"))
+            .await
+            .is_success()
+    );
+}
+
+#[tokio::test]
+async fn a_circuit_opened_on_one_replica_is_open_on_all() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let (a, b) = (replica(&server.url), replica(&server.url));
+    for _ in 0..3 {
+        let failed = a.call("fetch_rate", json!({}), &ToolContext::new()).await;
+        assert_eq!(failed.error().unwrap().code(), ErrorCode::UpstreamError);
+    }
+    let before = FETCHED.load(Ordering::SeqCst);
+    let refused = b.call("fetch_rate", json!({}), &ToolContext::new()).await;
+    let err = refused.error().unwrap();
+    assert_eq!(err.code(), ErrorCode::CircuitOpen, "{err:?}");
+    assert!(err.retry_after_ms().is_some_and(|ms| ms <= 400));
+    assert_eq!(
+        FETCHED.load(Ordering::SeqCst),
+        before,
+        "refused without a call"
+    );
+
+    // After the cooldown one probe goes, on either replica, and its success closes the
+    // circuit for both.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let healthy = ToolContext::new().with_extension(Healthy);
+    let (first, second) = tokio::join!(
+        a.call("fetch_rate", json!({}), &healthy),
+        b.call("fetch_rate", json!({}), &healthy)
+    );
+    let codes = [
+        first.error().map(|e| e.code()),
+        second.error().map(|e| e.code()),
+    ];
+    assert!(codes.contains(&None), "{codes:?}");
+    assert!(codes.contains(&Some(ErrorCode::CircuitOpen)), "{codes:?}");
+    assert!(b.call("fetch_rate", json!({}), &healthy).await.is_success());
+    assert!(a.call("fetch_rate", json!({}), &healthy).await.is_success());
+}
+
+#[tokio::test]
+async fn redis_down_refuses_calls_and_they_go_again_when_it_is_back() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let port = server.port();
+    let toolbox = replica(&server.url);
+    let ctx = run("run-down");
+    assert!(
+        toolbox
+            .call("check_stock", json!({"item": "tea"}), &ctx)
+            .await
+            .is_success()
+    );
+
+    drop(server);
+    let before = CHECKED.load(Ordering::SeqCst);
+    for _ in 0..3 {
+        let refused = toolbox
+            .call("check_stock", json!({"item": "tea"}), &ctx)
+            .await;
+        let err = refused.error().expect("no shared state, no call");
+        assert!(err.is_retryable(), "{err:?}");
+        assert!(err.retry_after_ms().is_some());
+    }
+    assert_eq!(
+        CHECKED.load(Ordering::SeqCst),
+        before,
+        "nothing ran while Redis was down"
+    );
+
+    let Some(_back) = RedisServer::start_on(port) else {
+        return;
+    };
+    let outcome = toolbox
+        .call("check_stock", json!({"item": "tea"}), &ctx)
+        .await;
+    assert!(outcome.is_success(), "{:?}", outcome.error());
+    assert_eq!(CHECKED.load(Ordering::SeqCst), before + 1);
+}
+
+mod mcp {
+    use super::*;
+    use http_exchange::{exchange, message, whole_message};
+    use toolsmith::caller::Elicited;
+    use toolsmith::mcp::McpServer;
+
+    /// A name, as the user gives it.
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Name {
+        name: String,
+    }
+
+    /// Greets the user by the name they give. Read-only. Not for real work.
+    #[tool(effect = "read")]
+    async fn greet_user(ctx: &ToolContext) -> Result<String, ToolError> {
+        match ctx.elicit_as::<Name>("user_name", "Your name?").await? {
+            Elicited::Accepted(Name { name }) => Ok(format!("Hello, {name}!")),
+            _ => Ok("Hello!".to_owned()),
+        }
+    }
+
+    const STATE_KEY: &str = "the fleet's sealing key, 32 bytes or more of it";
+
+    /// Three replicas of one MCP server with no sessions, sharing Redis and the sealing key.
+    async fn fleet(url: &str) -> Vec<toolsmith::mcp::HttpServer> {
+        let mut servers = Vec::new();
+        for _ in 0..3 {
+            let toolbox = replica(url).with(GreetUser);
+            let server = McpServer::new(toolbox)
+                .with_stateless_http()
+                .with_state_key(STATE_KEY)
+                .bind_local_http(0)
+                .await
+                .unwrap();
+            servers.push(server);
+        }
+        servers
+    }
+
+    async fn post(
+        addr: std::net::SocketAddr,
+        version: &str,
+        method: &str,
+        params: serde_json::Value,
+    ) -> serde_json::Value {
+        let body =
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+        let name = params["name"]
+            .as_str()
+            .map(|n| format!("mcp-name: {n}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: {version}\r\nmcp-method: {method}\r\n{name}content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        message(&exchange(addr, request, whole_message).await)
+    }
+
+    #[tokio::test]
+    async fn replicas_without_affinity_give_the_same_answers() {
+        let Some(server) = RedisServer::start() else {
+            return;
+        };
+        let servers = fleet(&server.url).await;
+        let addrs: Vec<_> = servers.iter().map(|s| s.local_addr()).collect();
+
+        // A 2025-11-25 client: its requests may land on any replica, with no session.
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}});
+        let hello = post(addrs[0], "2025-11-25", "initialize", init).await;
+        assert_eq!(hello["result"]["protocolVersion"], "2025-11-25", "{hello}");
+        let mut answers = Vec::new();
+        for addr in &addrs {
+            let call = json!({"name": "check_stock", "arguments": {"item": "tea"}});
+            let answer = post(*addr, "2025-11-25", "tools/call", call).await;
+            answers.push(answer["result"].clone());
+        }
+        assert!(
+            answers
+                .iter()
+                .all(|a| a == &answers[0] && a["isError"] == false),
+            "{answers:?}"
+        );
+
+        // A 2026-07-28 exchange whose rounds land on different replicas.
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+        let first = post(
+            addrs[0],
+            "2026-07-28",
+            "tools/call",
+            json!({"name": "greet_user", "arguments": {}, "_meta": meta}),
+        )
+        .await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"].clone();
+        let second = post(
+            addrs[2],
+            "2026-07-28",
+            "tools/call",
+            json!({"name": "greet_user",
+            "arguments": {}, "_meta": meta, "requestState": state,
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}}}),
+        )
+        .await;
+        let text = second["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains("Hello, Ada!"), "{second}");
+
+        for server in servers {
+            server.shutdown().await.unwrap();
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! Raw HTTP exchanges with an MCP server on a loopback port: one request, read until the
+//! answer holds what the test waits for.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Sends one HTTP request and reads the answer until `done` holds for what came so far, or
+/// the server closes; then drops the connection.
+pub async fn exchange(
+    addr: std::net::SocketAddr,
+    request: String,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            let n = stream.read(&mut buf).await.unwrap_or(0);
+            if n == 0 {
+                break;
+            }
+            seen.extend_from_slice(&buf[..n]);
+            if done(&String::from_utf8_lossy(&seen)) {
+                break;
+            }
+        }
+    });
+    read.await.expect("the server answers within 10 s");
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+/// Whether an HTTP answer so far holds a JSON-RPC message to its closing brace (an SSE `data:`
+/// line, or a plain JSON body).
+pub fn whole_message(answer: &str) -> bool {
+    answer.lines().any(|l| {
+        let l = l.trim_end();
+        (l.starts_with("data: {") || l.starts_with("{\"jsonrpc\"")) && l.ends_with('}')
+    })
+}
+
+/// The JSON-RPC message in an HTTP answer (plain JSON or one SSE `data:` line).
+pub fn message(answer: &str) -> Value {
+    let body = answer.split("\r\n\r\n").nth(1).unwrap_or_default();
+    let json = body
+        .lines()
+        .find_map(|l| l.strip_prefix("data: ").filter(|d| d.starts_with('{')))
+        .or_else(|| body.lines().find(|l| l.starts_with('{')))
+        .unwrap_or("null");
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
