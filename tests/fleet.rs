@@ -14,7 +14,7 @@ use std::time::Duration;
 use redis_server::RedisServer;
 use serde_json::json;
 use toolsmith::idempotency::RedisStore;
-use toolsmith::policy::{CircuitPolicy, RetryPolicy, RunBudget};
+use toolsmith::policy::{CircuitPolicy, RetryPolicy, RunBudget, SharedApprovals};
 use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
 
 static LISTED: AtomicUsize = AtomicUsize::new(0);
@@ -196,6 +196,115 @@ async fn redis_down_refuses_calls_and_they_go_again_when_it_is_back() {
         .await;
     assert!(outcome.is_success(), "{:?}", outcome.error());
     assert_eq!(CHECKED.load(Ordering::SeqCst), before + 1);
+}
+
+static REFUNDED: AtomicUsize = AtomicUsize::new(0);
+
+/// Refunds an order. Writes money back: a person approves each refund. Not for discounts.
+#[tool(effect = "write", requires_approval, idempotent)]
+async fn refund_order(
+    /// The order.
+    #[arg(range(min = 1, max = 1_000_000))]
+    order: u32,
+) -> u32 {
+    REFUNDED.fetch_add(1, Ordering::SeqCst);
+    order
+}
+
+#[tokio::test]
+async fn an_approval_given_through_one_replica_is_used_once_across_all() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = Arc::new(RedisStore::open(&server.url).unwrap());
+    let approvals = SharedApprovals::new(Arc::clone(&store));
+    let replicas: Vec<Toolbox> = (0..3)
+        .map(|_| {
+            replica(&server.url)
+                .with(RefundOrder)
+                .with_approver(approvals.clone())
+        })
+        .collect();
+    let alice = || ToolContext::new().with_principal("alice");
+
+    // Asked on one replica, waiting once for the whole fleet.
+    let asked = replicas[0]
+        .call("refund_order", json!({"order": 7}), &alice())
+        .await;
+    assert_eq!(asked.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    let again = replicas[1]
+        .call("refund_order", json!({"order": 7}), &alice())
+        .await;
+    assert_eq!(again.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    let pending = approvals.pending().await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        (pending[0].tool.as_str(), pending[0].principal.as_deref()),
+        ("refund_order", Some("alice"))
+    );
+
+    // Approved through another process's handle; the same call sent to all three at once
+    // runs exactly once.
+    SharedApprovals::new(store)
+        .approve(&pending[0])
+        .await
+        .unwrap();
+    let before = REFUNDED.load(Ordering::SeqCst);
+    let mut calls = tokio::task::JoinSet::new();
+    for toolbox in &replicas {
+        let toolbox = toolbox.clone();
+        calls.spawn(async move {
+            let ctx = ToolContext::new().with_principal("alice");
+            toolbox
+                .call("refund_order", json!({"order": 7}), &ctx)
+                .await
+                .error()
+                .map(|e| e.code())
+        });
+    }
+    let outcomes = calls.join_all().await;
+    assert_eq!(
+        outcomes.iter().filter(|o| o.is_none()).count(),
+        1,
+        "{outcomes:?}"
+    );
+    assert!(
+        outcomes
+            .iter()
+            .flatten()
+            .all(|c| *c == ErrorCode::ApprovalRequired),
+        "{outcomes:?}"
+    );
+    assert_eq!(REFUNDED.load(Ordering::SeqCst) - before, 1);
+    assert!(approvals.pending().await.unwrap().len() <= 1);
+
+    // Another principal's identical call is not covered; a denial holds everywhere.
+    let bob = ToolContext::new().with_principal("bob");
+    assert!(
+        !replicas[2]
+            .call("refund_order", json!({"order": 7}), &bob)
+            .await
+            .is_success()
+    );
+    let waiting = approvals.pending().await.unwrap();
+    let bobs = waiting
+        .iter()
+        .find(|p| p.principal.as_deref() == Some("bob"))
+        .unwrap();
+    approvals.deny(bobs, "not his order").await.unwrap();
+    let denied = replicas[0]
+        .call("refund_order", json!({"order": 7}), &bob)
+        .await;
+    assert_eq!(denied.error().unwrap().code(), ErrorCode::ApprovalDenied);
+
+    // Redis gone: refused, retryably, and not run.
+    drop(server);
+    let before = REFUNDED.load(Ordering::SeqCst);
+    let down = replicas[1]
+        .call("refund_order", json!({"order": 8}), &alice())
+        .await;
+    assert!(down.error().unwrap().is_retryable(), "{:?}", down.error());
+    assert_eq!(REFUNDED.load(Ordering::SeqCst), before);
 }
 
 mod mcp {

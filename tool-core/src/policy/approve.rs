@@ -90,6 +90,9 @@ pub enum ApprovalDecision {
     Expired,
     /// A person declined it, for this reason: `approval_denied`.
     Denied(String),
+    /// The store of decisions cannot be reached: the call is refused with a retryable error
+    /// (never let through, never taken as declined).
+    Unavailable(String),
 }
 
 /// Decides whether a call that needs approval may run.
@@ -594,6 +597,7 @@ impl Approve {
                     "The approval of this `{name}` call has expired. Ask the user to approve it again."
                 ),
             )),
+            ApprovalDecision::Unavailable(why) => Err(ToolError::state_unreachable(&why)),
             ApprovalDecision::Denied(reason) => {
                 let reason = reason.trim().trim_end_matches('.');
                 Err(ToolError::new(
@@ -617,3 +621,7 @@ impl Step for Approve {
         })
     }
 }
+
+/// Approvals kept in Redis (feature `redis`), shared by every process of a fleet.
+#[cfg(feature = "redis")]
+pub(crate) mod shared;

@@ -40,6 +40,8 @@ mod step;
 pub use crate::json::canonical::arguments_hash;
 pub use crate::limits::InputLimits;
 pub use crate::spec::{CircuitPolicy, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
+#[cfg(feature = "redis")]
+pub use approve::shared::SharedApprovals;
 pub use approve::{
     ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
     PendingApproval, PromptForApproval,

@@ -1,0 +1,287 @@
+//! Approvals in Redis: a decision given through one process is seen by all, and a single-use
+//! approval lets exactly one call through across them (one script takes it).
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::{ApprovalDecision, ApprovalRequest, Approver, PendingApproval, Ticket};
+use crate::idempotency::RedisStore;
+use crate::spec::{Annotations, Effect};
+use crate::tool::BoxFuture;
+
+/// Takes a decision: `{"approved"}`, `{"denied", reason}`, or `{"pending"}` after recording
+/// the request (once). KEYS: the grant, the pending request; ARGV: the request's record and
+/// how long it waits, in ms.
+const DECIDE: &str = r"
+local g = redis.call('GET', KEYS[1])
+if g then
+  if string.sub(g, 1, 7) == 'denied:' then return {'denied', string.sub(g, 8)} end
+  if g ~= 'approved:any' then
+    local left = tonumber(string.sub(g, 10))
+    if left <= 1 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], 'approved:' .. (left - 1), 'KEEPTTL') end
+  end
+  return {'approved', ''}
+end
+redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2])
+return {'pending', ''}
+";
+
+/// An [`Approver`] whose decisions and waiting requests live in Redis (feature `redis`): a
+/// person approves through any process, and the call runs on whichever process it reaches
+/// next. A single-use approval (the default) lets exactly one identical call through across
+/// the fleet. Approvals expire after 15 minutes ([`with_ttl`](Self::with_ttl)); waiting
+/// requests are kept as long. When Redis cannot be reached, calls are refused with a
+/// retryable error.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::sync::Arc;
+/// use toolsmith::idempotency::RedisStore;
+/// use toolsmith::policy::SharedApprovals;
+///
+/// let approvals = SharedApprovals::new(Arc::new(RedisStore::open("redis://127.0.0.1:6379/")?));
+/// let toolbox = toolsmith::Toolbox::new().with_approver(approvals.clone());
+/// // Elsewhere, a person's review screen:
+/// for pending in approvals.pending().await? {
+///     approvals.approve(&pending).await?;
+/// }
+/// # let _ = toolbox;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct SharedApprovals {
+    store: Arc<RedisStore>,
+    ttl: Duration,
+    reusable: bool,
+}
+
+impl std::fmt::Debug for SharedApprovals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedApprovals")
+            .field("ttl", &self.ttl)
+            .field("reusable", &self.reusable)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A waiting request as Redis keeps it.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    tool: String,
+    title: Option<String>,
+    description: String,
+    arguments: Value,
+    arguments_hash: String,
+    effect: Option<String>,
+    annotations: Map<String, Value>,
+    data_classification: Option<String>,
+    principal: Option<String>,
+    run_id: Option<String>,
+    call_id: Option<String>,
+    requested_at_ms: u64,
+}
+
+impl Record {
+    fn of(pending: &PendingApproval) -> Self {
+        Self {
+            tool: pending.tool.clone(),
+            title: pending.title.clone(),
+            description: pending.description.clone(),
+            arguments: pending.arguments.clone(),
+            arguments_hash: pending.arguments_hash.clone(),
+            effect: pending.effect.map(|e| e.as_str().to_owned()),
+            annotations: pending.annotations.to_mcp(),
+            data_classification: pending.data_classification.clone(),
+            principal: pending.principal.clone(),
+            run_id: pending.run_id.clone(),
+            call_id: pending.call_id.clone(),
+            requested_at_ms: pending
+                .requested_at
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+        }
+    }
+
+    fn into_pending(self) -> PendingApproval {
+        let hint = |name: &str| self.annotations.get(name).and_then(Value::as_bool);
+        let annotations = Annotations {
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        };
+        let effect = match self.effect.as_deref() {
+            Some("read") => Some(Effect::Read),
+            Some("write") => Some(Effect::Write),
+            Some("destructive") => Some(Effect::Destructive),
+            _ => None,
+        };
+        PendingApproval {
+            ticket: Ticket {
+                principal: self.principal.clone(),
+                tool: self.tool.clone(),
+                hash: self.arguments_hash.clone(),
+            },
+            tool: self.tool,
+            title: self.title,
+            description: self.description,
+            arguments: self.arguments,
+            arguments_hash: self.arguments_hash,
+            effect,
+            annotations,
+            data_classification: self.data_classification,
+            principal: self.principal,
+            run_id: self.run_id,
+            call_id: self.call_id,
+            requested_at: UNIX_EPOCH + Duration::from_millis(self.requested_at_ms),
+        }
+    }
+}
+
+/// The name a decision goes by in Redis: a hash of who, what and which arguments.
+fn key(kind: &str, ticket: &Ticket) -> String {
+    use sha2::Digest;
+    let who = serde_json::json!([ticket.principal, ticket.tool, ticket.hash]).to_string();
+    let digest = sha2::Sha256::digest(who.as_bytes());
+    let mut hex = String::with_capacity(64);
+    crate::json::canonical::push_hex(&mut hex, &digest);
+    format!("toolsmith:approval:{kind}:{hex}")
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+impl SharedApprovals {
+    /// Approvals in `store`: single-use, for 15 minutes.
+    #[must_use]
+    pub fn new(store: Arc<RedisStore>) -> Self {
+        Self {
+            store,
+            ttl: Duration::from_secs(15 * 60),
+            reusable: false,
+        }
+    }
+
+    /// Approvals given from now on expire after `ttl` (and requests wait as long).
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Approvals given from now on let any number of identical calls through until they
+    /// expire.
+    #[must_use]
+    pub fn reusable(mut self) -> Self {
+        self.reusable = true;
+        self
+    }
+
+    /// The requests waiting for a decision, oldest first.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
+    pub async fn pending(&self) -> Result<Vec<PendingApproval>, crate::idempotency::StoreError> {
+        let mut found = Vec::new();
+        let mut cursor: u64 = 0;
+        loop {
+            let mut scan = redis::cmd("SCAN");
+            scan.arg(cursor)
+                .arg("MATCH")
+                .arg("toolsmith:approval:pending:*")
+                .arg("COUNT")
+                .arg(256);
+            let (next, keys): (u64, Vec<String>) = self.store.command(scan).await?;
+            for key in keys {
+                let mut get = redis::cmd("GET");
+                get.arg(&key);
+                let text: Option<String> = self.store.command(get).await?;
+                if let Some(record) = text.and_then(|t| serde_json::from_str::<Record>(&t).ok()) {
+                    found.push(record.into_pending());
+                }
+            }
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        found.sort_by_key(|p| p.requested_at);
+        Ok(found)
+    }
+
+    /// Approves the pending call, for the whole fleet.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
+    pub async fn approve(
+        &self,
+        pending: &PendingApproval,
+    ) -> Result<(), crate::idempotency::StoreError> {
+        let grant = if self.reusable {
+            "approved:any"
+        } else {
+            "approved:1"
+        };
+        self.decide_on(&pending.ticket, grant).await
+    }
+
+    /// Declines the pending call, for the whole fleet.
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
+    pub async fn deny(
+        &self,
+        pending: &PendingApproval,
+        reason: impl Into<String>,
+    ) -> Result<(), crate::idempotency::StoreError> {
+        let grant = format!("denied:{}", reason.into());
+        self.decide_on(&pending.ticket, &grant).await
+    }
+
+    async fn decide_on(
+        &self,
+        ticket: &Ticket,
+        grant: &str,
+    ) -> Result<(), crate::idempotency::StoreError> {
+        let mut set = redis::cmd("SET");
+        set.arg(key("grant", ticket))
+            .arg(grant)
+            .arg("PX")
+            .arg(millis(self.ttl));
+        self.store.command::<()>(set).await?;
+        let mut del = redis::cmd("DEL");
+        del.arg(key("pending", ticket));
+        self.store.command::<i64>(del).await?;
+        Ok(())
+    }
+}
+
+impl Approver for SharedApprovals {
+    fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move {
+            let ticket = Ticket::of(request);
+            let record = Record::of(&PendingApproval::new(request));
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(DECIDE)
+                .arg(2)
+                .arg(key("grant", &ticket))
+                .arg(key("pending", &ticket))
+                .arg(serde_json::to_string(&record).unwrap_or_default())
+                .arg(millis(self.ttl));
+            match self.store.command::<(String, String)>(cmd).await {
+                Ok((decision, _)) if decision == "approved" => ApprovalDecision::Approved,
+                Ok((decision, reason)) if decision == "denied" => ApprovalDecision::Denied(reason),
+                Ok(_) => ApprovalDecision::Pending,
+                Err(err) => ApprovalDecision::Unavailable(err.0),
+            }
+        })
+    }
+}
