@@ -1,0 +1,185 @@
+//! One replica of a fleet: an MCP server over streamable HTTP, with no sessions, whose state
+//! (idempotency, results, rate limits, run budgets, circuits, approvals) is in a shared Redis.
+//! Start several on one Redis and put any load balancer in front (docs/deployment.md).
+//!
+//! ```sh
+//! cargo run --example fleet_replica --features mcp,redis -- redis://127.0.0.1:6379/ 127.0.0.1:0 executions.log
+//! ```
+//!
+//! The first line on stdout is the endpoint's URL. Each tool run appends a line to the log
+//! file (the fleet tests count them). A request's run is `_meta["toolsmith/run"]` and its
+//! user `_meta["toolsmith/user"]`. Ctrl-C stops it.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use toolsmith::idempotency::RedisStore;
+use toolsmith::mcp::McpServer;
+use toolsmith::policy::{
+    CircuitPolicy, RateLimit, RetryPolicy, RunBudget, SharedApprovals, ToolPolicy,
+};
+use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
+
+/// Where each tool run is written down.
+#[derive(Clone)]
+struct Executions(Arc<Mutex<std::fs::File>>);
+
+fn executed(ctx: &ToolContext, what: &str) {
+    if let Some(Executions(file)) = ctx.get::<Executions>()
+        && let Ok(mut file) = file.lock()
+    {
+        let _ = writeln!(file, "{what}");
+    }
+}
+
+/// Lists the open orders. Read-only. Not for closed orders.
+#[tool(effect = "read", allow(unbounded_list))]
+async fn list_orders(ctx: &ToolContext) -> Vec<u32> {
+    executed(ctx, "list_orders");
+    vec![1, 2, 3]
+}
+
+/// Fetches the exchange rate from the bank, which is down. Read-only. Not for history.
+#[tool(effect = "read")]
+async fn fetch_rate(ctx: &ToolContext) -> Result<f64, ToolError> {
+    executed(ctx, "fetch_rate");
+    Err(ToolError::new(
+        ErrorCode::UpstreamError,
+        "The bank did not answer.",
+    ))
+}
+
+/// Looks a word up in the dictionary service. Read-only. Not for translations.
+#[tool(effect = "read")]
+async fn look_up(
+    ctx: &ToolContext,
+    /// The word.
+    #[arg(length(min = 1, max = 40))]
+    word: String,
+) -> String {
+    executed(ctx, "look_up");
+    format!("{word}: a word")
+}
+
+/// Sends an invoice to a customer. Writes data: the customer gets an email. Not for quotes.
+#[tool(effect = "write")]
+async fn send_invoice(
+    ctx: &ToolContext,
+    /// The invoice.
+    #[arg(range(min = 1, max = 1_000_000))]
+    invoice: u32,
+) -> u32 {
+    executed(ctx, &format!("send_invoice {invoice}"));
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    invoice
+}
+
+/// Refunds an order. Writes money back: a person approves each refund. Not for discounts.
+#[tool(effect = "write", requires_approval, idempotent)]
+async fn refund_order(
+    ctx: &ToolContext,
+    /// The order.
+    #[arg(range(min = 1, max = 1_000_000))]
+    order: u32,
+) -> u32 {
+    executed(ctx, &format!("refund_order {order}"));
+    order
+}
+
+/// The fleet's toolbox: every replica builds the same one.
+fn toolbox(redis: &str) -> Result<Toolbox, String> {
+    let store = RedisStore::open(redis).map_err(|e| e.to_string())?;
+    let store = Arc::new(store);
+    let one_try = ToolPolicy {
+        max_attempts: Some(1),
+        ..Default::default()
+    };
+    Ok(Toolbox::new()
+        .with(ListOrders)
+        .with(FetchRate)
+        .with(LookUp)
+        .with(SendInvoice)
+        .with(RefundOrder)
+        .with_shared_state(Arc::clone(&store))
+        .with_approver(SharedApprovals::new(store))
+        .with_budget(RunBudget {
+            max_calls: 10,
+            ..Default::default()
+        })
+        .with_circuit(CircuitPolicy {
+            failures: 3,
+            cooldown: Duration::from_secs(60),
+        })
+        .with_retry(RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        })
+        .configure(
+            "look_up",
+            ToolPolicy {
+                rate_limit: Some(RateLimit::per_second(20)),
+                ..one_try
+            },
+        )
+        .with_cursor_key("the fleet's cursor key, 32 bytes or more of it"))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [redis, addr, log] = args.as_slice() else {
+        eprintln!("usage: fleet_replica <redis url> <address> <log file>");
+        return ExitCode::FAILURE;
+    };
+    let toolbox = match toolbox(redis) {
+        Ok(toolbox) => toolbox,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let log = match std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+    {
+        Ok(file) => Executions(Arc::new(Mutex::new(file))),
+        Err(err) => {
+            eprintln!("cannot open the log: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let server = McpServer::new(toolbox)
+        .with_name("fleet-replica", env!("CARGO_PKG_VERSION"))
+        .with_stateless_http()
+        .with_state_key("the fleet's sealing key, 32 bytes or more of it")
+        .with_context(move |ctx, request| {
+            let meta = request.meta();
+            let mut ctx = ctx.with_extension(log.clone());
+            if let Some(run) = meta.get("toolsmith/run").and_then(|v| v.as_str()) {
+                ctx = ctx.with_run_id(run);
+            }
+            if let Some(user) = meta.get("toolsmith/user").and_then(|v| v.as_str()) {
+                ctx = ctx.with_principal(user);
+            }
+            ctx
+        });
+    let http = match server.bind_http(addr.as_str()).await {
+        Ok(http) => http,
+        Err(err) => {
+            eprintln!("cannot serve: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("{}", http.url());
+    let _ = tokio::signal::ctrl_c().await;
+    match http.shutdown().await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("{err}");
+            ExitCode::FAILURE
+        }
+    }
+}
