@@ -4,7 +4,11 @@
 //!
 //! ```sh
 //! cargo run --example fleet_replica --features mcp,redis -- redis://127.0.0.1:6379/ 127.0.0.1:0 executions.log
+//! cargo run --example fleet_replica --features mcp,redis -- memory 127.0.0.1:0 /dev/null --sessions
 //! ```
+//!
+//! `memory` instead of a Redis URL keeps the state in the process (one process alone);
+//! `--sessions` keeps 2025-11-25 sessions instead of serving every request on its own.
 //!
 //! The first line on stdout is the endpoint's URL. Each tool run appends a line to the log
 //! file (the fleet tests count them). A request's run is `_meta["toolsmith/run"]` and its
@@ -21,6 +25,10 @@ use toolsmith::policy::{
     CircuitPolicy, RateLimit, RetryPolicy, RunBudget, SharedApprovals, ToolPolicy,
 };
 use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
+
+#[path = "tools/mod.rs"]
+#[allow(dead_code)]
+mod tools;
 
 /// Where each tool run is written down.
 #[derive(Clone)]
@@ -88,22 +96,29 @@ async fn refund_order(
     order
 }
 
-/// The fleet's toolbox: every replica builds the same one.
+/// The fleet's toolbox: every replica builds the same one (`memory`: state in the process).
 fn toolbox(redis: &str) -> Result<Toolbox, String> {
-    let store = RedisStore::open(redis).map_err(|e| e.to_string())?;
-    let store = Arc::new(store);
     let one_try = ToolPolicy {
         max_attempts: Some(1),
         ..Default::default()
     };
-    Ok(Toolbox::new()
+    let toolbox = Toolbox::new()
         .with(ListOrders)
         .with(FetchRate)
         .with(LookUp)
         .with(SendInvoice)
         .with(RefundOrder)
-        .with_shared_state(Arc::clone(&store))
-        .with_approver(SharedApprovals::new(store))
+        .with(tools::Add)
+        .with(tools::SearchWeb);
+    let toolbox = if redis == "memory" {
+        toolbox.with_approver(toolsmith::policy::Approvals::new())
+    } else {
+        let store = Arc::new(RedisStore::open(redis).map_err(|e| e.to_string())?);
+        toolbox
+            .with_shared_state(Arc::clone(&store))
+            .with_approver(SharedApprovals::new(store))
+    };
+    Ok(toolbox
         .with_budget(RunBudget {
             max_calls: 10,
             ..Default::default()
@@ -129,8 +144,10 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let (sessions, args): (Vec<&String>, Vec<&String>) =
+        args.iter().partition(|a| a.as_str() == "--sessions");
     let [redis, addr, log] = args.as_slice() else {
-        eprintln!("usage: fleet_replica <redis url> <address> <log file>");
+        eprintln!("usage: fleet_replica <redis url|memory> <address> <log file> [--sessions]");
         return ExitCode::FAILURE;
     };
     let toolbox = match toolbox(redis) {
@@ -151,9 +168,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = McpServer::new(toolbox)
-        .with_name("fleet-replica", env!("CARGO_PKG_VERSION"))
-        .with_stateless_http()
+    let server = McpServer::new(toolbox).with_name("fleet-replica", env!("CARGO_PKG_VERSION"));
+    let server = if sessions.is_empty() {
+        server.with_stateless_http()
+    } else {
+        server.with_max_sessions(100_000)
+    };
+    let server = server
         .with_state_key("the fleet's sealing key, 32 bytes or more of it")
         .with_context(move |ctx, request| {
             let meta = request.meta();

@@ -620,6 +620,8 @@ impl McpServer {
             .with_allowed_hosts(self.config.allowed_hosts.clone())
             .with_max_request_body_bytes(self.config.message_limits.max_bytes)
             .with_legacy_session_mode(!self.config.stateless_http)
+            // Without sessions, a call with nothing to stream is answered as plain JSON.
+            .with_json_response(self.config.stateless_http)
             .with_cancellation_token(shutdown.child_token());
         let sessions = Arc::new(http_guard::Sessions::new(
             self.config.max_sessions,

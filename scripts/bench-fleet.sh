@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Load figures for MCP over streamable HTTP on loopback (docs/performance.md, "MCP over HTTP"):
+# calls per second and p50/p99 latency of `tools/call` for a trivial tool (`add`) and
+# `search_web`, at 1, 16 and 64 concurrent clients, for
+#   - a bare rmcp server with rmcp's own #[tool] macro (examples/bare_rmcp.rs),
+#   - one toolsmith process with its state in memory (examples/fleet_replica.rs),
+#   - three toolsmith processes sharing their state in one Redis, called round-robin;
+# then the memory one open 2025-11-25 session costs each server.
+#
+# Usage: bash scripts/bench-fleet.sh [seconds per measurement, default 5]
+# Needs redis-server (scripts/test.sh installs it). Every server listens on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+per=${1:-5}
+cargo build --release --locked --features mcp,redis --example fleet_replica --example bare_rmcp --example fleet_load >&2
+bin=target/release/examples
+work=$(mktemp -d)
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'; }
+
+# Starts a server in the background; sets $url to the first line it prints, $pid to it.
+serve() {
+  local out="$work/out.$RANDOM"
+  "$@" >"$out" 2>/dev/null &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 200); do
+    url=$(head -n 1 "$out" 2>/dev/null || true)
+    [ -n "$url" ] && return 0
+    sleep 0.05
+  done
+  echo "a server did not start: $*" >&2
+  exit 1
+}
+
+redis_port=$(free_port)
+redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
+pids+=("$!")
+for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
+redis="redis://127.0.0.1:$redis_port/"
+
+serve "$bin/bare_rmcp" 127.0.0.1:0; bare=$url
+serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null; one=$url
+three=""
+for _ in 1 2 3; do
+  serve "$bin/fleet_replica" "$redis" 127.0.0.1:0 /dev/null
+  three="${three:+$three,}$url"
+done
+
+echo "| tool | clients | bare rmcp, 1 process | toolsmith, 1 process | toolsmith, 3 processes + Redis |"
+echo "|---|---:|---|---|---|"
+for tool in add search_web; do
+  for clients in 1 16 64; do
+    row="| \`$tool\` | $clients"
+    for urls in "$bare" "$one" "$three"; do
+      result=$("$bin/fleet_load" --urls "$urls" --tool "$tool" --clients "$clients" --seconds "$per")
+      row="$row | $(python3 - "$result" <<'PY'
+import json, sys
+r = json.loads(sys.argv[1])
+errors = f", {r['errors']} errors" if r["errors"] else ""
+print(f"{r['calls_per_s']:.0f}/s, p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms{errors}")
+PY
+)"
+    done
+    echo "$row |"
+  done
+done
+
+# Memory per open session: the server's resident memory before and after 1,000 sessions.
+rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
+echo
+echo "| server | resident memory, idle | with 1,000 open sessions | per session |"
+echo "|---|---:|---:|---:|"
+for server in bare toolsmith; do
+  if [ "$server" = bare ]; then serve "$bin/bare_rmcp" 127.0.0.1:0 --sessions; else serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null --sessions; fi
+  target=$pid
+  "$bin/fleet_load" --urls "$url" --sessions 1 >/dev/null 2>&1 & warm=$!
+  sleep 0.5; kill "$warm" 2>/dev/null || true
+  before=$(rss_kib "$target")
+  out="$work/sessions.$server"
+  "$bin/fleet_load" --urls "$url" --sessions 1000 >"$out" 2>&1 &
+  holder=$!
+  pids+=("$holder")
+  for _ in $(seq 1 600); do grep -q sessions "$out" 2>/dev/null && break; sleep 0.1; done
+  after=$(rss_kib "$target")
+  kill "$holder" 2>/dev/null || true
+  echo "| $server | $((before / 1024)) MiB | $((after / 1024)) MiB | $(( (after - before) / 1000 )) KiB |"
+done
