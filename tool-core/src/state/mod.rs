@@ -1,6 +1,9 @@
 //! The runtime's shared state, behind traits with an in-memory implementation (the default,
-//! for one process) and a Redis one (feature `redis`, for a fleet): rate limits here; the
-//! idempotency keys and stored results have their stores in `idempotency` and `output`.
+//! for one process) and a Redis one (`RedisStore`, feature `redis`, for a fleet): rate limits
+//! ([`RateLimiter`]), run budgets ([`BudgetStore`]) and circuit breakers ([`CircuitStore`])
+//! here; idempotency keys and stored results have theirs in `idempotency` and `output`, and
+//! approvals in `policy` (`SharedApprovals`). `Toolbox::with_shared_state` puts them all in
+//! one store; docs/deployment.md says what is shared and how it fails.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -780,6 +780,42 @@ impl Toolbox {
         self.configured()
     }
 
+    /// Counts run budgets in `store` instead of this toolbox's memory (see
+    /// [`with_shared_state`](Self::with_shared_state), which sets this and the rest).
+    ///
+    /// ```
+    /// # #[cfg(feature = "redis")]
+    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
+    /// let store = toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?;
+    /// let toolbox = toolsmith::Toolbox::new().with_budget_store(store);
+    /// # let _ = toolbox;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_budget_store(mut self, store: impl crate::state::BudgetStore) -> Self {
+        self.settings.shared_budgets = Some(Arc::new(store));
+        self.configured()
+    }
+
+    /// Keeps circuit breakers in `store` instead of this toolbox's memory (see
+    /// [`with_shared_state`](Self::with_shared_state)).
+    ///
+    /// ```
+    /// # #[cfg(feature = "redis")]
+    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
+    /// let store = toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?;
+    /// let toolbox = toolsmith::Toolbox::new().with_circuit_store(store);
+    /// # let _ = toolbox;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_circuit_store(mut self, store: impl crate::state::CircuitStore) -> Self {
+        self.settings.shared_circuits = Some(Arc::new(store));
+        self.configured()
+    }
+
     /// The rate limit of the upstream `name` (an API, a database), shared by every tool
     /// whose policy names it (`ToolPolicy::upstream`). A call over it waits for its turn
     /// through the retry policy, then fails `rate_limited` with `retry_after_ms`.

@@ -29,6 +29,14 @@ redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2])
 return {'pending', ''}
 ";
 
+/// Records a decision and takes its request off the waiting list, in one step. KEYS: the
+/// grant, the pending request; ARGV: the decision, how long it holds in ms.
+const RECORD: &str = r"
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('DEL', KEYS[2])
+return 0
+";
+
 /// An [`Approver`] whose decisions and waiting requests live in Redis (feature `redis`): a
 /// person approves through any process, and the call runs on whichever process it reaches
 /// next. A single-use approval (the default) lets exactly one identical call through across
@@ -251,15 +259,14 @@ impl SharedApprovals {
         ticket: &Ticket,
         grant: &str,
     ) -> Result<(), crate::idempotency::StoreError> {
-        let mut set = redis::cmd("SET");
-        set.arg(key("grant", ticket))
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(RECORD)
+            .arg(2)
+            .arg(key("grant", ticket))
+            .arg(key("pending", ticket))
             .arg(grant)
-            .arg("PX")
             .arg(millis(self.ttl));
-        self.store.command::<()>(set).await?;
-        let mut del = redis::cmd("DEL");
-        del.arg(key("pending", ticket));
-        self.store.command::<i64>(del).await?;
+        self.store.command::<i64>(cmd).await?;
         Ok(())
     }
 }
