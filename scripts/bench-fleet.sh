@@ -2,7 +2,7 @@
 # Load figures for MCP over streamable HTTP on loopback (docs/performance.md, "MCP over HTTP"):
 # calls per second and p50/p99 latency of `tools/call` for a trivial tool (`add`) and
 # `search_web`, at 1, 16 and 64 concurrent clients, for
-#   - a bare rmcp server with rmcp's own #[tool] macro (examples/bare_rmcp.rs),
+#   - a bare rmcp server with rmcp's own #[tool] macro (bench-fleet/, a crate of its own),
 #   - one toolsmith process with its state in memory (examples/fleet_replica.rs),
 #   - three toolsmith processes sharing their state in one Redis, called round-robin;
 # then the memory one open 2025-11-25 session costs each server.
@@ -12,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 per=${1:-5}
-cargo build --release --locked --features mcp,redis --example fleet_replica --example bare_rmcp --example fleet_load >&2
+cargo build --release --locked --features mcp,redis --example fleet_replica --example fleet_load >&2
+cargo build --release --manifest-path bench-fleet/Cargo.toml --target-dir target/bench-fleet >&2
 bin=target/release/examples
+bare_bin=target/bench-fleet/release/bare_rmcp
 work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -42,7 +44,7 @@ pids+=("$!")
 for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 redis="redis://127.0.0.1:$redis_port/"
 
-serve "$bin/bare_rmcp" 127.0.0.1:0; bare=$url
+serve "$bare_bin" 127.0.0.1:0; bare=$url
 serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null; one=$url
 three=""
 for _ in 1 2 3; do
@@ -75,7 +77,7 @@ echo
 echo "| server | resident memory, idle | with 1,000 open sessions | per session |"
 echo "|---|---:|---:|---:|"
 for server in bare toolsmith; do
-  if [ "$server" = bare ]; then serve "$bin/bare_rmcp" 127.0.0.1:0 --sessions; else serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null --sessions; fi
+  if [ "$server" = bare ]; then serve "$bare_bin" 127.0.0.1:0 --sessions; else serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null --sessions; fi
   target=$pid
   "$bin/fleet_load" --urls "$url" --sessions 1 >/dev/null 2>&1 & warm=$!
   sleep 0.5; kill "$warm" 2>/dev/null || true

@@ -3,8 +3,8 @@
 //! same axum, with no validation beyond serde and no execution policy.
 //!
 //! ```sh
-//! cargo run --release --example bare_rmcp -- 127.0.0.1:0            # no sessions
-//! cargo run --release --example bare_rmcp -- 127.0.0.1:0 --sessions # 2025-11-25 sessions
+//! cargo run --release --manifest-path bench-fleet/Cargo.toml -- 127.0.0.1:0            # no sessions
+//! cargo run --release --manifest-path bench-fleet/Cargo.toml -- 127.0.0.1:0 --sessions # 2025-11-25 sessions
 //! ```
 //!
 //! The first line on stdout is the endpoint's URL.
