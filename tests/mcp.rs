@@ -1402,10 +1402,28 @@ mod tasks {
         format!("{region}: {}", copies.len())
     }
 
+    /// Waits before going on in the background; stops when cancelled first. Read-only. Not for
+    /// real work.
+    #[tool(effect = "read", timeout = "1m")]
+    async fn linger(ctx: &ToolContext) -> Result<String, ToolError> {
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(30)) => {}
+            () = ctx.cancelled() => {
+                if let Some(flags) = ctx.get::<Arc<Flags>>() {
+                    flags.cancelled.store(true, Ordering::SeqCst);
+                }
+                return Err(ToolError::new(toolsmith::ErrorCode::Cancelled, "Stopped."));
+            }
+        }
+        ctx.detach().await;
+        Ok("done".to_owned())
+    }
+
     fn server(flags: &Arc<Flags>) -> McpServer {
         let flags = Arc::clone(flags);
         McpServer::new(
             Toolbox::new()
+                .with(Linger)
                 .with(Crunch)
                 .with(Refuse)
                 .with(Crash)
@@ -1418,6 +1436,7 @@ mod tasks {
         .with_task_tool("crash", TaskSupport::Optional)
         .with_task_tool("confirm", TaskSupport::Optional)
         .with_task_tool("greet_later", TaskSupport::OnDetach)
+        .with_task_tool("linger", TaskSupport::OnDetach)
         .with_task_ttl(Duration::from_secs(90))
         .with_param_header("route", "region", "Region")
         .with_context(move |ctx, _| ctx.with_extension(Arc::clone(&flags)))
@@ -1728,6 +1747,37 @@ mod tasks {
         let direct = send(addr, "tools/call", Some("greet_later"), params, plain, "").await;
         let text = direct["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains("Hello, Bo! (detached: false)"), "{direct}");
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_request_dropped_before_the_tool_detaches_cancels_the_tool() {
+        let flags = Arc::new(Flags::default());
+        let http_server = server(&flags).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "linger", "arguments": {}, "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": with_tasks()}}})
+        .to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: linger\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        drop(stream);
+        for _ in 0..100 {
+            if flags.cancelled.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            flags.cancelled.load(Ordering::SeqCst),
+            "the tool heard of the cancelled request"
+        );
         http_server.shutdown().await.unwrap();
     }
 

@@ -1274,6 +1274,7 @@ impl TaskCall {
         } = self;
         let manager = config.tasks.manager.clone();
         let options = config.tasks.options();
+        let stop = cancellation.clone();
         let run = {
             let config = Arc::clone(&config);
             let name = tool.definition().name().to_owned();
@@ -1303,7 +1304,11 @@ impl TaskCall {
                 _,
             )) => Ok(manager.spawn(options, |context| task(running, context))),
             futures_util::future::Either::Right(_) => {
-                // The request was cancelled, or the tool can no longer ask: wait for it.
+                // The request was cancelled (the tool is told, as any call's tool is), or the
+                // tool can no longer ask: wait for its end.
+                if request.is_cancelled() {
+                    stop.cancel();
+                }
                 Err(joined_outcome(running.await))
             }
         }

@@ -57,20 +57,18 @@ pub trait RateLimiter: Send + Sync + 'static {
 }
 
 /// Rate limits in this process's memory: one timestamp per limit.
-#[derive(Default)]
 pub struct MemoryRateLimiter {
     /// The theoretical arrival time of the next call, per key, since `start`.
     next: Mutex<HashMap<String, Duration>>,
-    start: once_start::Start,
+    /// The instant the limiter's times count from.
+    start: tokio::time::Instant,
 }
 
-mod once_start {
-    /// The instant the limiter's times count from.
-    pub(super) struct Start(pub(super) tokio::time::Instant);
-
-    impl Default for Start {
-        fn default() -> Self {
-            Self(tokio::time::Instant::now())
+impl Default for MemoryRateLimiter {
+    fn default() -> Self {
+        Self {
+            next: Mutex::default(),
+            start: tokio::time::Instant::now(),
         }
     }
 }
@@ -89,7 +87,7 @@ impl RateLimiter for MemoryRateLimiter {
         key: &'a str,
         limit: &'a RateLimit,
     ) -> BoxFuture<'a, Result<Option<Duration>, StateError>> {
-        let now = self.start.0.elapsed();
+        let now = self.start.elapsed();
         let decided = match self.next.lock() {
             Ok(mut next) => {
                 let tat = next.get(key).copied().unwrap_or(now);
