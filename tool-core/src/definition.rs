@@ -492,6 +492,62 @@ impl ToolDefinition {
         self.validation.problem()
     }
 
+    /// The canonical form of `arguments` for this tool: validated (every violation
+    /// explained), `null` for an optional parameter read as the parameter left out, defaults
+    /// applied, integral numbers written as integers. It is what a
+    /// [`Toolbox`](crate::Toolbox) hands the tool, records in the audit, shows an approver,
+    /// and hashes ([`arguments_hash`](crate::policy::arguments_hash)) for approvals and
+    /// idempotency keys: two documents the tool reads as the same value have one canonical
+    /// form.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Tool};
+    ///
+    /// /// Books a seat on a flight. Writes a booking. Not for changing one.
+    /// #[tool(effect = "write")]
+    /// fn book_flight(
+    ///     /// The flight.
+    ///     flight_id: String,
+    ///     /// The cabin, if the passenger has a wish.
+    ///     cabin: Option<String>,
+    ///     /// How many seats.
+    ///     #[arg(default = 1)]
+    ///     seats: u32,
+    /// ) -> String {
+    ///     format!("{flight_id} x{seats} {cabin:?}")
+    /// }
+    ///
+    /// let def = BookFlight.definition();
+    /// let strict = def.canonical_arguments(&json!({"flight_id": "F1", "cabin": null, "seats": null})).unwrap();
+    /// let plain = def.canonical_arguments(r#"{"seats": 1.0, "flight_id": "F1"}"#).unwrap();
+    /// assert_eq!(strict, plain);
+    /// assert_eq!(plain, json!({"flight_id": "F1", "seats": 1}));
+    /// assert!(def.canonical_arguments(r#"{"seats": 2}"#).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `invalid_arguments`, as a call with these arguments would get.
+    pub fn canonical_arguments<'a>(
+        &self,
+        arguments: impl Into<Arguments<'a>>,
+    ) -> Result<Value, ToolError> {
+        let limits = crate::validate::limits_for(&self.validation, None);
+        crate::validate::canonical::read_once(&self.validation, &arguments.into(), limits)
+            .map(|checked| checked.value)
+    }
+
+    /// The arguments of a call in `ctx` read once: canonical, with their hash.
+    pub(crate) fn read_arguments(
+        &self,
+        arguments: &Arguments<'_>,
+        ctx: &crate::context::ToolContext,
+    ) -> Result<crate::validate::canonical::Checked, ToolError> {
+        let limits = crate::validate::limits_for(&self.validation, Some(ctx));
+        crate::validate::canonical::read_once(&self.validation, arguments, limits)
+    }
+
     /// What the arguments are checked with.
     #[doc(hidden)]
     #[must_use]

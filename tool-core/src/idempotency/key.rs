@@ -48,11 +48,17 @@ pub(crate) struct CallKey {
     pub(crate) fingerprint: String,
 }
 
-/// The key of a call of `tool` with validated `arguments`: the caller's own
-/// (`idempotency_key`, at least 16 characters), or SHA-256 over the tool's name, the principal
-/// (keys never cross users: one user's call is never replayed to another), the run (`None` for
-/// a tool whose keys are [`Global`](IdempotencyScope::Global)) and the canonical JSON of the arguments (keys sorted, integral numbers written
-/// as integers).
+/// The key derived for a call of `tool` with `arguments`: SHA-256 over the tool's name, the
+/// principal (keys never cross users: one user's call is never replayed to another), the run
+/// (`None` for a tool whose keys are [`Global`](IdempotencyScope::Global)) and the canonical
+/// JSON of the arguments ([`arguments_hash`](crate::policy::arguments_hash): RFC 8785, so
+/// key order and number spelling do not matter). A caller may give its own key instead, in
+/// the `idempotency_key` parameter (at least 16 characters).
+///
+/// A toolbox derives its keys from a call's canonical arguments
+/// ([`ToolDefinition::canonical_arguments`](crate::ToolDefinition::canonical_arguments):
+/// `null` for an optional parameter is absent, defaults applied). Pass those to derive the
+/// key a toolbox derives.
 ///
 /// ```
 /// use toolsmith::serde_json::json;
@@ -70,8 +76,7 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    let hash = arguments_hash(&crate::json::canonical::normalized_integers(arguments));
-    derived_key(tool, principal, run, &hash)
+    derived_key(tool, principal, run, &arguments_hash(arguments))
 }
 
 /// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical hash.
@@ -142,9 +147,9 @@ fn unique_key(tool: &str, hash: &str) -> String {
     key
 }
 
-pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> CallKey {
-    let normalized = crate::json::canonical::normalized_integers(arguments);
-    let given = match &*normalized {
+/// The key of a call of `tool` whose canonical arguments are `arguments`, hashed as `hash`.
+pub(crate) fn call_key(tool: &str, arguments: &Value, hash: &str, scope: KeyScope<'_>) -> CallKey {
+    let given = match arguments {
         Value::Object(map) => map.get(KEY_PARAMETER),
         _ => None,
     };
@@ -152,16 +157,15 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> Ca
         .and_then(Value::as_str)
         .filter(|k| k.chars().count() >= MIN_KEY_LEN)
         .map(str::to_owned);
-    let hash = arguments_hash(&normalized);
     // The fingerprint leaves the caller's key out: it is what a reused key is compared on.
     let fingerprint = if given.is_some() {
-        let mut without_key = normalized.clone().into_owned();
+        let mut without_key = arguments.clone();
         if let Value::Object(map) = &mut without_key {
             map.shift_remove(KEY_PARAMETER);
         }
         arguments_hash(&without_key)
     } else {
-        hash.clone()
+        hash.to_owned()
     };
     match own {
         Some(own) => {
@@ -179,13 +183,13 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, scope: KeyScope<'_>) -> Ca
         }
         // Scoped to the run, and no run: this call is an action of its own.
         None if !scope.global && scope.run.is_none() => CallKey {
-            visible: unique_key(tool, &hash),
+            visible: unique_key(tool, hash),
             stored: None,
             fingerprint,
         },
         None => {
             let run = if scope.global { None } else { scope.run };
-            let key = derived_key(tool, scope.principal, run, &hash);
+            let key = derived_key(tool, scope.principal, run, hash);
             CallKey {
                 visible: key.clone(),
                 stored: Some(key),

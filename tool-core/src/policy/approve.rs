@@ -1,4 +1,4 @@
-//! Which calls a person has approved: asked about each exact call (its validated arguments
+//! Which calls a person has approved: asked about each exact call (its canonical arguments
 //! and their hash) of a tool that needs approval.
 //!
 //! Three parts: an [`Approver`] decides (the in-memory [`Approvals`] store, or your own); a
@@ -17,21 +17,20 @@ use tokio::time::Instant;
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
-use crate::json::canonical::arguments_hash;
 use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
 use super::audit::redact;
 use super::step::{Call, Done, Next, Step};
 
-/// A call waiting for a person's decision: the tool, its validated arguments and their hash.
+/// A call waiting for a person's decision: the tool, its canonical arguments and their hash.
 #[derive(Debug)]
 pub struct ApprovalRequest<'a> {
     /// The tool's registered name.
     pub tool: &'a str,
-    /// The validated arguments.
+    /// The canonical arguments ([`ToolDefinition::canonical_arguments`](crate::ToolDefinition::canonical_arguments)).
     pub arguments: &'a Value,
-    /// `sha256:` + the hex SHA-256 of the arguments' canonical JSON (keys sorted).
+    /// `sha256:` + the hex SHA-256 of the arguments' canonical JSON (RFC 8785).
     pub arguments_hash: &'a str,
     /// The call's context (principal, run id, call id).
     pub ctx: &'a ToolContext,
@@ -527,9 +526,9 @@ impl Approver for Arc<Approvals> {
     }
 }
 
-/// The step, for tools that need a person's approval (declared, or destructive): validates
-/// the arguments, then asks the approver about this exact call, then the person through the
-/// context's prompt.
+/// The step, for tools that need a person's approval (declared, or destructive): asks the
+/// approver about this exact call (its arguments read once, canonical and hashed), then the
+/// person through the context's prompt.
 pub(crate) struct Approve {
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) tool: Arc<dyn Tool>,
@@ -540,27 +539,15 @@ pub(crate) fn needs_approval(def: &ToolDefinition) -> bool {
     def.requires_approval() || def.effect() == Some(Effect::Destructive)
 }
 
-/// The validated arguments of a call of `def` and their hash.
-pub(crate) fn validated(
-    def: &ToolDefinition,
-    arguments: &crate::arguments::Arguments<'_>,
-    ctx: &ToolContext,
-) -> Result<(Value, String), ToolError> {
-    let validation = def.validation();
-    let limits = crate::validate::limits_for(validation, Some(ctx));
-    let value = crate::validate::validate_full(validation, arguments, limits)?;
-    let hash = arguments_hash(&value);
-    Ok((value, hash))
-}
-
 impl Approve {
-    async fn decide(&self, call: &Call<'_>) -> Result<(), ToolError> {
+    async fn decide(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
         let def = self.tool.definition();
-        let (value, hash) = validated(def, &call.arguments, call.ctx)?;
+        let checked = call.read_once(def)?;
+        let hash = &checked.hash;
         let request = ApprovalRequest {
             tool: def.name(),
-            arguments: &value,
-            arguments_hash: &hash,
+            arguments: &checked.value,
+            arguments_hash: hash,
             ctx: call.ctx,
             definition: def,
         };
@@ -612,9 +599,9 @@ impl Approve {
 }
 
 impl Step for Approve {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
         Box::pin(async move {
-            if let Err(err) = self.decide(&call).await {
+            if let Err(err) = self.decide(&mut call).await {
                 return Done::refused(err);
             }
             next.run(call).await

@@ -34,8 +34,16 @@ pub struct AuditRecord {
     pub principal: Option<String>,
     /// The tool's name as called.
     pub tool: String,
-    /// The arguments, redacted (`null` when they were not JSON).
+    /// The arguments, redacted. Once a call's arguments were read (they were valid), their
+    /// canonical form, the one every step and the tool saw
+    /// ([`ToolDefinition::canonical_arguments`](crate::ToolDefinition::canonical_arguments));
+    /// for a call refused before that, the arguments as received (a note in place of arguments
+    /// that were not JSON within the limits).
     pub arguments: Value,
+    /// The hash of the canonical arguments that approvals and idempotency keys are bound to
+    /// ([`arguments_hash`](crate::policy::arguments_hash)), once they were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments_hash: Option<String>,
     /// `success`, `degraded` or `error`.
     pub status: &'static str,
     /// The error code of a failed call.
@@ -200,6 +208,7 @@ impl Audit {
         let started = (audited || !span.is_disabled()).then(Instant::now);
         let time = audited.then(SystemTime::now);
         let arguments = audited.then(|| call.arguments.clone());
+        let read = call.read;
         let mut done = next.run(call).instrument(span.clone()).await;
         if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
             let _entered = span.enter();
@@ -220,7 +229,11 @@ impl Audit {
                 .input_limits()
                 .or(self.limits.as_ref())
                 .unwrap_or(&InputLimits::DEFAULT);
-            let mut arguments = arguments_value(&arguments, limits);
+            let checked = read.get();
+            let mut arguments = match checked {
+                Some(checked) => checked.value.clone(),
+                None => arguments_value(&arguments, limits),
+            };
             redact(&mut arguments, &self.sensitive);
             let record = AuditRecord {
                 time_unix_ms: unix_ms(time),
@@ -230,6 +243,7 @@ impl Audit {
                 principal: ctx.principal().map(str::to_owned),
                 tool: name.to_owned(),
                 arguments,
+                arguments_hash: checked.map(|checked| checked.hash.clone()),
                 status,
                 error_code,
                 attempts: done.attempts,

@@ -26,6 +26,7 @@ use super::fallback::Fallback;
 use super::idempotent::Idempotent;
 use super::limit::Limit;
 use super::plan::Plan;
+use super::read::ReadArguments;
 use super::step::Step;
 
 /// Calls running at once through one toolbox, by default.
@@ -165,7 +166,24 @@ impl Settings {
                         tool: Arc::clone(tool),
                     }));
                 }
-                if needs_approval(def) {
+                let approval = needs_approval(def);
+                let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive));
+                // Read once, for every step that reads the arguments, before any of them.
+                if approval || write || !sinks.is_empty() {
+                    steps.push(Arc::new(ReadArguments {
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                // A stored result replays before anyone is asked again.
+                if write {
+                    steps.push(Arc::new(Idempotent {
+                        store: Arc::clone(&self.store),
+                        policy: self.idempotency.clone(),
+                        scope: policy.idempotency_scope.unwrap_or_default(),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                if approval {
                     if self.approver.is_none() {
                         tracing::warn!(
                             tool = def.name(),
@@ -174,14 +192,6 @@ impl Settings {
                     }
                     steps.push(Arc::new(Approve {
                         approver: self.approver.clone(),
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                if matches!(def.effect(), Some(Effect::Write | Effect::Destructive)) {
-                    steps.push(Arc::new(Idempotent {
-                        store: Arc::clone(&self.store),
-                        policy: self.idempotency.clone(),
-                        scope: policy.idempotency_scope.unwrap_or_default(),
                         tool: Arc::clone(tool),
                     }));
                 }

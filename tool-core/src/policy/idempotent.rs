@@ -33,9 +33,9 @@ enum Reserved {
 }
 
 impl Step for Idempotent {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
         Box::pin(async move {
-            let key = match self.reserve(&call).await {
+            let key = match self.reserve(&mut call).await {
                 Ok(Reserved::Run(key)) => key,
                 Ok(Reserved::Replay(outcome)) => return Done::new(Ran::Outcome(outcome), 0),
                 Err(err) => return Done::refused(err),
@@ -47,10 +47,15 @@ impl Step for Idempotent {
                 ctx: &keyed,
                 out: None,
                 first: call.first,
+                read: call.read,
             };
             let done = next.run(inner).await;
-            if let Ran::Outcome(outcome) = &done.ran {
-                self.settle(&key, outcome).await;
+            match &done.ran {
+                // Refused before it ran (a person has not approved it yet, a budget, an open
+                // circuit): nothing happened, so nothing is kept.
+                _ if done.attempts == 0 => self.release(&key).await,
+                Ran::Outcome(outcome) => self.settle(&key, outcome).await,
+                Ran::Written | Ran::Marked(..) => {}
             }
             done
         })
@@ -59,17 +64,15 @@ impl Step for Idempotent {
 
 impl Idempotent {
     /// Reserves the call's key, or explains why it must not run now.
-    async fn reserve(&self, call: &Call<'_>) -> Result<Reserved, ToolError> {
+    async fn reserve(&self, call: &mut Call<'_>) -> Result<Reserved, ToolError> {
         let def = self.tool.definition();
-        let validation = def.validation();
-        let limits = crate::validate::limits_for(validation, Some(call.ctx));
-        let value = crate::validate::validate_full(validation, &call.arguments, limits)?;
+        let checked = call.read_once(def)?;
         let scope = KeyScope {
             principal: call.ctx.principal(),
             run: call.ctx.run_id(),
             global: self.scope == IdempotencyScope::Global,
         };
-        let key = call_key(def.name(), &value, scope);
+        let key = call_key(def.name(), &checked.value, &checked.hash, scope);
         let Some(stored) = &key.stored else {
             // An action of its own: nothing to replay, nothing to record.
             return Ok(Reserved::Run(key));
@@ -119,6 +122,15 @@ impl Idempotent {
                     }
                 }
             }
+        }
+    }
+
+    /// Frees the key: the call did not run.
+    async fn release(&self, key: &CallKey) {
+        if let Some(stored) = &key.stored
+            && let Err(err) = self.store.release(stored).await
+        {
+            tracing::warn!(%err, "the idempotency store could not free a key");
         }
     }
 

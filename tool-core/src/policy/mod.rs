@@ -3,10 +3,11 @@
 //!
 //! Each concern is a step with one signature; the toolbox composes a plan per tool from its
 //! settings, once, and every call of the tool goes through it in this order
-//! (docs/execution.md): audit → authorization → approval (validating the arguments first) →
-//! idempotency (writes) → run budget → fallback → circuit → sequential and per-tool limits →
-//! attempts (each first taking its turn from the tool's and its upstream's rate limits, then
-//! run with its time limit, retried). Which tools are offered at all
+//! (docs/execution.md): audit → authorization → the arguments read once (validated, made
+//! canonical and hashed, for tools whose calls a step reads) → idempotency (writes: a stored
+//! result replays here) → approval → run budget → fallback → circuit → sequential and
+//! per-tool limits → attempts (each first taking its turn from the tool's and its upstream's
+//! rate limits, then run with its time limit, retried). Which tools are offered at all
 //! ([`Enablement`]) is decided before the plan, by the toolbox.
 //!
 //! ```
@@ -34,10 +35,11 @@ mod fallback;
 mod idempotent;
 mod limit;
 mod plan;
+mod read;
 mod retry;
 mod step;
 
-pub use crate::json::canonical::arguments_hash;
+pub use crate::json::canonical::{arguments_hash, canonical_json};
 pub use crate::limits::InputLimits;
 pub use crate::spec::{CircuitPolicy, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
 #[cfg(feature = "redis")]
@@ -46,7 +48,7 @@ pub use approve::{
     ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
     PendingApproval, PromptForApproval,
 };
-pub(crate) use approve::{Ticket, needs_approval, validated};
+pub(crate) use approve::{Ticket, needs_approval};
 pub use authorize::Authorizer;
 pub use enable::{Enablement, Switch, ToolsChanged};
 

@@ -7,15 +7,18 @@
 //! need no `poll_ready`. A step whose whole work is a synchronous check before the call and a
 //! record after it is a [`Guard`]: the plan runs it in place, without a future of its own.
 
-use std::sync::Arc;
+use std::borrow::Cow;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, OnceLock};
 
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::{OutputNotes, ToolOutcome};
 use crate::output::OutputChecks;
 use crate::tool::{BoxFuture, Tool};
+use crate::validate::canonical::{Checked, read_once};
 
 use super::retry::{is_failure, may_retry};
 
@@ -88,6 +91,29 @@ pub(crate) struct Call<'a> {
     /// A result made before the plan went on: the first attempt of the fast path (whose
     /// guards have run their checks), or a refusal that only has to be recorded.
     pub(crate) first: Option<Ran>,
+    /// The arguments read once ([`Call::read_once`]), for every step after the read and for
+    /// the steps around it (the audit records them).
+    pub(crate) read: &'a OnceLock<Checked>,
+}
+
+impl<'a> Call<'a> {
+    /// The arguments read once for the tool `def`: validated, canonical and hashed. The first
+    /// step that needs them reads them, and from then on the call carries the canonical value
+    /// (what the tool itself gets); later steps get the same reading.
+    pub(crate) fn read_once(&mut self, def: &ToolDefinition) -> Result<&'a Checked, ToolError> {
+        let read: &'a OnceLock<Checked> = self.read;
+        let checked = match read.get() {
+            Some(checked) => checked,
+            None => {
+                let validation = def.validation();
+                let limits = crate::validate::limits_for(validation, Some(self.ctx));
+                let checked = read_once(validation, &self.arguments, limits)?;
+                read.get_or_init(|| checked)
+            }
+        };
+        self.arguments = Arguments::Value(Cow::Borrowed(&checked.value));
+        Ok(checked)
+    }
 }
 
 /// One concern of the execution policy.

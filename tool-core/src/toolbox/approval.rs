@@ -4,7 +4,7 @@
 
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
-use crate::policy::{ApprovalError, Approvals, PendingApproval, Ticket, needs_approval, validated};
+use crate::policy::{ApprovalError, Approvals, PendingApproval, Ticket, needs_approval};
 use crate::provider::{Dialect, ToolCall};
 
 use super::{ProviderToolbox, Toolbox};
@@ -93,7 +93,7 @@ impl Toolbox {
     }
 
     /// What a decision binds: the tool (looked up by its registered name, or by `dialect`'s
-    /// spelling), the principal and the hash of the validated arguments.
+    /// spelling), the principal and the hash of the canonical arguments.
     fn ticket(
         &self,
         name: &str,
@@ -122,11 +122,13 @@ impl Toolbox {
                 tool: def.name().to_owned(),
             });
         }
-        let (_, hash) =
-            validated(def, arguments, ctx).map_err(|err| ApprovalError::InvalidArguments {
+        let hash = def
+            .read_arguments(arguments, ctx)
+            .map_err(|err| ApprovalError::InvalidArguments {
                 tool: def.name().to_owned(),
                 message: err.message().to_owned(),
-            })?;
+            })?
+            .hash;
         let approvals = self.approvals().ok_or(ApprovalError::NoStore)?;
         let ticket = Ticket {
             principal: ctx.principal().map(str::to_owned),

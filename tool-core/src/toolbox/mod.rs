@@ -368,12 +368,14 @@ impl Toolbox {
             Err(err) => return ToolOutcome::Error(err),
         };
         let ctx = limited.as_ref().unwrap_or(ctx);
+        let read = OnceLock::new();
         let call = Call {
             name,
             arguments,
             ctx,
             out: None,
             first: None,
+            read: &read,
         };
         // The fast path answers before any await, so that the future holds no result.
         let planned = match self.call_fast(call) {
@@ -437,12 +439,14 @@ impl Toolbox {
         };
         let ctx = limited.as_ref().unwrap_or(ctx);
         out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
+        let read = OnceLock::new();
         let call = Call {
             name,
             arguments,
             ctx,
             out: Some(&mut *out),
             first: None,
+            read: &read,
         };
         let planned = match self.call_fast(call) {
             Ok(ran) => return written(ran, out, start),

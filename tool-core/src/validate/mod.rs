@@ -22,6 +22,7 @@ use crate::error::{FieldError, ToolError};
 use crate::limits::{InputLimits, Limit};
 use crate::schema::Compiled;
 
+pub(crate) mod canonical;
 pub(crate) mod explain;
 pub(crate) mod reader;
 pub(crate) mod report;

@@ -1,0 +1,27 @@
+//! The step that reads a call's arguments once: validated, made canonical (`null` for an
+//! optional parameter read as absent, defaults applied) and hashed. Every later step and the
+//! tool itself see that one form; a call whose arguments are invalid ends here, before it
+//! can reach a person, a store or a budget.
+
+use std::sync::Arc;
+
+use crate::tool::{BoxFuture, Tool};
+
+use super::step::{Call, Done, Next, Step};
+
+/// The step, for a tool whose calls some step reads (an audit sink, an approval, an
+/// idempotency key).
+pub(crate) struct ReadArguments {
+    pub(crate) tool: Arc<dyn Tool>,
+}
+
+impl Step for ReadArguments {
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+        Box::pin(async move {
+            if let Err(err) = call.read_once(self.tool.definition()) {
+                return Done::refused(err);
+            }
+            next.run(call).await
+        })
+    }
+}
