@@ -85,6 +85,39 @@ use crate::toolbox::Toolbox;
 /// The MCP revision served.
 pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
+/// The `_meta` key in which a client names the run a `tools/call` belongs to: 16 to 128
+/// printable ASCII characters, best a random id. Within an MCP session the named run is a
+/// run inside that session; without a session (MCP 2026-07-28 over HTTP, a stateless server)
+/// it is the run. See [`RunScope`].
+pub const RUN_META: &str = "toolsmith/run";
+
+/// Which run a call over MCP belongs to: what idempotency keys and run budgets are scoped to
+/// (docs/idempotency.md). Set with [`McpServer::with_run_scope`].
+///
+/// A client's retry of a write in the same run replays the first result instead of running
+/// it again. With no run, every call is an action of its own: a retry runs again, unless the
+/// call carries its own `idempotency_key`.
+///
+/// ```
+/// use toolsmith::mcp::{McpServer, RunScope};
+/// let server = McpServer::new(toolsmith::Toolbox::new()).with_run_scope(RunScope::None);
+/// # let _ = server;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunScope {
+    /// The default. The run is the MCP session: the connection on stdio (either revision) or
+    /// an in-process transport, the `Mcp-Session-Id` of an HTTP session (2025-11-25). A
+    /// client may name a run inside it in `_meta` ([`RUN_META`]). A request with no session
+    /// (2026-07-28 over HTTP, a stateless server) belongs to the run the client names there,
+    /// and to none if it names none.
+    #[default]
+    Session,
+    /// No run from MCP: every call is an action of its own (unless a
+    /// [`with_context`](McpServer::with_context) hook sets one).
+    None,
+}
+
 /// The path of the streamable HTTP endpoint.
 pub const HTTP_PATH: &str = "/mcp";
 
@@ -176,6 +209,8 @@ struct Config {
     max_in_flight: usize,
     /// Whether HTTP requests of MCP 2025-11-25 are served without sessions too.
     stateless_http: bool,
+    /// Which run a call belongs to.
+    runs: RunScope,
     /// The tools that run as tasks, and the tasks themselves.
     tasks: tasks::Tasks,
 }
@@ -247,6 +282,7 @@ impl McpServer {
                 in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
                 max_in_flight: DEFAULT_MAX_IN_FLIGHT,
                 stateless_http: false,
+                runs: RunScope::default(),
                 tasks: tasks::Tasks::default(),
             }),
             peers: Arc::default(),
@@ -479,8 +515,22 @@ impl McpServer {
         })
     }
 
+    /// Which run each call belongs to (default [`RunScope::Session`]): what idempotency keys
+    /// and run budgets are scoped to. A [`with_context`](Self::with_context) hook can set
+    /// another run with `ctx.with_run_id(..)`.
+    ///
+    /// ```
+    /// use toolsmith::mcp::{McpServer, RunScope};
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_run_scope(RunScope::Session);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_run_scope(self, runs: RunScope) -> Self {
+        self.edit(|c| c.runs = runs)
+    }
+
     /// Adds to each request's context: `hook` gets the context the server made (call id,
-    /// cancellation, trace id) and the request, and returns the context the tool sees.
+    /// cancellation, trace id, run) and the request, and returns the context the tool sees.
     ///
     /// ```
     /// use toolsmith::mcp::McpServer;
@@ -690,10 +740,53 @@ impl McpServer {
         if let Some(trace_id) = request.trace_id() {
             ctx = ctx.with_trace_id(trace_id);
         }
+        if let Ok(Some(run)) = self.run_of(request) {
+            ctx = ctx.with_run_id(run);
+        }
         if let Some(hook) = &self.config.context {
             ctx = hook(ctx, request);
         }
         ctx.with_extension(request.clone())
+    }
+
+    /// The run a request belongs to ([`RunScope`]); `Err` for a run named in `_meta` that is
+    /// not an id.
+    fn run_of(&self, request: &McpRequest) -> Result<Option<String>, ErrorData> {
+        if self.config.runs == RunScope::None {
+            return Ok(None);
+        }
+        let named = match request.meta().get(RUN_META) {
+            None | Some(Value::Null) => None,
+            Some(Value::String(run))
+                if (16..=128).contains(&run.len()) && run.bytes().all(|b| b.is_ascii_graphic()) =>
+            {
+                Some(run.as_str())
+            }
+            Some(_) => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "`_meta.{RUN_META}` must be a string of 16 to 128 printable ASCII characters (a random id of the run); leave it out for the session's run"
+                    ),
+                    None,
+                ));
+            }
+        };
+        // The session id is a credential on HTTP: the run shows only a digest of it.
+        let session = match &request.headers {
+            Some(_) => request.header("mcp-session-id").map(|id| {
+                let mut run = String::with_capacity(12 + 16);
+                run.push_str("mcp-session-");
+                let digest = crate::output::key_from_secret(id.as_bytes());
+                crate::json::canonical::push_hex(&mut run, &digest[..8]);
+                run
+            }),
+            None => Some(self.session.run().to_owned()),
+        };
+        Ok(match (session, named) {
+            (Some(session), Some(named)) => Some(format!("{session}/{named}")),
+            (Some(session), None) => Some(session),
+            (None, named) => named.map(str::to_owned),
+        })
     }
 
     /// The `-32602` answer to a call of a tool that is not offered in `ctx`.
@@ -1083,6 +1176,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let request_info = McpRequest::new(&context, Some(&request.name));
+        self.run_of(&request_info)?;
         let modern = at_least_2026_07_28(&context);
         // A task tool runs as a task for a client that takes tasks (declared for the session
         // or in this request's `_meta`), on MCP 2026-07-28.

@@ -1,0 +1,397 @@
+//! Features met together: each test is named after the pair of features it holds to each
+//! other (approval, idempotency, retries, rate limits, budgets, the circuit, fallback, output
+//! checks, stored results, pages, batches, MCP tasks, streamed calls, and the two MCP
+//! revisions). Where a pair cannot meet, the test shows the error a user gets.
+//!
+//! The first group is the call read once: every step sees one canonical form of the
+//! arguments, so two documents the tool reads as the same value are one call.
+
+#[path = "support/http.rs"]
+mod http_exchange;
+#[path = "support/pipe.rs"]
+mod pipe;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use http_exchange::{exchange, message, whole_message};
+use pipe::{Client, envelope};
+use serde_json::{Value, json};
+use toolsmith::audit::MemorySink;
+use toolsmith::mcp::{McpServer, RunScope};
+use toolsmith::policy::{Approvals, arguments_hash};
+use toolsmith::{Dialect, Tool, ToolContext, ToolOutcome, Toolbox, tool};
+
+static TICKETS: AtomicU32 = AtomicU32::new(0);
+
+/// Books a seat on a flight. Writes a booking. Not for changing a booking.
+#[tool(effect = "write")]
+fn book_flight(
+    /// The flight.
+    #[arg(length(max = 16))]
+    flight_id: String,
+    /// The passenger's name.
+    #[arg(length(max = 100))]
+    passenger: String,
+    /// The cabin, when the passenger has a wish.
+    #[arg(length(max = 16))]
+    cabin: Option<String>,
+    /// How many seats.
+    #[arg(default = 1, range(min = 1, max = 9))]
+    seats: u32,
+) -> String {
+    let n = TICKETS.fetch_add(1, Ordering::SeqCst);
+    format!("ticket {n}: {flight_id} for {passenger} x{seats} in {cabin:?}")
+}
+
+/// Books a seat on a flight once a person agrees. Writes a booking. Not for changing one.
+#[tool(effect = "write", requires_approval)]
+fn book_approved(
+    /// The flight.
+    #[arg(length(max = 16))]
+    flight_id: String,
+    /// The passenger's name.
+    #[arg(length(max = 100))]
+    passenger: String,
+    /// The cabin, when the passenger has a wish.
+    #[arg(length(max = 16))]
+    cabin: Option<String>,
+) -> String {
+    let n = TICKETS.fetch_add(1, Ordering::SeqCst);
+    format!("ticket {n}: {flight_id} for {passenger} in {cabin:?}")
+}
+
+fn run(id: &str) -> ToolContext {
+    ToolContext::new().with_run_id(id).with_principal("ada")
+}
+
+fn data(outcome: &ToolOutcome) -> Value {
+    serde_json::from_str::<Value>(&outcome.to_json()).unwrap()["data"].clone()
+}
+
+// ---- read once ----
+
+#[tokio::test]
+async fn idempotency_reads_null_for_an_optional_parameter_as_absent() {
+    let toolbox = Toolbox::new().with(BookFlight);
+    let ctx = run("run-strict-null");
+    let strict = toolbox
+        .call(
+            "book_flight",
+            json!({"flight_id": "F1", "passenger": "Ada", "cabin": null, "seats": null}),
+            &ctx,
+        )
+        .await;
+    assert!(strict.is_success(), "{}", strict.to_json());
+    // The same booking without the optional parameter, then with the default spelled out.
+    for again in [
+        json!({"flight_id": "F1", "passenger": "Ada"}),
+        json!({"passenger": "Ada", "seats": 1.0, "flight_id": "F1"}),
+    ] {
+        let replay = toolbox.call("book_flight", again, &ctx).await;
+        assert!(
+            matches!(replay, ToolOutcome::Replayed(_)),
+            "{}",
+            replay.to_json()
+        );
+        assert_eq!(data(&replay), data(&strict));
+    }
+    // Another value is another booking.
+    let other = toolbox
+        .call(
+            "book_flight",
+            json!({"flight_id": "F1", "passenger": "Ada", "seats": 2}),
+            &ctx,
+        )
+        .await;
+    assert!(
+        matches!(other, ToolOutcome::Success(_)),
+        "{}",
+        other.to_json()
+    );
+}
+
+#[tokio::test]
+async fn the_tool_and_the_audit_see_the_canonical_arguments() {
+    let sink = std::sync::Arc::new(MemorySink::default());
+    let toolbox = Toolbox::new()
+        .with(BookFlight)
+        .with_audit(std::sync::Arc::clone(&sink));
+    let ctx = run("run-audit");
+    let out = toolbox
+        .call(
+            "book_flight",
+            r#"{"flight_id": "F2", "passenger": "Bo", "cabin": null}"#,
+            &ctx,
+        )
+        .await;
+    // The tool got the default it would have read anyway.
+    assert!(
+        data(&out)
+            .as_str()
+            .unwrap()
+            .ends_with("F2 for Bo x1 in None"),
+        "{}",
+        out.to_json()
+    );
+    let records = sink.records();
+    let canonical = json!({"flight_id": "F2", "passenger": "Bo", "seats": 1});
+    assert_eq!(records[0].arguments, canonical);
+    assert_eq!(
+        records[0].arguments_hash.as_deref(),
+        Some(arguments_hash(&canonical).as_str())
+    );
+    assert_eq!(
+        BookFlight
+            .definition()
+            .canonical_arguments(&canonical)
+            .unwrap(),
+        canonical
+    );
+}
+
+#[tokio::test]
+async fn approval_matches_the_same_call_in_another_dialect() {
+    let approvals = Approvals::new();
+    let toolbox = Toolbox::new()
+        .with(BookApproved)
+        .with_approver(approvals.clone());
+    let ctx = run("run-approval-dialect");
+    // OpenAI strict mode sends `null` for the cabin left out.
+    let strict = json!({"flight_id": "F3", "passenger": "Cy", "cabin": null});
+    let asked = toolbox.call("book_approved", strict.clone(), &ctx).await;
+    assert_eq!(
+        asked.error().unwrap().code().as_str(),
+        "approval_required",
+        "{}",
+        asked.to_json()
+    );
+    let pending = approvals.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(
+        pending[0].arguments,
+        json!({"flight_id": "F3", "passenger": "Cy"})
+    );
+    approvals.approve(&pending[0]);
+    // An approval UI that rebuilt the arguments without the `null`.
+    let rebuilt = json!({"passenger": "Cy", "flight_id": "F3"});
+    let ran = toolbox.call("book_approved", rebuilt, &ctx).await;
+    assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
+}
+
+#[tokio::test]
+async fn approval_with_idempotency_replays_without_asking_again() {
+    let approvals = Approvals::new();
+    let toolbox = Toolbox::new()
+        .with(BookApproved)
+        .with_approver(approvals.clone());
+    let ctx = run("run-approval-replay");
+    let call = json!({"flight_id": "F4", "passenger": "Di"});
+    let asked = toolbox.call("book_approved", call.clone(), &ctx).await;
+    assert_eq!(asked.error().unwrap().code().as_str(), "approval_required");
+    approvals.approve(&approvals.pending()[0]);
+    let ran = toolbox.call("book_approved", call.clone(), &ctx).await;
+    assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
+    // The answer was lost; the model calls again. The booking exists: it is replayed, and
+    // nobody is asked to approve it a second time.
+    let again = toolbox
+        .call(
+            "book_approved",
+            json!({"passenger": "Di", "flight_id": "F4", "cabin": null}),
+            &ctx,
+        )
+        .await;
+    assert!(
+        matches!(again, ToolOutcome::Replayed(_)),
+        "{}",
+        again.to_json()
+    );
+    assert_eq!(data(&again), data(&ran));
+    assert!(approvals.pending().is_empty());
+}
+
+#[tokio::test]
+async fn approval_pending_leaves_nothing_for_idempotency_to_replay() {
+    let approvals = Approvals::new();
+    let toolbox = Toolbox::new()
+        .with(BookApproved)
+        .with_approver(approvals.clone());
+    let ctx = run("run-approval-pending");
+    let call = json!({"flight_id": "F5", "passenger": "Ed"});
+    for _ in 0..2 {
+        let asked = toolbox.call("book_approved", call.clone(), &ctx).await;
+        assert_eq!(asked.error().unwrap().code().as_str(), "approval_required");
+    }
+    // Asked once, however often the model tried.
+    assert_eq!(approvals.pending().len(), 1);
+    approvals.approve(&approvals.pending()[0]);
+    let ran = toolbox.call("book_approved", call, &ctx).await;
+    assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
+}
+
+#[tokio::test]
+async fn approval_never_asks_about_invalid_arguments() {
+    let approvals = Approvals::new();
+    let toolbox = Toolbox::new()
+        .with(BookApproved)
+        .with_approver(approvals.clone());
+    let out = toolbox
+        .call(
+            "book_approved",
+            json!({"flight_id": "F6"}),
+            &run("run-invalid"),
+        )
+        .await;
+    assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
+    assert!(approvals.pending().is_empty());
+}
+
+// ---- MCP runs ----
+
+#[tokio::test]
+async fn idempotency_over_mcp_stdio_replays_a_clients_retry() {
+    let (mut client, _) = Client::connect(McpServer::new(Toolbox::new().with(BookFlight))).await;
+    let arguments = json!({"flight_id": "F7", "passenger": "Flo"});
+    let first = client.call("book_flight", arguments.clone()).await;
+    assert!(first["result"].get("_meta").is_none(), "{first}");
+    let again = client.call("book_flight", arguments.clone()).await;
+    assert_eq!(
+        again["result"]["_meta"]["toolsmith/replayed"], true,
+        "{again}"
+    );
+    assert_eq!(
+        envelope(&first["result"])["data"],
+        envelope(&again["result"])["data"]
+    );
+
+    // Pipelined: fifty identical writes sent at once make one booking.
+    let pipelined = json!({"flight_id": "F8", "passenger": "Gus"});
+    let mut ids = Vec::new();
+    for _ in 0..50 {
+        let id = client.id();
+        ids.push(id);
+        client
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "book_flight", "arguments": pipelined}}))
+            .await;
+    }
+    let mut tickets = std::collections::HashSet::new();
+    for id in ids {
+        let answer = client.wait_for(|m| m["id"] == id).await;
+        tickets.insert(envelope(&answer["result"])["data"].clone());
+    }
+    assert_eq!(tickets.len(), 1, "{tickets:?}");
+
+    // Another connection is another session: its booking runs.
+    let (mut other, _) = Client::connect(McpServer::new(Toolbox::new().with(BookFlight))).await;
+    let elsewhere = other.call("book_flight", arguments).await;
+    assert!(elsewhere["result"].get("_meta").is_none(), "{elsewhere}");
+}
+
+#[tokio::test]
+async fn idempotency_over_mcp_with_no_run_runs_every_call() {
+    let server = McpServer::new(Toolbox::new().with(BookFlight)).with_run_scope(RunScope::None);
+    let (mut client, _) = Client::connect(server).await;
+    let arguments = json!({"flight_id": "F9", "passenger": "Hal"});
+    let first = client.call("book_flight", arguments.clone()).await;
+    let again = client.call("book_flight", arguments).await;
+    assert!(again["result"].get("_meta").is_none(), "{again}");
+    assert_ne!(
+        envelope(&first["result"])["data"],
+        envelope(&again["result"])["data"]
+    );
+}
+
+#[tokio::test]
+async fn idempotency_over_mcp_a_run_named_in_meta_must_be_an_id() {
+    let (mut client, _) = Client::connect(McpServer::new(Toolbox::new().with(BookFlight))).await;
+    let answer = client
+        .request(
+            "tools/call",
+            json!({"name": "book_flight", "arguments": {"flight_id": "F1", "passenger": "Ida"},
+                "_meta": {"toolsmith/run": "short"}}),
+        )
+        .await;
+    assert_eq!(answer["error"]["code"], -32602, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("16 to 128"),
+        "{answer}"
+    );
+}
+
+/// A `tools/call` of MCP 2026-07-28 over HTTP: no session, so the run is the one named in
+/// `_meta`, if any.
+async fn call_2026(addr: std::net::SocketAddr, arguments: &Value, run: Option<&str>) -> Value {
+    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    if let Some(run) = run {
+        meta["toolsmith/run"] = json!(run);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "book_flight", "arguments": arguments, "_meta": meta}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: book_flight\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    message(&exchange(addr, request, whole_message).await)
+}
+
+#[tokio::test]
+async fn idempotency_over_mcp_2026_07_28_replays_within_the_named_run() {
+    let http = McpServer::new(Toolbox::new().with(BookFlight))
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = http.local_addr();
+    let arguments = json!({"flight_id": "F10", "passenger": "Jo"});
+    let run = "run-0123456789abcdef";
+    let first = call_2026(addr, &arguments, Some(run)).await;
+    assert_eq!(first["result"]["isError"], false, "{first}");
+    let again = call_2026(addr, &arguments, Some(run)).await;
+    assert_eq!(
+        again["result"]["_meta"]["toolsmith/replayed"], true,
+        "{again}"
+    );
+    // No run named, no session: each call is an action of its own.
+    let loose = call_2026(addr, &arguments, None).await;
+    let loose_again = call_2026(addr, &arguments, None).await;
+    assert!(
+        loose_again["result"].get("_meta").is_none(),
+        "{loose_again}"
+    );
+    assert_ne!(loose["result"]["content"], loose_again["result"]["content"]);
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn approval_over_mcp_is_asked_once_and_a_retry_replays() {
+    let approvals = Approvals::new();
+    let toolbox = Toolbox::new()
+        .with(BookApproved)
+        .with_approver(approvals.clone());
+    let (mut client, _) = Client::connect(McpServer::new(toolbox)).await;
+    let arguments = json!({"flight_id": "F11", "passenger": "Kim", "cabin": null});
+    let asked = client.call("book_approved", arguments.clone()).await;
+    assert_eq!(
+        envelope(&asked["result"])["error"]["code"],
+        "approval_required"
+    );
+    approvals.approve(&approvals.pending()[0]);
+    let ran = client
+        .call(
+            "book_approved",
+            json!({"flight_id": "F11", "passenger": "Kim"}),
+        )
+        .await;
+    assert_eq!(envelope(&ran["result"])["status"], "success", "{ran}");
+    let retry = client.call("book_approved", arguments).await;
+    assert_eq!(
+        retry["result"]["_meta"]["toolsmith/replayed"], true,
+        "{retry}"
+    );
+    assert!(approvals.pending().is_empty());
+    let _ = Dialect::Mcp;
+}
