@@ -266,6 +266,8 @@ pub(crate) fn describe(
                     join_or(&expected),
                     kind_of(instance)
                 )
+            } else if instance.is_null() {
+                format!("expected {}, got null", join_or(&expected))
             } else {
                 format!(
                     "expected {}, got {} {}",
