@@ -117,7 +117,6 @@ fn ctx() -> ToolContext {
 #[tokio::test(start_paused = true)]
 async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
     let toolbox = Toolbox::new().with(CreateTicket);
-    let before = CREATED.load(Ordering::SeqCst);
     let first = toolbox
         .call("create_ticket", r#"{"title": "Printer on fire"}"#, &ctx())
         .await;
@@ -130,8 +129,9 @@ async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
         .await;
     assert!(!first.is_replay());
     assert!(again.is_replay());
+    // The same ticket: the tool ran once. (The ticket counter is shared with the other tests
+    // of this file, which run at the same time, so the ticket's number is the proof.)
     assert_eq!(first.data().unwrap().get(), again.data().unwrap().get());
-    assert_eq!(CREATED.load(Ordering::SeqCst) - before, 1);
     let json: serde_json::Value = serde_json::from_str(&again.to_json()).unwrap();
     assert_eq!(json["replayed"], true);
     let expected = derive_idempotency_key(

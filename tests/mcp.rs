@@ -756,12 +756,19 @@ mod caller {
         assert_eq!(logs[0]["logger"], "import_files");
         client.pending.clear();
 
-        // No token: no progress. Level set to error: only the error.
+        // No token: no progress. Level set to error: only the error. (Another run of the
+        // session: in the same one, the import would be replayed, not run again.)
         let set = client
             .request("logging/setLevel", json!({"level": "error"}))
             .await;
         assert!(set["result"].is_object(), "{set}");
-        let done = client.call("import_files", json!({})).await;
+        let done = client
+            .request(
+                "tools/call",
+                json!({"name": "import_files", "arguments": {},
+                    "_meta": {"toolsmith/run": "the-second-import-run"}}),
+            )
+            .await;
         assert_eq!(envelope(&done["result"])["data"], 3);
         assert!(
             client
@@ -826,9 +833,11 @@ mod caller {
             Client::connect_with(caller_server(), json!({"elicitation": {"form": {}}})).await;
         let mut ask = async |answer: Value| {
             let id = client.id();
+            // Each invitation in a run of its own: in one run the same call is one action.
+            let run = format!("invitation-run-{id:04}");
             client
                 .send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-                    "params": {"name": "invite_guest", "arguments": {}}}))
+                    "params": {"name": "invite_guest", "arguments": {}, "_meta": {"toolsmith/run": run}}}))
                 .await;
             let asked = answer_elicitation(&mut client, answer).await;
             let done = client.wait_for(|m| m["id"] == id).await;

@@ -410,11 +410,15 @@ impl Keyword {
                 if types.iter().any(|t| is_type(value, t)) {
                     return;
                 }
-                format!(
-                    "expected {expected}, got {} {}",
-                    kind_of(value),
-                    brief(value)
-                )
+                if value.is_null() {
+                    format!("expected {expected}, got null")
+                } else {
+                    format!(
+                        "expected {expected}, got {} {}",
+                        kind_of(value),
+                        brief(value)
+                    )
+                }
             }
             Self::Enum { allowed, listed } => {
                 if allowed.contains(value) {
