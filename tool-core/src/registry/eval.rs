@@ -207,22 +207,34 @@ impl<'t> Evaluator<'t> {
                 .problems
                 .push(format!("`{}` was not offered", crate::echo::echo(&name)));
         }
-        match tool {
-            None => score
-                .problems
-                .push("no such tool in the toolbox".to_owned()),
-            Some(tool) => match tool.definition().validate(call.arguments()) {
-                Ok(_) => score.valid_arguments = true,
-                Err(err) => score
+        // Valid arguments are judged in their canonical form, as the toolbox reads them:
+        // `null` for an optional parameter is not sending it, a default left out is the
+        // default.
+        let canonical = match tool {
+            None => {
+                score
                     .problems
-                    .push(format!("invalid arguments: {}", err.message())),
+                    .push("no such tool in the toolbox".to_owned());
+                None
+            }
+            Some(tool) => match tool.definition().canonical_arguments(call.arguments()) {
+                Ok(canonical) => {
+                    score.valid_arguments = true;
+                    Some(canonical)
+                }
+                Err(err) => {
+                    score
+                        .problems
+                        .push(format!("invalid arguments: {}", err.message()));
+                    None
+                }
             },
-        }
+        };
         score.called_tool = Some(name);
-        let arguments = match &call.arguments {
+        let arguments = canonical.unwrap_or_else(|| match &call.arguments {
             Value::String(text) => serde_json::from_str(text).unwrap_or(Value::Null),
             other => other.clone(),
-        };
+        });
         for rule in &case.expected.forbidden_arguments {
             let (key, value) = match rule.split_once('=') {
                 Some((key, value)) => (key, Some(value)),
