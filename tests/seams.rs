@@ -410,7 +410,12 @@ fn approved_booking(approvals: &Approvals, toolbox: Toolbox) -> Toolbox {
     toolbox.with_approver(approvals.clone())
 }
 
-async fn approve_pending(toolbox: &Toolbox, approvals: &Approvals, call: &Value, ctx: &ToolContext) {
+async fn approve_pending(
+    toolbox: &Toolbox,
+    approvals: &Approvals,
+    call: &Value,
+    ctx: &ToolContext,
+) {
     let asked = toolbox.call("book_approved", call.clone(), ctx).await;
     assert_eq!(
         asked.error().map(|e| e.code().as_str()),
@@ -488,10 +493,18 @@ async fn idempotency_with_budgets_a_replay_spends_nothing() {
     let first = toolbox.call("book_flight", call.clone(), &ctx).await;
     assert!(first.is_success(), "{}", first.to_json());
     let again = toolbox.call("book_flight", call, &ctx).await;
-    assert!(matches!(again, ToolOutcome::Replayed(_)), "{}", again.to_json());
+    assert!(
+        matches!(again, ToolOutcome::Replayed(_)),
+        "{}",
+        again.to_json()
+    );
     // A new booking is over the run's budget.
     let other = toolbox
-        .call("book_flight", json!({"flight_id": "B3", "passenger": "Oz"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "B3", "passenger": "Oz"}),
+            &ctx,
+        )
         .await;
     assert_eq!(other.error().unwrap().code().as_str(), "budget_exhausted");
 }
@@ -521,7 +534,11 @@ async fn idempotency_with_the_circuit_a_refused_call_keeps_no_key() {
     let ran = toolbox.call("book_flight", call.clone(), &ctx).await;
     assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
     let again = toolbox.call("book_flight", call, &ctx).await;
-    assert!(matches!(again, ToolOutcome::Replayed(_)), "{}", again.to_json());
+    assert!(
+        matches!(again, ToolOutcome::Replayed(_)),
+        "{}",
+        again.to_json()
+    );
     assert_eq!(tool.log(), ["upstream: error: upstream_error", "ok"]);
 }
 
@@ -539,9 +556,17 @@ async fn idempotency_with_retries_one_action_for_every_attempt() {
     let out = toolbox.call("book_flight", call, &ctx).await;
     assert!(out.is_success(), "{}", out.to_json());
     let replay = toolbox
-        .call("book_flight", json!({"flight_id": "R2", "passenger": "Quin"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "R2", "passenger": "Quin"}),
+            &ctx,
+        )
         .await;
-    assert!(matches!(replay, ToolOutcome::Replayed(_)), "{}", replay.to_json());
+    assert!(
+        matches!(replay, ToolOutcome::Replayed(_)),
+        "{}",
+        replay.to_json()
+    );
     assert_eq!(data(&replay), data(&out));
 }
 
@@ -570,7 +595,10 @@ async fn idempotency_with_output_checks_a_replay_says_what_the_checks_did() {
         .await;
     let again_json: Value = serde_json::from_str(&again.to_json()).unwrap();
     assert_eq!(again_json["data"], first_json["data"]);
-    assert_eq!(again_json["untrusted"], first_json["untrusted"], "{again_json}");
+    assert_eq!(
+        again_json["untrusted"], first_json["untrusted"],
+        "{again_json}"
+    );
 }
 
 /// Books seats for a group. Writes bookings. Not for one passenger.
@@ -617,7 +645,11 @@ async fn idempotency_with_streamed_calls_the_streamed_strict_call_replays_the_pl
     let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
     let ctx = run("run-idem-stream");
     let plain = toolbox
-        .call("book_flight", json!({"flight_id": "S1", "passenger": "Rae"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "S1", "passenger": "Rae"}),
+            &ctx,
+        )
         .await;
     let mut stream = CallStream::new(Dialect::OpenAiChat { strict: true });
     let arguments = r#"{"flight_id":"S1","passenger":"Rae","cabin":null,"seats":null}"#;
@@ -636,6 +668,10 @@ async fn idempotency_with_streamed_calls_the_streamed_strict_call_replays_the_pl
     calls.extend(stream.finish());
     let call = calls.pop().unwrap().unwrap();
     let streamed = openai.run(&call, &ctx).await;
-    assert!(matches!(streamed, ToolOutcome::Replayed(_)), "{}", streamed.to_json());
+    assert!(
+        matches!(streamed, ToolOutcome::Replayed(_)),
+        "{}",
+        streamed.to_json()
+    );
     assert_eq!(data(&streamed), data(&plain));
 }

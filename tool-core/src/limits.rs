@@ -62,15 +62,6 @@ impl InputLimits {
         max_items: 10_000,
     };
 
-    /// No limits at all, for values the crate itself made.
-    pub(crate) const UNBOUNDED: Self = Self {
-        max_bytes: usize::MAX,
-        max_depth: usize::MAX,
-        max_nodes: usize::MAX,
-        max_members: usize::MAX,
-        max_items: usize::MAX,
-    };
-
     /// Sets [`max_bytes`](Self::max_bytes).
     #[must_use]
     pub const fn with_max_bytes(mut self, n: usize) -> Self {

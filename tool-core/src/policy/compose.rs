@@ -168,8 +168,10 @@ impl Settings {
                 }
                 let approval = needs_approval(def);
                 let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive));
-                // Read once, for every step that reads the arguments, before any of them.
-                if approval || write || !sinks.is_empty() {
+                // Read once, for every step that reads the arguments, before any of them. The
+                // idempotency and approval steps read them first themselves, so a step of its
+                // own is only for a call that only the audit reads.
+                if !approval && !write && !sinks.is_empty() {
                     steps.push(Arc::new(ReadArguments {
                         tool: Arc::clone(tool),
                     }));

@@ -42,58 +42,67 @@ const MAX_DEPTH: usize = 128;
 /// Rewrites a valid `value` of the schema `root` into its canonical form: in every object the
 /// schema describes, a `null` for a property that is not required is removed (an optional
 /// parameter reads `null` as absent), an absent property with a `default` gets it, and
-/// integral floats become integers. Parts of the value the schema does not describe with
-/// certainty (a choice between several object shapes) are left as they are.
+/// everywhere integral floats (below 2^53) become integers. Parts of the value the schema does
+/// not describe with certainty (a choice between several object shapes) keep their keys as
+/// they are. One walk of the value.
 pub(crate) fn canonicalize(root: &Value, value: &mut Value) {
-    if let Value::Object(_) | Value::Array(_) | Value::Number(_) = value {
-        if let std::borrow::Cow::Owned(normalized) =
-            crate::json::canonical::normalized_integers(value)
-        {
-            *value = normalized;
-        }
-    }
-    node(root, root, value, 0);
+    node(root, Some(root), value, 0);
 }
 
-fn node(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
+fn node(root: &Value, schema: Option<&Value>, value: &mut Value, depth: usize) {
     if depth > MAX_DEPTH {
         return;
     }
-    let schema = resolve(root, schema);
+    let schema = schema.map(|schema| resolve(root, schema));
     match value {
         Value::Object(map) => object(root, schema, map, depth),
         Value::Array(items) => {
-            if let Some(item) = schema.get("items").filter(|s| s.is_object()) {
-                for value in items {
-                    node(root, item, value, depth + 1);
-                }
+            let item = schema
+                .and_then(|s| s.get("items"))
+                .filter(|s| s.is_object());
+            for value in items {
+                node(root, item, value, depth + 1);
+            }
+        }
+        Value::Number(number) => {
+            if let Some(f) = number.as_f64().filter(|_| number.is_f64())
+                && f.fract() == 0.0
+                && f.abs() < 9_007_199_254_740_992.0
+            {
+                // Exact below 2^53; -0.0 is 0.
+                #[allow(clippy::cast_possible_truncation)]
+                let n = f as i64;
+                *value = Value::from(n);
             }
         }
         _ => {}
     }
 }
 
-fn object(root: &Value, schema: &Value, map: &mut Map<String, Value>, depth: usize) {
-    let properties = schema.get("properties").and_then(Value::as_object);
-    let extra = schema.get("additionalProperties").filter(|s| s.is_object());
+fn object(root: &Value, schema: Option<&Value>, map: &mut Map<String, Value>, depth: usize) {
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let extra = schema
+        .and_then(|s| s.get("additionalProperties"))
+        .filter(|s| s.is_object());
     if properties.is_none() && extra.is_none() {
         // `Option<Struct>` and the like: one object shape beside `null`.
-        if let Some(only) = single_branch(schema) {
-            object(root, resolve(root, only), map, depth + 1);
+        if let Some(only) = schema.and_then(single_branch) {
+            return object(root, Some(resolve(root, only)), map, depth + 1);
         }
-        return;
     }
-    let required: Vec<&str> = schema
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|names| names.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    for (name, sub) in properties.into_iter().flatten() {
-        if !required.contains(&name.as_str()) {
-            if map.get(name).is_some_and(Value::is_null) {
+    if let Some(properties) = properties {
+        let required = schema
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array);
+        let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|n| n == name));
+        for (name, sub) in properties {
+            if map.get(name).is_some_and(Value::is_null) && !is_required(name) {
                 map.shift_remove(name);
             }
             if !map.contains_key(name)
+                && !is_required(name)
                 && let Some(default) = sub
                     .get("default")
                     .or_else(|| resolve(root, sub).get("default"))
@@ -101,16 +110,10 @@ fn object(root: &Value, schema: &Value, map: &mut Map<String, Value>, depth: usi
                 map.insert(name.clone(), default.clone());
             }
         }
-        if let Some(value) = map.get_mut(name) {
-            node(root, sub, value, depth + 1);
-        }
     }
-    if let Some(extra) = extra {
-        for (name, value) in map.iter_mut() {
-            if properties.is_none_or(|p| !p.contains_key(name)) {
-                node(root, extra, value, depth + 1);
-            }
-        }
+    for (name, value) in map.iter_mut() {
+        let sub = properties.and_then(|p| p.get(name)).or(extra);
+        node(root, sub, value, depth + 1);
     }
 }
 
