@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::json::canonical::{arguments_hash, push_hex};
+use crate::json::canonical::{arguments_hash, canonical_json, push_hex};
 #[cfg(doc)]
 use crate::spec::IdempotencyScope;
 
@@ -51,8 +51,8 @@ pub(crate) struct CallKey {
 /// The key derived for a call of `tool` with `arguments`: SHA-256 over the tool's name, the
 /// principal (keys never cross users: one user's call is never replayed to another), the run
 /// (`None` for a tool whose keys are [`Global`](IdempotencyScope::Global)) and the canonical
-/// JSON of the arguments ([`arguments_hash`](crate::policy::arguments_hash): RFC 8785, so
-/// key order and number spelling do not matter). A caller may give its own key instead, in
+/// JSON of the arguments ([`canonical_json`](crate::policy::canonical_json): RFC 8785, so key
+/// order and number spelling do not matter), each part framed by its length. A caller may give its own key instead, in
 /// the `idempotency_key` parameter (at least 16 characters).
 ///
 /// A toolbox derives its keys from a call's canonical arguments
@@ -76,12 +76,12 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    derived_key(tool, principal, run, &arguments_hash(arguments))
+    derived_key(tool, principal, run, &canonical_json(arguments))
 }
 
-/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical hash.
-fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, hash: &str) -> String {
-    let digest = digest_of(&[Some(tool), principal, run, Some(hash)]);
+/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical JSON.
+fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, canonical: &str) -> String {
+    let digest = digest_of(&[Some(tool), principal, run, Some(canonical)]);
     let mut key = String::with_capacity(5 + 32);
     key.push_str("idem_");
     push_hex(&mut key, &digest[..16]);
@@ -132,7 +132,7 @@ pub(crate) struct KeyScope<'a> {
 /// A key no other call has: `idem_` + 32 hex digits of SHA-256 over the time, the process,
 /// a counter and the call, so that an upstream given it deduplicates nothing but this call's
 /// own retries.
-fn unique_key(tool: &str, hash: &str) -> String {
+fn unique_key(tool: &str, canonical: &str) -> String {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now()
@@ -140,15 +140,21 @@ fn unique_key(tool: &str, hash: &str) -> String {
         .map_or(0, |d| d.as_nanos());
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let unique = format!("{nanos}:{}:{count}", std::process::id());
-    let digest = digest_of(&[Some(tool), Some(&unique), Some(hash)]);
+    let digest = digest_of(&[Some(tool), Some(&unique), Some(canonical)]);
     let mut key = String::with_capacity(5 + 32);
     key.push_str("idem_");
     push_hex(&mut key, &digest[..16]);
     key
 }
 
-/// The key of a call of `tool` whose canonical arguments are `arguments`, hashed as `hash`.
-pub(crate) fn call_key(tool: &str, arguments: &Value, hash: &str, scope: KeyScope<'_>) -> CallKey {
+/// The key of a call of `tool` whose canonical arguments are `arguments`, written `canonical`
+/// as canonical JSON.
+pub(crate) fn call_key(
+    tool: &str,
+    arguments: &Value,
+    canonical: &str,
+    scope: KeyScope<'_>,
+) -> CallKey {
     let given = match arguments {
         Value::Object(map) => map.get(KEY_PARAMETER),
         _ => None,
@@ -157,18 +163,15 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, hash: &str, scope: KeyScop
         .and_then(Value::as_str)
         .filter(|k| k.chars().count() >= MIN_KEY_LEN)
         .map(str::to_owned);
-    // The fingerprint leaves the caller's key out: it is what a reused key is compared on.
-    let fingerprint = if given.is_some() {
-        let mut without_key = arguments.clone();
-        if let Value::Object(map) = &mut without_key {
-            map.shift_remove(KEY_PARAMETER);
-        }
-        arguments_hash(&without_key)
-    } else {
-        hash.to_owned()
-    };
     match own {
         Some(own) => {
+            // The fingerprint leaves the caller's key out: it is what a reused key is compared
+            // on.
+            let mut without_key = arguments.clone();
+            if let Value::Object(map) = &mut without_key {
+                map.shift_remove(KEY_PARAMETER);
+            }
+            let fingerprint = arguments_hash(&without_key);
             // A caller's key is scoped like a derived one: the same key from another user is
             // another key.
             let digest = digest_of(&[Some(tool), scope.principal, Some(&own)]);
@@ -183,17 +186,18 @@ pub(crate) fn call_key(tool: &str, arguments: &Value, hash: &str, scope: KeyScop
         }
         // Scoped to the run, and no run: this call is an action of its own.
         None if !scope.global && scope.run.is_none() => CallKey {
-            visible: unique_key(tool, hash),
+            visible: unique_key(tool, canonical),
             stored: None,
-            fingerprint,
+            fingerprint: String::new(),
         },
         None => {
             let run = if scope.global { None } else { scope.run };
-            let key = derived_key(tool, scope.principal, run, hash);
+            let key = derived_key(tool, scope.principal, run, canonical);
+            // Derived from the arguments: the same key is the same arguments.
             CallKey {
                 visible: key.clone(),
-                stored: Some(key),
-                fingerprint,
+                stored: Some(key.clone()),
+                fingerprint: key,
             }
         }
     }

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 /// ```
 #[must_use]
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(128);
     write(value, &mut |bytes| out.extend_from_slice(bytes));
     // Every byte written is UTF-8: member names and strings as given, the rest ASCII.
     String::from_utf8(out).unwrap_or_default()
@@ -47,10 +47,12 @@ pub fn canonical_json(value: &Value) -> String {
 /// ```
 #[must_use]
 pub fn arguments_hash(arguments: &Value) -> String {
-    // Written whole, then hashed at once: cheaper than feeding the hasher token by token.
-    let mut text = Vec::with_capacity(256);
-    write(arguments, &mut |bytes| text.extend_from_slice(bytes));
-    let digest = Sha256::digest(&text);
+    hash_text(&canonical_json(arguments))
+}
+
+/// `sha256:<hex>` of canonical JSON text.
+pub(crate) fn hash_text(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
     let mut hex = String::with_capacity(7 + 64);
     hex.push_str("sha256:");
     push_hex(&mut hex, &digest);

@@ -543,7 +543,7 @@ impl Approve {
     async fn decide(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
         let def = self.tool.definition();
         let checked = call.read_once(def)?;
-        let hash = &checked.hash;
+        let hash = checked.hash();
         let request = ApprovalRequest {
             tool: def.name(),
             arguments: &checked.value,

@@ -243,7 +243,7 @@ impl Audit {
                 principal: ctx.principal().map(str::to_owned),
                 tool: name.to_owned(),
                 arguments,
-                arguments_hash: checked.map(|checked| checked.hash.clone()),
+                arguments_hash: checked.map(|checked| checked.hash().to_owned()),
                 status,
                 error_code,
                 attempts: done.attempts,

@@ -128,7 +128,8 @@ impl Toolbox {
                 tool: def.name().to_owned(),
                 message: err.message().to_owned(),
             })?
-            .hash;
+            .hash()
+            .to_owned();
         let approvals = self.approvals().ok_or(ApprovalError::NoStore)?;
         let ticket = Ticket {
             principal: ctx.principal().map(str::to_owned),

@@ -1,10 +1,17 @@
 //! A call's arguments read once, into the one form every step of the call sees: validated,
 //! `null` for an optional parameter read as the parameter left out, defaults applied, numbers
-//! written as integers where they are integers, and hashed as canonical JSON (RFC 8785).
+//! written as integers where they are integers, and written as canonical JSON (RFC 8785).
 //!
 //! Two documents a tool reads as the same value become the same canonical value, so they
 //! match the same approval and share an idempotency key; the tool itself is handed that
 //! value, so what was approved, hashed and recorded is what runs.
+//!
+//! What the schema says about each object (its properties, which are required, their
+//! defaults) is read from the schema once per tool, into a [`Shape`]: a call then walks its
+//! value once, with no lookups in the schema.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
@@ -14,106 +21,281 @@ use crate::limits::InputLimits;
 
 use super::Validation;
 
-/// A call's arguments, read once: the canonical value and its hash
-/// ([`arguments_hash`](crate::policy::arguments_hash)).
-#[derive(Clone, Debug)]
+/// A call's arguments, read once: the canonical value, its canonical JSON, and (on first
+/// use) its hash ([`arguments_hash`](crate::policy::arguments_hash)).
+#[derive(Debug)]
 pub(crate) struct Checked {
     pub(crate) value: Value,
-    pub(crate) hash: String,
+    /// The canonical JSON of `value` (RFC 8785).
+    pub(crate) text: String,
+    hash: OnceLock<String>,
+}
+
+impl Checked {
+    /// `sha256:<hex>` of the canonical JSON: what approvals are bound to.
+    pub(crate) fn hash(&self) -> &str {
+        self.hash
+            .get_or_init(|| crate::json::canonical::hash_text(&self.text))
+    }
 }
 
 /// Reads `arguments` for the tool `def` once: validated with the full validator (every
-/// violation explained), then made canonical and hashed.
+/// violation explained), then made canonical.
 pub(crate) fn read_once(
     def: &Validation,
     arguments: &Arguments<'_>,
     limits: &InputLimits,
 ) -> Result<Checked, ToolError> {
     let mut value = super::validate_full(def, arguments, limits)?;
-    canonicalize(def.input_schema(), &mut value);
-    let hash = crate::json::canonical::arguments_hash(&value);
-    Ok(Checked { value, hash })
+    def.shape().canonicalize(&mut value);
+    let text = crate::json::canonical::canonical_json(&value);
+    Ok(Checked {
+        value,
+        text,
+        hash: OnceLock::new(),
+    })
 }
 
-/// How deep the schema is followed; deeper values are kept as they are (the limits on
+/// How deep a value is followed; deeper values are kept as they are (the limits on
 /// arguments refuse deeper documents long before).
 const MAX_DEPTH: usize = 128;
 
-/// Rewrites a valid `value` of the schema `root` into its canonical form: in every object the
-/// schema describes, a `null` for a property that is not required is removed (an optional
-/// parameter reads `null` as absent), an absent property with a `default` gets it, and
-/// everywhere integral floats (below 2^53) become integers. Parts of the value the schema does
-/// not describe with certainty (a choice between several object shapes) keep their keys as
-/// they are. One walk of the value.
-pub(crate) fn canonicalize(root: &Value, value: &mut Value) {
-    node(root, Some(root), value, 0);
+/// How many references a schema may chain, and how many object shapes it may describe,
+/// before the rest is treated as any JSON.
+const MAX_NODES: usize = 4096;
+
+/// What a tool's schema says about the objects in its arguments, read once.
+#[derive(Debug)]
+pub(crate) struct Shape {
+    /// Node 0 is the arguments themselves.
+    nodes: Vec<Node>,
 }
 
-fn node(root: &Value, schema: Option<&Value>, value: &mut Value, depth: usize) {
-    if depth > MAX_DEPTH {
-        return;
+#[derive(Debug)]
+enum Node {
+    /// Nothing known: numbers are still made canonical.
+    Any,
+    Object {
+        properties: Vec<Property>,
+        /// Property names to their index, for objects with many properties.
+        index: Option<HashMap<String, usize, foldhash::fast::RandomState>>,
+        /// The shape of the other properties' values (`additionalProperties`).
+        extra: Option<usize>,
+        /// Whether a property may be `null` and not required, or has a default: else the
+        /// object's keys are left as they are.
+        rewrites: bool,
+    },
+    Array(usize),
+}
+
+#[derive(Debug)]
+struct Property {
+    name: String,
+    required: bool,
+    default: Option<Value>,
+    node: usize,
+}
+
+/// Above this many properties, an object's properties are found through a map.
+const INDEXED: usize = 12;
+
+impl Shape {
+    /// The shape of the schema `root`.
+    pub(crate) fn of(root: &Value) -> Self {
+        let mut builder = Builder {
+            root,
+            nodes: Vec::new(),
+            seen: HashMap::new(),
+        };
+        builder.node(root, 0);
+        Self {
+            nodes: builder.nodes,
+        }
     }
-    let schema = schema.map(|schema| resolve(root, schema));
-    match value {
-        Value::Object(map) => object(root, schema, map, depth),
-        Value::Array(items) => {
-            let item = schema
-                .and_then(|s| s.get("items"))
-                .filter(|s| s.is_object());
-            for value in items {
-                node(root, item, value, depth + 1);
-            }
+
+    /// Rewrites a valid `value` into its canonical form: in every object the schema
+    /// describes, a `null` for a property that is not required is removed (an optional
+    /// parameter reads `null` as absent), an absent property with a `default` gets it, and
+    /// everywhere integral floats (below 2^53) become integers. Parts of the value the schema
+    /// does not describe with certainty (a choice between several object shapes) keep their
+    /// keys as they are.
+    pub(crate) fn canonicalize(&self, value: &mut Value) {
+        self.walk(0, value, 0);
+    }
+
+    fn walk(&self, node: usize, value: &mut Value, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
         }
-        Value::Number(number) => {
-            if let Some(f) = number.as_f64().filter(|_| number.is_f64())
-                && f.fract() == 0.0
-                && f.abs() < 9_007_199_254_740_992.0
-            {
-                // Exact below 2^53; -0.0 is 0.
-                #[allow(clippy::cast_possible_truncation)]
-                let n = f as i64;
-                *value = Value::from(n);
-            }
+        let node = self.nodes.get(node).unwrap_or(&Node::Any);
+        match value {
+            Value::Object(map) => match node {
+                Node::Object {
+                    properties,
+                    index,
+                    extra,
+                    rewrites,
+                } => {
+                    if *rewrites {
+                        rewrite(properties, map);
+                    }
+                    for (name, value) in map.iter_mut() {
+                        let found = match index {
+                            Some(index) => index.get(name.as_str()).copied(),
+                            None => properties.iter().position(|p| p.name == *name),
+                        };
+                        let child = found.and_then(|i| properties.get(i)).map(|p| p.node);
+                        match child.or(*extra) {
+                            Some(child) => self.walk(child, value, depth + 1),
+                            None => self.any(value, depth + 1),
+                        }
+                    }
+                }
+                _ => self.any(value, depth),
+            },
+            Value::Array(items) => match node {
+                Node::Array(item) => {
+                    for value in items {
+                        self.walk(*item, value, depth + 1);
+                    }
+                }
+                _ => self.any(value, depth),
+            },
+            Value::Number(_) => integral(value),
+            _ => {}
         }
-        _ => {}
+    }
+
+    /// A value the schema says nothing certain about: only its numbers change.
+    fn any(&self, value: &mut Value, depth: usize) {
+        if depth > MAX_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(map) => map.values_mut().for_each(|v| self.any(v, depth + 1)),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.any(v, depth + 1)),
+            Value::Number(_) => integral(value),
+            _ => {}
+        }
     }
 }
 
-fn object(root: &Value, schema: Option<&Value>, map: &mut Map<String, Value>, depth: usize) {
-    let properties = schema
-        .and_then(|s| s.get("properties"))
-        .and_then(Value::as_object);
-    let extra = schema
-        .and_then(|s| s.get("additionalProperties"))
-        .filter(|s| s.is_object());
-    if properties.is_none() && extra.is_none() {
-        // `Option<Struct>` and the like: one object shape beside `null`.
-        if let Some(only) = schema.and_then(single_branch) {
-            return object(root, Some(resolve(root, only)), map, depth + 1);
+/// An object's properties as the tool reads them: `null` for one not required is absent, an
+/// absent one with a default has it.
+fn rewrite(properties: &[Property], map: &mut Map<String, Value>) {
+    if map.values().any(Value::is_null) {
+        map.retain(|name, value| {
+            !value.is_null()
+                || properties
+                    .iter()
+                    .find(|p| p.name == *name)
+                    .is_none_or(|p| p.required)
+        });
+    }
+    for property in properties {
+        if let Some(default) = &property.default
+            && !property.required
+            && !map.contains_key(&property.name)
+        {
+            map.insert(property.name.clone(), default.clone());
         }
     }
-    if let Some(properties) = properties {
-        let required = schema
-            .and_then(|s| s.get("required"))
-            .and_then(Value::as_array);
-        let is_required = |name: &str| required.is_some_and(|r| r.iter().any(|n| n == name));
-        for (name, sub) in properties {
-            if map.get(name).is_some_and(Value::is_null) && !is_required(name) {
-                map.shift_remove(name);
-            }
-            if !map.contains_key(name)
-                && !is_required(name)
-                && let Some(default) = sub
+}
+
+/// An integral float below 2^53 as the integer it is (`5.0` → `5`, `-0.0` → `0`).
+fn integral(value: &mut Value) {
+    if let Value::Number(number) = value
+        && number.is_f64()
+        && let Some(f) = number.as_f64()
+        && f.fract() == 0.0
+        && f.abs() < 9_007_199_254_740_992.0
+    {
+        // Exact: below 2^53 every integral double is an integer an i64 holds.
+        #[allow(clippy::cast_possible_truncation)]
+        let n = f as i64;
+        *value = Value::from(n);
+    }
+}
+
+struct Builder<'s> {
+    root: &'s Value,
+    nodes: Vec<Node>,
+    /// Schema nodes already built, by address: references to one definition share a node, and
+    /// a recursive definition ends.
+    seen: HashMap<*const Value, usize>,
+}
+
+impl<'s> Builder<'s> {
+    fn node(&mut self, schema: &'s Value, depth: usize) -> usize {
+        let schema = resolve(self.root, schema);
+        let key: *const Value = schema;
+        if let Some(&built) = self.seen.get(&key) {
+            return built;
+        }
+        let at = self.nodes.len();
+        let shaped = ["properties", "additionalProperties", "items"]
+            .iter()
+            .any(|k| schema.get(*k).is_some());
+        if !shaped
+            && depth <= MAX_DEPTH
+            && let Some(only) = single_branch(schema)
+        {
+            // `Option<Struct>` and the like: the shape beside `null` is the shape.
+            return self.node(only, depth + 1);
+        }
+        if depth > MAX_DEPTH || at >= MAX_NODES {
+            // Past the bounds: whatever the shape, only numbers change.
+            self.nodes.push(Node::Any);
+            return at;
+        }
+        self.nodes.push(Node::Any);
+        self.seen.insert(key, at);
+        let built = self.build(schema, depth);
+        self.nodes[at] = built;
+        at
+    }
+
+    fn build(&mut self, schema: &'s Value, depth: usize) -> Node {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        let extra = schema.get("additionalProperties").filter(|s| s.is_object());
+        if properties.is_none() && extra.is_none() {
+            return match schema.get("items").filter(|s| s.is_object()) {
+                Some(items) => Node::Array(self.node(items, depth + 1)),
+                None => Node::Any,
+            };
+        }
+        let required: Vec<&str> = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut list = Vec::new();
+        for (name, sub) in properties.into_iter().flatten() {
+            let resolved = resolve(self.root, sub);
+            list.push(Property {
+                name: name.clone(),
+                required: required.contains(&name.as_str()),
+                default: sub
                     .get("default")
-                    .or_else(|| resolve(root, sub).get("default"))
-            {
-                map.insert(name.clone(), default.clone());
-            }
+                    .or_else(|| resolved.get("default"))
+                    .cloned(),
+                node: self.node(sub, depth + 1),
+            });
         }
-    }
-    for (name, value) in map.iter_mut() {
-        let sub = properties.and_then(|p| p.get(name)).or(extra);
-        node(root, sub, value, depth + 1);
+        let extra = extra.map(|extra| self.node(extra, depth + 1));
+        let rewrites = list.iter().any(|p| !p.required);
+        let index = (list.len() > INDEXED).then(|| {
+            list.iter()
+                .enumerate()
+                .map(|(i, p)| (p.name.clone(), i))
+                .collect()
+        });
+        Node::Object {
+            properties: list,
+            index,
+            extra,
+            rewrites,
+        }
     }
 }
 
@@ -154,7 +336,7 @@ mod tests {
     use serde_json::json;
 
     fn canonical(schema: &Value, mut value: Value) -> Value {
-        canonicalize(schema, &mut value);
+        Shape::of(schema).canonicalize(&mut value);
         value
     }
 

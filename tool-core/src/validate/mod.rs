@@ -45,6 +45,7 @@ pub struct Validation {
     limits: Option<InputLimits>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     report: OnceLock<Option<Report>>,
+    shape: OnceLock<canonical::Shape>,
 }
 
 impl Validation {
@@ -63,6 +64,7 @@ impl Validation {
             limits,
             validator: OnceLock::new(),
             report: OnceLock::new(),
+            shape: OnceLock::new(),
         }
     }
 
@@ -107,6 +109,13 @@ impl Validation {
         self.report
             .get_or_init(|| Report::build(&self.schema))
             .as_ref()
+    }
+
+    /// What the input schema says about the objects of the arguments, for their canonical
+    /// form; read from the schema on first use.
+    pub(crate) fn shape(&self) -> &canonical::Shape {
+        self.shape
+            .get_or_init(|| canonical::Shape::of(&self.schema))
     }
 
     /// Problems found while building (a `pattern` that does not compile) or compiling.
