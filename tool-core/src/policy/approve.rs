@@ -21,7 +21,7 @@ use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
 use super::audit::redact;
-use super::step::{Call, Done, Next, Step};
+use super::step::{Call, Done, Flow, Next, Step};
 
 /// A call waiting for a person's decision: the tool, its canonical arguments and their hash.
 #[derive(Debug)]
@@ -599,8 +599,8 @@ impl Approve {
 }
 
 impl Step for Approve {
-    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(async move {
             if let Err(err) = self.decide(&mut call).await {
                 return Done::refused(err);
             }

@@ -18,11 +18,11 @@ use crate::outcome::ToolOutcome;
 use crate::output::{Checked, OutputChecks};
 use crate::spec::{Effect, RateLimit, RetryPolicy};
 use crate::state::RateLimiter;
-use crate::tool::{BoxFuture, Emit, Emitted, Tool};
+use crate::tool::{Emit, Emitted, Tool};
 
 use super::budget::Budgets;
 use super::retry::{Backoff, may_retry};
-use super::step::{Call, Done, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Next, Ran, Step};
 
 /// The rate limits an attempt takes its turn from: the tool's own, its upstream's.
 pub(crate) struct Throttle {
@@ -65,22 +65,44 @@ pub(crate) struct Attempts {
 }
 
 impl Step for Attempts {
-    /// The last step: it does not go on.
-    fn run<'a>(&'a self, call: Call<'a>, _next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(self.attempts(call))
-    }
-
-    fn inline_tool(&self) -> Option<(Arc<dyn Tool>, Arc<OutputChecks>)> {
-        // A rate-limited tool waits for its turn, which the fast path cannot.
-        (self.tool.definition().is_inline() && self.throttle.is_none())
-            .then(|| (Arc::clone(&self.tool), Arc::clone(&self.output)))
+    /// The last step: it does not go on. An inline tool's first attempt runs in place; when it
+    /// ends the call (a success, or an error nothing acts on) the call ends at once, else the
+    /// attempts go on with a future, that attempt counted as the first.
+    fn run<'a>(&'a self, mut call: Call<'a>, _next: Next<'a>) -> Flow<'a> {
+        if !self.in_place() {
+            return Flow::later(self.attempts(call, None));
+        }
+        let Some(ran) = run_inline(
+            self.tool.as_ref(),
+            &self.output,
+            call.arguments.reborrow(),
+            call.ctx,
+            call.out.as_deref_mut(),
+        ) else {
+            return Flow::later(self.attempts(call, None));
+        };
+        // A result to store in the result store waits for the store; a batch's failed items
+        // may be retried.
+        let output = &self.output;
+        let large = output.is_batch()
+            || matches!(&ran, Ran::Outcome(o) if o.data().is_some_and(|d| output.is_large(d.get().len())));
+        if ran.is_final() && !large {
+            return Flow::Now(Done::new(ran, 1));
+        }
+        Flow::later(self.attempts(call, Some(ran)))
     }
 }
 
 impl Attempts {
-    /// Attempts with time limits, retried by the policy. A first attempt made on the fast
-    /// path counts as the first.
-    async fn attempts(&self, mut call: Call<'_>) -> Done {
+    /// Whether the first attempt runs in place: an inline tool that waits for nothing before
+    /// it (no rate limit's turn) and whose time is not counted (no run budget).
+    fn in_place(&self) -> bool {
+        self.tool.definition().is_inline() && self.throttle.is_none() && self.budgets.is_none()
+    }
+
+    /// Attempts with time limits, retried by the policy; `first` is an attempt already made
+    /// in place.
+    async fn attempts(&self, mut call: Call<'_>, mut first: Option<Ran>) -> Done {
         let _slot = match &self.slots {
             Some(slots) => Arc::clone(slots).acquire_owned().await.ok(),
             None => None,
@@ -106,10 +128,10 @@ impl Attempts {
             let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
             // Over a rate limit, the attempt is not made: its error says when to try.
             let throttled = match &self.throttle {
-                Some(throttle) if call.first.is_none() => throttle.take(name).await.err(),
+                Some(throttle) if first.is_none() => throttle.take(name).await.err(),
                 _ => None,
             };
-            let inline = match (throttled, call.first.take()) {
+            let inline = match (throttled, first.take()) {
                 (Some(err), _) => Some(Ran::Outcome(ToolOutcome::Error(err))),
                 (None, Some(ran)) => Some(ran),
                 (None, None) if def.is_inline() => run_inline(

@@ -1,6 +1,7 @@
 //! One audit record per call, to `tracing` and to any number of sinks.
 
 use std::fs::{File, OpenOptions};
+use std::future::IntoFuture;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -15,9 +16,8 @@ use crate::arguments::Arguments;
 use crate::error::ToolError;
 use crate::limits::InputLimits;
 use crate::outcome::ToolOutcome;
-use crate::tool::BoxFuture;
 
-use super::step::{Call, Done, Guard, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Guard, Next, Ran, Step};
 
 /// What happened in one call. Arguments marked `#[arg(sensitive)]` are `"[redacted]"`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -166,8 +166,8 @@ impl Guard for Audit {
 }
 
 impl Step for Audit {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(self.record(call, next))
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(self.record(call, next))
     }
 
     /// Nothing to do in place of the span and the records when no subscriber wants the span
@@ -175,12 +175,6 @@ impl Step for Audit {
     fn guard(&self) -> Option<&dyn Guard> {
         (self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO))
             .then_some(self as &dyn Guard)
-    }
-
-    /// With no sink, the step is only the span, which the fast path leaves out when no
-    /// subscriber wants it.
-    fn passive(&self) -> bool {
-        self.sinks.is_empty()
     }
 }
 
@@ -209,11 +203,7 @@ impl Audit {
         let time = audited.then(SystemTime::now);
         let arguments = audited.then(|| call.arguments.clone());
         let read = call.read;
-        let mut done = next.run(call).instrument(span.clone()).await;
-        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
-            let _entered = span.enter();
-            err.finish(name, ctx.trace_id());
-        }
+        let done = next.run(call).into_future().instrument(span.clone()).await;
         let Some(started) = started else {
             return done;
         };

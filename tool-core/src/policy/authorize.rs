@@ -6,7 +6,7 @@ use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::tool::BoxFuture;
 
-use super::step::{Call, Done, Next, Step};
+use super::step::{Call, Done, Flow, Next, Step};
 
 /// Decides whether the context's principal may call a tool, before its arguments are read.
 ///
@@ -51,8 +51,8 @@ pub(crate) struct Authorize {
 }
 
 impl Step for Authorize {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(async move {
             if !self
                 .authorizer
                 .authorize(call.ctx, self.tool.definition())

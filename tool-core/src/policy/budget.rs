@@ -12,8 +12,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::spec::RunBudget;
 use crate::state::BudgetStore;
 
-use super::step::{Call, Done, Guard, Next, Step, guarded};
-use crate::tool::BoxFuture;
+use super::step::{Call, Done, Flow, Guard, Next, Step, guarded};
 
 struct Run {
     /// When the run last made a call: runs idle for long are forgotten first.
@@ -206,12 +205,10 @@ impl Guard for Budget {
 }
 
 impl Step for Budget {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         match &self.0.shared {
-            Some(store) => Box::pin(async move {
-                if call.first.is_none()
-                    && let Err(err) = self.0.start_call_shared(store.as_ref(), call.ctx).await
-                {
+            Some(store) => Flow::later(async move {
+                if let Err(err) = self.0.start_call_shared(store.as_ref(), call.ctx).await {
                     return Done::refused(err);
                 }
                 next.run(call).await
@@ -223,11 +220,5 @@ impl Step for Budget {
     /// A shared budget is counted in its store, which takes a future.
     fn guard(&self) -> Option<&dyn Guard> {
         self.0.shared.is_none().then_some(self as &dyn Guard)
-    }
-
-    /// Not passive: the time an inline tool takes is counted too, which the fast path does not
-    /// measure. A toolbox without a run budget has no budget step.
-    fn passive(&self) -> bool {
-        false
     }
 }

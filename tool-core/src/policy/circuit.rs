@@ -10,10 +10,9 @@ use tokio::time::Instant;
 use crate::error::{ErrorCode, ToolError};
 use crate::spec::CircuitPolicy;
 use crate::state::CircuitStore;
-use crate::tool::BoxFuture;
 
 use super::retry::is_failure;
-use super::step::{Call, Done, Guard, Next, Ran, Step, guarded};
+use super::step::{Call, Done, Flow, Guard, Next, Ran, Step, guarded};
 
 enum State {
     Closed { failures: u32 },
@@ -27,9 +26,8 @@ pub(crate) struct Circuit(Breaker);
 struct Breaker {
     policy: CircuitPolicy,
     state: Mutex<State>,
-    /// Whether this circuit ever recorded a failure: until then, calls skip the lock (and
-    /// may take the fast path).
-    used: Arc<AtomicBool>,
+    /// Whether this circuit ever recorded a failure: until then, calls skip the lock.
+    used: AtomicBool,
 }
 
 impl Circuit {
@@ -37,7 +35,7 @@ impl Circuit {
         Self(Breaker {
             policy,
             state: Mutex::new(State::Closed { failures: 0 }),
-            used: Arc::new(AtomicBool::new(false)),
+            used: AtomicBool::new(false),
         })
     }
 }
@@ -93,16 +91,12 @@ impl Guard for Circuit {
 }
 
 impl Step for Circuit {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         guarded(self, call, next)
     }
 
     fn guard(&self) -> Option<&dyn Guard> {
         Some(self)
-    }
-
-    fn fast_blocker(&self) -> Option<Arc<AtomicBool>> {
-        Some(Arc::clone(&self.0.used))
     }
 }
 
@@ -122,8 +116,8 @@ pub(crate) struct SharedCircuit {
 }
 
 impl Step for SharedCircuit {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(async move {
             let name = call.name;
             match self.store.admit(name, self.policy.cooldown).await {
                 Ok(None) => {}
@@ -141,9 +135,5 @@ impl Step for SharedCircuit {
             }
             done
         })
-    }
-
-    fn passive(&self) -> bool {
-        false
     }
 }

@@ -5,12 +5,12 @@ use std::time::{Duration, SystemTime};
 
 use crate::outcome::{Degradation, ToolOutcome};
 use crate::output::OutputChecks;
-use crate::tool::{BoxFuture, Tool};
+use crate::tool::Tool;
 
 use super::attempt::run_once;
 use super::audit::unix_ms;
 use super::retry::{is_failure, may_retry};
-use super::step::{Call, Done, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Next, Ran, Step};
 
 /// The step: the fallback tool, and the time its attempt may take.
 pub(crate) struct Fallback {
@@ -22,17 +22,22 @@ pub(crate) struct Fallback {
 }
 
 impl Step for Fallback {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
-            let arguments = call.arguments.clone();
-            let ctx = call.ctx;
-            let done = next.run(call).await;
+    /// In place while the rest ends at once with nothing to fall back from.
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        let arguments = call.arguments.clone();
+        let ctx = call.ctx;
+        let flow = match next.run(call) {
+            Flow::Now(done) if !falls_back(&done) => return Flow::Now(done),
+            flow => flow,
+        };
+        Flow::later(async move {
+            let done = flow.await;
+            if !falls_back(&done) {
+                return done;
+            }
             let Some(err) = done.ran.error() else {
                 return done;
             };
-            if !may_retry(err) && !is_failure(err) {
-                return done;
-            }
             let reason = err.code().as_str().to_owned();
             let answer =
                 run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
@@ -56,10 +61,12 @@ impl Step for Fallback {
             }
         })
     }
+}
 
-    /// A fallback acts only on a failure, and a failing first attempt goes on through the
-    /// whole plan.
-    fn passive(&self) -> bool {
-        true
-    }
+/// Whether a call ended in a way the fallback answers instead: a failure, or an error a retry
+/// could have fixed.
+fn falls_back(done: &Done) -> bool {
+    done.ran
+        .error()
+        .is_some_and(|err| may_retry(err) || is_failure(err))
 }

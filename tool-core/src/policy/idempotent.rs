@@ -13,11 +13,11 @@ use crate::idempotency::{
 };
 use crate::outcome::ToolOutcome;
 use crate::spec::IdempotencyScope;
-use crate::tool::{BoxFuture, Tool};
+use crate::tool::Tool;
 
 use super::attempt::timer;
 use super::retry::{is_failure, may_retry};
-use super::step::{Call, Done, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Next, Ran, Step};
 
 /// The step: the toolbox's store and key policy, for one write tool.
 pub(crate) struct Idempotent {
@@ -33,8 +33,8 @@ enum Reserved {
 }
 
 impl Step for Idempotent {
-    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(async move {
             let key = match self.reserve(&mut call).await {
                 Ok(Reserved::Run(key)) => key,
                 Ok(Reserved::Replay(outcome)) => return Done::new(Ran::Outcome(outcome), 0),
@@ -46,8 +46,8 @@ impl Step for Idempotent {
                 arguments: call.arguments,
                 ctx: &keyed,
                 out: None,
-                first: call.first,
                 read: call.read,
+                refusal: None,
             };
             let done = next.run(inner).await;
             match &done.ran {

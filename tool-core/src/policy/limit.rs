@@ -6,9 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::{RwLock, Semaphore};
 
-use crate::tool::BoxFuture;
-
-use super::step::{Call, Done, Next, Step};
+use super::step::{Call, Flow, Next, Step};
 
 /// The step, for a toolbox that has a sequential tool or a tool with its own limit.
 pub(crate) struct Limit {
@@ -26,8 +24,8 @@ enum Lock {
 }
 
 impl Step for Limit {
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        Flow::later(async move {
             let _order = match &self.sequential {
                 Some((lock, true)) => Some(Lock::Alone(Arc::clone(lock).write_owned().await)),
                 Some((lock, false)) => Some(Lock::Shared(Arc::clone(lock).read_owned().await)),

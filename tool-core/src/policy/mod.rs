@@ -53,4 +53,4 @@ pub use authorize::Authorizer;
 pub use enable::{Enablement, Switch, ToolsChanged};
 
 pub(crate) use compose::{Plans, Settings};
-pub(crate) use step::{Call, Done, Ran};
+pub(crate) use step::{Call, Done, Flow, Ran};

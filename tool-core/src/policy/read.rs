@@ -5,9 +5,9 @@
 
 use std::sync::Arc;
 
-use crate::tool::{BoxFuture, Tool};
+use crate::tool::Tool;
 
-use super::step::{Call, Done, Next, Step};
+use super::step::{Call, Flow, Next, Step};
 
 /// The step, for a tool whose calls some step reads (an audit sink, an approval, an
 /// idempotency key).
@@ -16,12 +16,11 @@ pub(crate) struct ReadArguments {
 }
 
 impl Step for ReadArguments {
-    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done> {
-        Box::pin(async move {
-            if let Err(err) = call.read_once(self.tool.definition()) {
-                return Done::refused(err);
-            }
-            next.run(call).await
-        })
+    /// In place: reading is synchronous.
+    fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+        if let Err(err) = call.read_once(self.tool.definition()) {
+            return Flow::refused(err);
+        }
+        next.run(call)
     }
 }

@@ -4,20 +4,23 @@
 //! A step is shaped like axum's `middleware::from_fn`: it gets the call and the rest of the
 //! plan ([`Next`]), and decides whether and how to go on. Unlike tower's `Service`, a call is
 //! borrowed (its arguments, its context and the caller's buffer), so steps take `&self` and
-//! need no `poll_ready`. A step whose whole work is a synchronous check before the call and a
-//! record after it is a [`Guard`]: the plan runs it in place, without a future of its own.
+//! need no `poll_ready`. A step ends at once or with a future ([`Flow`]): a plan whose steps
+//! all end at once runs a call in place, with no future. A step whose whole work is a
+//! synchronous check before the call and a record after it is a [`Guard`]: the plan runs it
+//! in place, without a frame of its own.
 
 use std::borrow::Cow;
-use std::sync::atomic::AtomicBool;
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::{OutputNotes, ToolOutcome};
-use crate::output::OutputChecks;
-use crate::tool::{BoxFuture, Tool};
+use crate::tool::BoxFuture;
 use crate::validate::canonical::{Checked, read_once};
 
 use super::retry::{is_failure, may_retry};
@@ -88,12 +91,12 @@ pub(crate) struct Call<'a> {
     pub(crate) ctx: &'a ToolContext,
     /// The caller's buffer, for an inline tool's success data (`Toolbox::call_into`).
     pub(crate) out: Option<&'a mut Vec<u8>>,
-    /// A result made before the plan went on: the first attempt of the fast path (whose
-    /// guards have run their checks), or a refusal that only has to be recorded.
-    pub(crate) first: Option<Ran>,
     /// The arguments read once ([`Call::read_once`]), for every step after the read and for
     /// the steps around it (the audit records them).
     pub(crate) read: &'a OnceLock<Checked>,
+    /// For a call refused before it reached a tool (an unknown name): the refusal, which the
+    /// plan that records such calls answers with.
+    pub(crate) refusal: Option<ToolError>,
 }
 
 impl<'a> Call<'a> {
@@ -116,43 +119,66 @@ impl<'a> Call<'a> {
     }
 }
 
+/// How a step ends: at once, or with a future to wait for. A plan whose steps all end at once
+/// runs a call in place, with no future and no allocation; one step that must wait makes the
+/// whole call wait.
+pub(crate) enum Flow<'a> {
+    Now(Done),
+    Later(BoxFuture<'a, Done>),
+}
+
+impl<'a> Flow<'a> {
+    /// A step that waits.
+    pub(crate) fn later(future: impl Future<Output = Done> + Send + 'a) -> Self {
+        Self::Later(Box::pin(future))
+    }
+
+    /// The call refused before any attempt, at once.
+    pub(crate) fn refused(err: ToolError) -> Self {
+        Self::Now(Done::refused(err))
+    }
+}
+
+impl<'a> IntoFuture for Flow<'a> {
+    type Output = Done;
+    type IntoFuture = Waiting<'a>;
+
+    fn into_future(self) -> Waiting<'a> {
+        match self {
+            Self::Now(done) => Waiting::Now(Some(done)),
+            Self::Later(future) => Waiting::Later(future),
+        }
+    }
+}
+
+/// A [`Flow`] awaited.
+pub(crate) enum Waiting<'a> {
+    Now(Option<Done>),
+    Later(BoxFuture<'a, Done>),
+}
+
+impl Future for Waiting<'_> {
+    type Output = Done;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Done> {
+        match self.get_mut() {
+            Self::Now(done) => Poll::Ready(done.take().unwrap_or_else(|| {
+                Done::refused(ToolError::internal("a call's end was awaited twice"))
+            })),
+            Self::Later(future) => future.as_mut().poll(cx),
+        }
+    }
+}
+
 /// One concern of the execution policy.
 pub(crate) trait Step: Send + Sync + 'static {
-    /// Runs the step around the rest of the plan.
-    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> BoxFuture<'a, Done>;
+    /// Runs the step around the rest of the plan: at once when it and the rest can, else
+    /// with a future.
+    fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a>;
 
-    /// The step as a synchronous check and record, when that is all it does for this call.
+    /// The step as a synchronous check and record, when that is all it does for this call:
+    /// the plan runs it in place, with no frame of its own.
     fn guard(&self) -> Option<&dyn Guard> {
-        None
-    }
-
-    /// Whether a call whose first attempt ends at once (a success, or an error nothing
-    /// retries) needs no more of this step than its guard. A plan made of such steps runs an
-    /// inline tool in place, with no future (the fast path). Steps that act only on a
-    /// failure (a fallback) are passive too: a failing first attempt goes on through the
-    /// whole plan.
-    fn passive(&self) -> bool {
-        self.guard().is_some()
-    }
-
-    /// The check a passive step makes on the fast path, if it has one (the audit step without
-    /// sinks and a fallback have none): its own copy, sharing the step's state. On the fast
-    /// path a guard only checks; a step with something to record after a call that ends at
-    /// once keeps such calls off the fast path instead (see `fast_blocker`).
-    fn fast_guard(&self) -> Option<Box<dyn Guard>> {
-        None
-    }
-
-    /// A flag that, while set, keeps calls off the fast path: a circuit that has recorded a
-    /// failure needs the full path, and until then lets every call through and has nothing
-    /// to record for calls that end at once.
-    fn fast_blocker(&self) -> Option<Arc<AtomicBool>> {
-        None
-    }
-
-    /// For the step that ends a plan (the attempts): the tool, when it runs in place
-    /// (`#[tool(inline)]`).
-    fn inline_tool(&self) -> Option<(Arc<dyn Tool>, Arc<OutputChecks>)> {
         None
     }
 }
@@ -170,21 +196,21 @@ pub(crate) trait Guard: Send + Sync {
 
 /// A guard run as a step of its own (the plan runs guards in place; this is the same thing):
 /// its check, the rest of the plan, its record.
-pub(crate) fn guarded<'a>(
-    guard: &'a dyn Guard,
-    call: Call<'a>,
-    next: Next<'a>,
-) -> BoxFuture<'a, Done> {
-    Box::pin(async move {
-        if call.first.is_none()
-            && let Err(err) = guard.before(&call)
-        {
-            return Done::refused(err);
+pub(crate) fn guarded<'a>(guard: &'a dyn Guard, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
+    if let Err(err) = guard.before(&call) {
+        return Flow::refused(err);
+    }
+    match next.run(call) {
+        Flow::Now(done) => {
+            guard.after(&done.ran);
+            Flow::Now(done)
         }
-        let done = next.run(call).await;
-        guard.after(&done.ran);
-        done
-    })
+        Flow::Later(future) => Flow::later(async move {
+            let done = future.await;
+            guard.after(&done.ran);
+            done
+        }),
+    }
 }
 
 /// The rest of a plan, as a step sees it.
@@ -199,36 +225,52 @@ impl<'a> Next<'a> {
     }
 
     /// Runs the rest of the plan: leading guards in place, then the next step that wraps the
-    /// call (the last of a tool's plan makes the attempts). A plan with nothing left answers
-    /// with the result made before it (a refusal being recorded).
-    pub(crate) async fn run(self, call: Call<'a>) -> Done {
+    /// call (the last of a tool's plan makes the attempts), then the guards' records, in
+    /// reverse. A plan with nothing left answers with the call's refusal (a call refused
+    /// before it reached a tool, being recorded).
+    pub(crate) fn run(self, mut call: Call<'a>) -> Flow<'a> {
         let mut rest = self.steps;
         let mut guarded = 0;
         while let Some((step, after)) = rest.split_first() {
             let Some(guard) = step.guard() else {
                 break;
             };
-            // After a fast-path attempt, its guards have already let it through.
-            if call.first.is_none()
-                && let Err(err) = guard.before(&call)
-            {
-                return Done::refused(err);
+            // A refused call never ran: the guards before this one record nothing.
+            if let Err(err) = guard.before(&call) {
+                return Flow::refused(err);
             }
             guarded += 1;
             rest = after;
         }
-        let done = match rest.split_first() {
-            Some((step, after)) => step.run(call, Next { steps: after }).await,
-            None => match call.first {
-                Some(ran) => Done::new(ran, 0),
-                None => Done::refused(ToolError::internal("a plan ended without a result")),
-            },
+        let flow = match rest.split_first() {
+            Some((step, after)) => step.run(call, Next { steps: after }),
+            None => Flow::refused(
+                call.refusal
+                    .take()
+                    .unwrap_or_else(|| ToolError::internal("a plan ended without a result")),
+            ),
         };
-        for step in self.steps[..guarded].iter().rev() {
-            if let Some(guard) = step.guard() {
-                guard.after(&done.ran);
+        let guards = &self.steps[..guarded];
+        match flow {
+            Flow::Now(done) => {
+                record(guards, &done);
+                Flow::Now(done)
             }
+            Flow::Later(future) if guards.is_empty() => Flow::Later(future),
+            Flow::Later(future) => Flow::later(async move {
+                let done = future.await;
+                record(guards, &done);
+                done
+            }),
         }
-        done
+    }
+}
+
+/// The records of the guards that let a call through, last first.
+fn record(guards: &[Arc<dyn Step>], done: &Done) {
+    for step in guards.iter().rev() {
+        if let Some(guard) = step.guard() {
+            guard.after(&done.ran);
+        }
     }
 }

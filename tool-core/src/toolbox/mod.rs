@@ -11,7 +11,7 @@ use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::policy::audit::AuditSink;
 use crate::policy::{
-    Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Plans, Ran, RetryPolicy,
+    Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Flow, Plans, Ran, RetryPolicy,
     RunBudget, Settings, ToolPolicy,
 };
 use crate::provider::{Dialect, ExportError, ToolCall};
@@ -361,29 +361,7 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
-        let arguments = arguments.into();
-        let mut arguments = arguments;
-        let limited = match self.prepare(name, &mut arguments, ctx) {
-            Ok(limited) => limited,
-            Err(err) => return ToolOutcome::Error(err),
-        };
-        let ctx = limited.as_ref().unwrap_or(ctx);
-        let read = OnceLock::new();
-        let call = Call {
-            name,
-            arguments,
-            ctx,
-            out: None,
-            first: None,
-            read: &read,
-        };
-        // The fast path answers before any await, so that the future holds no result.
-        let planned = match self.call_fast(call) {
-            Ok(ran) => return outcome_of(ran),
-            // Boxed: the full path's future is large, and most calls never build it.
-            Err(call) => Box::pin(self.call_planned(call)),
-        };
-        outcome_of(planned.await.ran)
+        outcome_of(self.route(name, arguments.into(), ctx, None).await)
     }
 
     /// Runs a call like [`call`](Self::call) and appends its envelope to `out`: the fastest
@@ -427,32 +405,11 @@ impl Toolbox {
         out: &mut Vec<u8>,
     ) -> CallStatus {
         let start = out.len();
-        let arguments = arguments.into();
-        let mut arguments = arguments;
-        let limited = match self.prepare(name, &mut arguments, ctx) {
-            Ok(limited) => limited,
-            Err(err) => {
-                let outcome = ToolOutcome::Error(err);
-                outcome.write_json(out);
-                return CallStatus::of(&outcome);
-            }
-        };
-        let ctx = limited.as_ref().unwrap_or(ctx);
         out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
-        let read = OnceLock::new();
-        let call = Call {
-            name,
-            arguments,
-            ctx,
-            out: Some(&mut *out),
-            first: None,
-            read: &read,
-        };
-        let planned = match self.call_fast(call) {
-            Ok(ran) => return written(ran, out, start),
-            Err(call) => Box::pin(self.call_planned(call)),
-        };
-        written(planned.await.ran, out, start)
+        let ran = self
+            .route(name, arguments.into(), ctx, Some(&mut *out))
+            .await;
+        written(ran, out, start)
     }
 
     /// Runs independent calls by their *registered* names (as [`call`](Self::call) does)
@@ -529,44 +486,57 @@ impl Toolbox {
         crate::provider::export_all(dialect, &defs)
     }
 
-    /// The fast path, synchronous: the result when the tool's plan ran the call in place,
-    /// else the call to go on with (holding the first attempt, if one was made).
-    // The call comes back by value on the full path, as it went in: no allocation.
-    #[allow(clippy::result_large_err)]
-    #[inline]
-    fn call_fast<'c>(&'c self, mut call: Call<'c>) -> Result<Ran, Call<'c>> {
-        let Some(&index) = self.registry.by_name.get(call.name) else {
-            return Err(call);
+    /// Every call's one route, for [`call`](Self::call) and [`call_into`](Self::call_into):
+    /// the limits on the arguments, the tool's plan (or the plan that records a refusal),
+    /// and the error finished, here and nowhere else (its trace id, operator-only details
+    /// logged and removed). A plan that ends at once answers before any await, so that the
+    /// future holds no result.
+    async fn route<'c>(
+        &'c self,
+        name: &'c str,
+        mut arguments: Arguments<'c>,
+        ctx: &'c ToolContext,
+        out: Option<&'c mut Vec<u8>>,
+    ) -> Ran {
+        let (limited, refused) = match self.prepare(name, &mut arguments, ctx) {
+            Ok(limited) => (limited, None),
+            Err(err) => (None, Some(err)),
         };
-        if self.registry.has_predicate(call.name) {
-            return Err(call);
-        }
-        let Some(plan) = self.plans().tools.get(index) else {
-            return Err(call);
-        };
-        match plan.run_fast(&mut call) {
-            Some(mut ran) => {
-                finish(&mut ran, &call);
-                Ok(ran)
+        let ctx = limited.as_ref().unwrap_or(ctx);
+        let mut ran = match refused {
+            Some(err) => Ran::Outcome(ToolOutcome::Error(err)),
+            None => {
+                let read = OnceLock::new();
+                let call = Call {
+                    name,
+                    arguments,
+                    ctx,
+                    out,
+                    read: &read,
+                    refusal: None,
+                };
+                match self.plan(call) {
+                    Flow::Now(done) => done.ran,
+                    Flow::Later(future) => future.await.ran,
+                }
             }
-            None => Err(call),
-        }
-    }
-
-    /// The full path: the tool's plan, or the plan that records a refused call.
-    async fn call_planned<'c>(&'c self, call: Call<'c>) -> Done {
-        let (name, ctx) = (call.name, call.ctx);
-        let plans = self.plans();
-        let index = self.registry.by_name.get(name).copied();
-        let mut done = match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if !self.registry.has_predicate(name) => plan.run(call).await,
-            // Boxed: rare, and its future is large.
-            _ => Box::pin(self.dispatch_enabled(index, plans, call)).await,
         };
-        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut done.ran {
+        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
             err.finish(name, ctx.trace_id());
         }
-        done
+        ran
+    }
+
+    /// The call through its tool's plan, or through the plan that records a refused call.
+    #[inline]
+    fn plan<'c>(&'c self, call: Call<'c>) -> Flow<'c> {
+        let plans = self.plans();
+        let index = self.registry.by_name.get(call.name).copied();
+        match index.and_then(|i| plans.tools.get(i)) {
+            Some(plan) if !self.registry.has_predicate(call.name) => plan.run(call),
+            // Rare, and its future is large.
+            _ => Flow::later(self.dispatch_enabled(index, plans, call)),
+        }
     }
 
     /// A call of a tool with an enablement predicate, or of no tool: a disabled tool is
@@ -588,8 +558,7 @@ impl Toolbox {
             .iter()
             .map(|d| d.name())
             .collect();
-        let refusal = self.registry.unknown(call.name, &names);
-        call.first = Some(Ran::Outcome(ToolOutcome::Error(refusal)));
+        call.refusal = Some(self.registry.unknown(call.name, &names));
         plans.refused.run(call).await
     }
 
@@ -1144,7 +1113,7 @@ impl Toolbox {
         if let Arguments::Value(Cow::Owned(value)) = refused {
             crate::limits::dismantle(value);
         }
-        let mut err = match def {
+        Some(match def {
             Some(def) => {
                 crate::validate::refused(def.validation(), vec![limit.field(limits, pointer)])
             }
@@ -1152,9 +1121,7 @@ impl Toolbox {
                 "The arguments are invalid: {}. Fix this and call again.",
                 limit.field(limits, pointer)
             )),
-        };
-        err.finish(name, ctx.trace_id());
-        Some(err)
+        })
     }
 }
 
@@ -1187,15 +1154,6 @@ fn written(ran: Ran, out: &mut Vec<u8>, start: usize) -> CallStatus {
             outcome.write_json(out);
             CallStatus::of(&outcome)
         }
-    }
-}
-
-/// The final touch on a call's error: its trace id, and operator-only details logged and
-/// removed.
-#[inline]
-fn finish(ran: &mut Ran, call: &Call<'_>) {
-    if let Ran::Outcome(ToolOutcome::Error(err)) = ran {
-        err.finish(call.name, call.ctx.trace_id());
     }
 }
 
