@@ -228,12 +228,12 @@ impl ToolOutcome {
     pub fn to_json(&self) -> String {
         match self {
             Self::Success(data) => {
-                let data = data.get();
-                let mut out = String::with_capacity(data.len() + 30);
-                out.push_str(SUCCESS_PREFIX);
-                out.push_str(data);
-                out.push('}');
-                out
+                let mut out = Vec::with_capacity(data.get().len() + 30);
+                open_success(&mut out);
+                out.extend_from_slice(data.get().as_bytes());
+                close_success(&mut out, "");
+                // Both halves are ASCII and the data is JSON text.
+                String::from_utf8(out).unwrap_or_default()
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
             Self::Degraded(..)
@@ -256,9 +256,9 @@ impl ToolOutcome {
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Self::Success(data) => {
-                out.extend_from_slice(SUCCESS_PREFIX.as_bytes());
+                open_success(out);
                 out.extend_from_slice(data.get().as_bytes());
-                out.push(b'}');
+                close_success(out, "");
             }
             // Only strings, numbers and booleans besides the data: it always encodes.
             Self::Degraded(..)
@@ -286,7 +286,22 @@ pub(crate) fn not_json(err: &serde_json::Error) -> ToolError {
 }
 
 /// How every success envelope starts.
-pub(crate) const SUCCESS_PREFIX: &str = r#"{"status":"success","data":"#;
+const SUCCESS_PREFIX: &str = r#"{"status":"success","data":"#;
+
+/// The start of a success envelope, before its data: the one place that writes it, for an
+/// outcome ([`ToolOutcome::write_json`], [`ToolOutcome::to_json`]) and for data an inline tool
+/// writes in place (`Toolbox::call_into`), so the two are the same bytes. Serializing a
+/// [`ToolOutcome`] with serde gives these bytes too.
+pub(crate) fn open_success(out: &mut Vec<u8>) {
+    out.extend_from_slice(SUCCESS_PREFIX.as_bytes());
+}
+
+/// The end of a success envelope, after its data: `fields` (what the output checks said, as
+/// serialized fields with their leading comma, or nothing), then the closing brace.
+pub(crate) fn close_success(out: &mut Vec<u8>, fields: &str) {
+    out.extend_from_slice(fields.as_bytes());
+    out.push(b'}');
+}
 
 impl From<ToolError> for ToolOutcome {
     fn from(err: ToolError) -> Self {

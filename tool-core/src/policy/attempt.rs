@@ -1,6 +1,7 @@
-//! The attempts at the end of every plan: each with its time limit and its panic caught,
-//! retried as the retry policy and the run's budget allow. An inline tool's attempt runs in
-//! place, with no future and no timer.
+//! The attempts at the end of every plan: each takes its turn from the rate limits
+//! (`throttle.rs`), runs with its time limit and its panic caught, and goes through the
+//! output checks; the retry policy (`retry.rs`) and the run's budget decide whether another
+//! follows. An inline tool's attempt runs in place, with no future and no timer.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -15,37 +16,15 @@ use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
-use crate::output::{Checked, OutputChecks};
-use crate::spec::{Effect, RateLimit, RetryPolicy};
-use crate::state::RateLimiter;
+use crate::output::OutputChecks;
+use crate::spec::{Effect, RetryPolicy};
 use crate::tool::{Emit, Emitted, Tool};
 
 use super::budget::Budgets;
-use super::retry::{Backoff, may_retry};
+use super::checks;
+use super::retry::{BatchItems, Policy, Retrying, Whole};
 use super::step::{Call, Done, Flow, Next, Ran, Step};
-
-/// The rate limits an attempt takes its turn from: the tool's own, its upstream's.
-pub(crate) struct Throttle {
-    pub(crate) limiter: Arc<dyn RateLimiter>,
-    /// Each limit with its key in the limiter (`tool:<name>`, `upstream:<name>`).
-    pub(crate) limits: Vec<(String, RateLimit)>,
-}
-
-impl Throttle {
-    /// Takes this attempt's turn from every limit; the error when it must wait (or the
-    /// limiter cannot be reached). A turn taken from a limit before another refused is
-    /// spent: the limits are checked in a fixed order, tool first.
-    async fn take(&self, tool: &str) -> Result<(), ToolError> {
-        for (key, limit) in &self.limits {
-            match self.limiter.acquire(key, limit).await {
-                Ok(None) => {}
-                Ok(Some(wait)) => return Err(ToolError::throttled(tool, key, wait)),
-                Err(err) => return Err(ToolError::state_unreachable(&err)),
-            }
-        }
-        Ok(())
-    }
-}
+use super::throttle::Throttle;
 
 /// The attempts of one tool's calls.
 pub(crate) struct Attempts {
@@ -81,12 +60,7 @@ impl Step for Attempts {
         ) else {
             return Flow::later(self.attempts(call, None));
         };
-        // A result to store in the result store waits for the store; a batch's failed items
-        // may be retried.
-        let output = &self.output;
-        let large = output.is_batch()
-            || matches!(&ran, Ran::Outcome(o) if o.data().is_some_and(|d| output.is_large(d.get().len())));
-        if ran.is_final() && !large {
+        if ran.is_final() && !checks::waits(&self.output, &ran) {
             return Flow::Now(Done::new(ran, 1));
         }
         Flow::later(self.attempts(call, Some(ran)))
@@ -100,135 +74,91 @@ impl Attempts {
         self.tool.definition().is_inline() && self.throttle.is_none() && self.budgets.is_none()
     }
 
-    /// Attempts with time limits, retried by the policy; `first` is an attempt already made
-    /// in place.
+    /// Attempts with time limits, retried by the retry policy; `first` is an attempt already
+    /// made in place.
     async fn attempts(&self, mut call: Call<'_>, mut first: Option<Ran>) -> Done {
         let _slot = match &self.slots {
             Some(slots) => Arc::clone(slots).acquire_owned().await.ok(),
             None => None,
         };
         let def = self.tool.definition();
-        let name = call.name;
-        let ctx = call.ctx;
         // A write is retried only when repeating it cannot do it twice: it is declared
         // idempotent, or it carries an idempotency key that goes with every attempt.
-        let retry_safe = match def.effect() {
+        let safe = match def.effect() {
             Some(Effect::Write | Effect::Destructive) => {
-                def.annotations().idempotent == Some(true) || ctx.idempotency_key().is_some()
+                def.annotations().idempotent == Some(true) || call.ctx.idempotency_key().is_some()
             }
             _ => true,
         };
-        let max = self.max_attempts.max(1);
-        let mut backoff = None;
-        let mut attempt = 0;
-        // A batch's items done so far, while its failed ones are retried.
-        let mut batch: Option<serde_json::Value> = None;
+        let whole = Whole::new(&self.retry, self.max_attempts, safe);
+        let mut policy = if self.output.is_batch() {
+            Retrying::Batch(BatchItems::new(whole, &self.output))
+        } else {
+            Retrying::Whole(whole)
+        };
+        let mut attempts = 0;
         loop {
-            attempt += 1;
-            let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
-            // Over a rate limit, the attempt is not made: its error says when to try.
-            let throttled = match &self.throttle {
-                Some(throttle) if first.is_none() => throttle.take(name).await.err(),
-                _ => None,
-            };
-            let inline = match (throttled, first.take()) {
-                (Some(err), _) => Some(Ran::Outcome(ToolOutcome::Error(err))),
-                (None, Some(ran)) => Some(ran),
-                (None, None) if def.is_inline() => run_inline(
-                    self.tool.as_ref(),
-                    &self.output,
-                    call.arguments.reborrow(),
-                    ctx,
-                    call.out.as_deref_mut(),
-                ),
-                (None, None) => None,
-            };
-            let ran = match inline {
+            attempts += 1;
+            let mut ran = match first.take() {
                 Some(ran) => ran,
-                None => Ran::Outcome(
-                    self.output.outcome(
-                        run_once(
-                            self.tool.as_ref(),
-                            name,
-                            call.arguments.clone(),
-                            &scoped(ctx, &self.output),
-                            self.timeout,
-                        )
-                        .await,
-                    ),
-                ),
+                None => self.attempt(&mut call).await,
             };
-            if let (Some(budgets), Some(started)) = (&self.budgets, started) {
-                budgets.spend(ctx, started.elapsed()).await;
-            }
-            let Some(err) = ran.error() else {
-                let ran = match ran {
-                    Ran::Outcome(outcome) => {
-                        // A batch whose failed items may succeed on a retry: only those again.
-                        let outcome = match self.output.tally(&outcome) {
-                            Some((data, tally)) => {
-                                let data = match batch.take() {
-                                    Some(mut earlier) => {
-                                        crate::output::merge_batch(&mut earlier, data);
-                                        earlier
-                                    }
-                                    None => data,
-                                };
-                                let more = attempt < max && retry_safe && tally.retry.is_some();
-                                let allowed = more
-                                    && match &self.budgets {
-                                        Some(b) => b.take_retry(ctx, name).await.is_ok(),
-                                        None => true,
-                                    };
-                                if let (true, Some((arguments, err))) = (allowed, tally.retry) {
-                                    call.arguments = Arguments::from(arguments);
-                                    batch = Some(data);
-                                    // Waits as a retry of the whole call would for this error.
-                                    let delay = backoff
-                                        .get_or_insert_with(|| Backoff::new(&self.retry))
-                                        .next(&err);
-                                    if let Some(delay) = timer(delay) {
-                                        delay.await;
-                                    }
-                                    continue;
-                                }
-                                if attempt > 1 {
-                                    self.output.merged(&data)
-                                } else {
-                                    outcome
-                                }
-                            }
-                            None => outcome,
-                        };
-                        Ran::Outcome(self.output.spill(outcome).await)
-                    }
-                    written @ (Ran::Written | Ran::Marked(..)) => written,
-                };
-                return Done::new(ran, attempt);
+            let Some(delay) = policy.retry(&mut call.arguments, &mut ran) else {
+                return Done::new(checks::spill(&self.output, ran).await, attempts);
             };
-            if let Some(earlier) = batch.take() {
-                // Retrying a batch's failed items failed as a whole: the batch as it was, its
-                // done items kept, its failures still failures.
-                let outcome = self.output.merged(&earlier);
-                return Done::new(Ran::Outcome(self.output.spill(outcome).await), attempt);
-            }
-            // An attempt refused by a rate limit never ran: trying again is always safe.
-            let never_ran = err.is_throttled();
-            if attempt >= max || !(retry_safe || never_ran) || !may_retry(err) {
-                return Done::new(ran, attempt);
-            }
             if let Some(budgets) = &self.budgets
-                && let Err(exhausted) = budgets.take_retry(ctx, name).await
+                && let Err(exhausted) = budgets.take_retry(call.ctx, call.name).await
             {
-                return Done::new(Ran::Outcome(ToolOutcome::Error(exhausted)), attempt);
+                policy.refused(&mut ran, exhausted);
+                return Done::new(checks::spill(&self.output, ran).await, attempts);
             }
-            let delay = backoff
-                .get_or_insert_with(|| Backoff::new(&self.retry))
-                .next(err);
             if let Some(delay) = timer(delay) {
                 delay.await;
             }
         }
+    }
+
+    /// One attempt: its turn from the rate limits, then the tool (in place when inline, else
+    /// with its time limit), its result through the output checks, its time counted in the
+    /// run's budget.
+    async fn attempt(&self, call: &mut Call<'_>) -> Ran {
+        let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
+        // Over a rate limit, the attempt is not made: its error says when to try.
+        if let Some(throttle) = &self.throttle
+            && let Err(err) = throttle.take(call.name).await
+        {
+            return Ran::Outcome(ToolOutcome::Error(err));
+        }
+        let inline = if self.tool.definition().is_inline() {
+            run_inline(
+                self.tool.as_ref(),
+                &self.output,
+                call.arguments.reborrow(),
+                call.ctx,
+                call.out.as_deref_mut(),
+            )
+        } else {
+            None
+        };
+        let ran = match inline {
+            Some(ran) => ran,
+            None => Ran::Outcome(
+                self.output.outcome(
+                    run_once(
+                        self.tool.as_ref(),
+                        call.name,
+                        call.arguments.clone(),
+                        &scoped(call.ctx, &self.output),
+                        self.timeout,
+                    )
+                    .await,
+                ),
+            ),
+        };
+        if let (Some(budgets), Some(started)) = (&self.budgets, started) {
+            budgets.spend(call.ctx, started.elapsed()).await;
+        }
+        ran
     }
 }
 
@@ -307,57 +237,10 @@ pub(crate) fn run_inline(
         Ok(Some(Ok(Emitted::Raw(data)))) => {
             Some(Ran::Outcome(output.outcome(ToolOutcome::Success(data))))
         }
-        Ok(Some(Ok(Emitted::Written))) => {
-            let (Some(buf), Some(len)) = (out, len) else {
-                return Some(Ran::Written);
-            };
-            if output.is_large(buf.len() - len) || output.is_batch() {
-                // To be stored, or a batch to tally: taken out of the buffer, as a value the
-                // plan can keep.
-                let data = String::from_utf8(buf.split_off(len)).ok();
-                let outcome = match data.map(serde_json::value::RawValue::from_string) {
-                    Some(Ok(raw)) => ToolOutcome::Success(raw),
-                    _ => ToolOutcome::Error(ToolError::internal(
-                        "the tool wrote data that is not JSON",
-                    )),
-                };
-                return Some(Ran::Outcome(output.outcome(outcome)));
-            }
-            if output.is_clean_bytes(&buf[len..]) {
-                return Some(Ran::Written);
-            }
-            let checked = match std::str::from_utf8(&buf[len..]) {
-                Ok(data) => output.data(data),
-                Err(_) => Checked::Changed(ToolOutcome::Error(ToolError::internal(
-                    "the tool wrote data that is not UTF-8",
-                ))),
-            };
-            match checked {
-                Checked::Clean => Some(Ran::Written),
-                // Marked untrusted and nothing else: the data stays where it was written.
-                Checked::CleanMark => match output.clean_mark() {
-                    Some((notes, fields)) => {
-                        Some(Ran::Marked(Arc::clone(notes), Arc::clone(fields)))
-                    }
-                    None => Some(Ran::Written),
-                },
-                Checked::Mark(notes) => {
-                    let data = String::from_utf8(buf.split_off(len)).ok();
-                    Some(Ran::Outcome(
-                        match data.map(serde_json::value::RawValue::from_string) {
-                            Some(Ok(raw)) => ToolOutcome::Checked(raw, notes),
-                            _ => ToolOutcome::Error(ToolError::internal(
-                                "the tool wrote data that is not JSON",
-                            )),
-                        },
-                    ))
-                }
-                Checked::Changed(outcome) => {
-                    buf.truncate(len);
-                    Some(Ran::Outcome(outcome))
-                }
-            }
-        }
+        Ok(Some(Ok(Emitted::Written))) => Some(match (out, len) {
+            (Some(buf), Some(len)) => checks::written(output, buf, len),
+            _ => Ran::Written,
+        }),
         Ok(Some(Err(err))) => Some(Ran::Outcome(output.outcome(ToolOutcome::Error(err)))),
         Err(payload) => {
             if let (Some(buf), Some(len)) = (out, len) {

@@ -17,7 +17,7 @@ use crate::state::{BudgetStore, CircuitStore, MemoryRateLimiter, RateLimiter};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
-use super::attempt::{Attempts, Throttle};
+use super::attempt::Attempts;
 use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
 use super::budget::{Budget, Budgets};
@@ -28,6 +28,7 @@ use super::limit::Limit;
 use super::plan::Plan;
 use super::read::ReadArguments;
 use super::step::Step;
+use super::throttle::Throttle;
 
 /// Calls running at once through one toolbox, by default.
 pub(crate) const DEFAULT_CONCURRENCY: usize = 64;

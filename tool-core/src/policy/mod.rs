@@ -28,6 +28,7 @@ mod attempt;
 pub(crate) mod audit;
 mod authorize;
 mod budget;
+mod checks;
 mod circuit;
 mod compose;
 mod enable;
@@ -38,6 +39,7 @@ mod plan;
 mod read;
 mod retry;
 mod step;
+mod throttle;
 
 pub use crate::json::canonical::{arguments_hash, canonical_json};
 pub use crate::limits::InputLimits;

@@ -405,7 +405,7 @@ impl Toolbox {
         out: &mut Vec<u8>,
     ) -> CallStatus {
         let start = out.len();
-        out.extend_from_slice(crate::outcome::SUCCESS_PREFIX.as_bytes());
+        crate::outcome::open_success(out);
         let ran = self
             .route(name, arguments.into(), ctx, Some(&mut *out))
             .await;
@@ -1141,12 +1141,11 @@ fn outcome_of(ran: Ran) -> ToolOutcome {
 fn written(ran: Ran, out: &mut Vec<u8>, start: usize) -> CallStatus {
     match ran {
         Ran::Written => {
-            out.push(b'}');
+            crate::outcome::close_success(out, "");
             CallStatus::Success
         }
         Ran::Marked(_, fields) => {
-            out.extend_from_slice(fields.as_bytes());
-            out.push(b'}');
+            crate::outcome::close_success(out, &fields);
             CallStatus::Success
         }
         Ran::Outcome(outcome) => {
