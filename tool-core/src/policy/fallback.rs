@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use crate::error::ErrorCode;
 use crate::outcome::{Degradation, ToolOutcome};
 use crate::output::OutputChecks;
 use crate::tool::Tool;
@@ -63,10 +64,11 @@ impl Step for Fallback {
     }
 }
 
-/// Whether a call ended in a way the fallback answers instead: a failure, or an error a retry
-/// could have fixed.
+/// Whether a call ended in a way the fallback answers instead: a failure, an error a retry
+/// could have fixed, or the tool paused by its circuit (the fallback is what the circuit's
+/// message tells the model to look for).
 fn falls_back(done: &Done) -> bool {
-    done.ran
-        .error()
-        .is_some_and(|err| may_retry(err) || is_failure(err))
+    done.ran.error().is_some_and(|err| {
+        may_retry(err) || is_failure(err) || err.code() == ErrorCode::CircuitOpen
+    })
 }
