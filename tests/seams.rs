@@ -1094,3 +1094,238 @@ fn post_2025(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) ->
         body.len()
     )
 }
+
+// ---- pairs with pages and batches ----
+
+use toolsmith::ToolError;
+use toolsmith::output::{Batch, Cursor, Page};
+
+/// Lists the bookings of a trip, a page at a time. Read-only. Not for one booking.
+#[tool(effect = "read", allow(unbounded_string))]
+fn list_bookings(
+    ctx: &ToolContext,
+    /// A previous page's `next_cursor`; leave it out for the first page.
+    cursor: Option<Cursor>,
+) -> Result<Page<String>, ToolError> {
+    let start: u32 = match &cursor {
+        Some(cursor) => cursor.open(ctx)?,
+        None => 0,
+    };
+    let end = (start + 50).min(120);
+    let items = (start..end)
+        .map(|n| format!("booking {n}: a seat on a long-haul flight, aisle, vegetarian meal"))
+        .collect();
+    if end < 120 {
+        Page::more(items, &end, ctx)
+    } else {
+        Ok(Page::last(items))
+    }
+}
+
+#[tokio::test]
+async fn pages_with_stored_results_a_stored_page_keeps_its_next_cursor() {
+    let toolbox = Toolbox::new()
+        .with(ListBookings)
+        .with_large_results(LargeResults::Store {
+            over_bytes: 1_000,
+            ttl: Duration::from_secs(60),
+        });
+    let ctx = run("run-pages-stored");
+    let first = toolbox.call("list_bookings", json!({}), &ctx).await;
+    let env: Value = serde_json::from_str(&first.to_json()).unwrap();
+    let cursor = env["stored"]["next_cursor"].clone();
+    assert!(cursor.is_string(), "{env}");
+    let second = toolbox
+        .call("list_bookings", json!({"cursor": cursor}), &ctx)
+        .await;
+    let page: Page<String> = second.into_result().unwrap();
+    assert!(page.items[0].starts_with("booking 50:"), "{:?}", page.items);
+}
+
+#[tokio::test(start_paused = true)]
+async fn pages_with_retries_a_retried_page_opens_its_cursor() {
+    let tool = Arc::new(Faulty::new(ListBookings).then(Fault::Upstream(503)));
+    let toolbox = Toolbox::new().with(Arc::clone(&tool));
+    let ctx = run("run-pages-retry");
+    let first: Page<String> = toolbox
+        .call("list_bookings", json!({}), &ctx)
+        .await
+        .into_result()
+        .unwrap();
+    let cursor = first.next_cursor.expect("a next page");
+    // The first attempt of the next page fails; its retry opens the same cursor.
+    let tool_again = Arc::new(Faulty::new(ListBookings).then(Fault::Upstream(503)));
+    let retried = Toolbox::new().with(Arc::clone(&tool_again));
+    let next = retried
+        .call("list_bookings", json!({"cursor": cursor}), &ctx)
+        .await;
+    let env: Value = serde_json::from_str(&next.to_json()).unwrap();
+    assert_eq!(
+        env["status"], "error",
+        "another toolbox has another cursor key: {env}"
+    );
+    let next = toolbox
+        .call("list_bookings", json!({"cursor": cursor}), &ctx)
+        .await;
+    let page: Page<String> = next.into_result().unwrap();
+    assert!(page.items[0].starts_with("booking 50:"));
+    assert_eq!(tool.log(), ["upstream: error: upstream_error", "ok", "ok"]);
+}
+
+#[tokio::test]
+async fn pages_with_output_checks_the_cursor_survives_the_checks() {
+    let toolbox = Toolbox::new().with(ListBookings).configure(
+        "list_bookings",
+        ToolPolicy {
+            output_safety: Some(toolsmith::output::OutputSafety::Block),
+            ..ToolPolicy::default()
+        },
+    );
+    let ctx = run("run-pages-output");
+    let mut seen = 0;
+    let mut cursor: Option<String> = None;
+    loop {
+        let arguments = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let out = toolbox.call("list_bookings", arguments, &ctx).await;
+        let page: Page<String> = out.into_result().unwrap();
+        seen += page.items.len();
+        match page.next_cursor {
+            Some(next) => cursor = Some(next.as_str().to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen, 120);
+}
+
+#[tokio::test]
+async fn pages_with_budgets_every_page_is_a_call_of_the_run() {
+    let toolbox = Toolbox::new().with(ListBookings).with_budget(RunBudget {
+        max_calls: 2,
+        ..RunBudget::default()
+    });
+    let ctx = run("run-pages-budget");
+    let first: Page<String> = toolbox
+        .call("list_bookings", json!({}), &ctx)
+        .await
+        .into_result()
+        .unwrap();
+    let cursor = first.next_cursor.unwrap();
+    let second: Page<String> = toolbox
+        .call("list_bookings", json!({"cursor": cursor}), &ctx)
+        .await
+        .into_result()
+        .unwrap();
+    let third = toolbox
+        .call(
+            "list_bookings",
+            json!({"cursor": second.next_cursor.unwrap()}),
+            &ctx,
+        )
+        .await;
+    assert_eq!(code(&third), Some("budget_exhausted"));
+}
+
+static SEATS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Reserves a seat for each passenger. Writes reservations. Not for one passenger.
+#[tool(effect = "write", idempotent, allow(unbounded_string))]
+fn reserve_seats(
+    /// The passengers.
+    #[arg(length(max = 20))]
+    passengers: Vec<String>,
+) -> Batch<String> {
+    let mut batch = Batch::new();
+    let mut again = Vec::new();
+    for passenger in &passengers {
+        let mut seats = SEATS.lock().unwrap();
+        let tries = seats.iter().filter(|p| *p == passenger).count();
+        seats.push(passenger.clone());
+        if passenger.starts_with("busy") && tries == 0 {
+            batch.fail(
+                passenger,
+                ToolError::upstream_error("The seat map is busy.")
+                    .retry_after(Duration::from_millis(10)),
+            );
+            again.push(passenger.clone());
+        } else {
+            batch.succeed(passenger, format!("seat for {passenger}"));
+        }
+    }
+    if again.is_empty() {
+        batch
+    } else {
+        batch.retry_with(json!({ "passengers": again }))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn batches_with_idempotency_a_retried_batch_replays_whole() {
+    let toolbox = Toolbox::new().with(ReserveSeats);
+    let ctx = run("run-batch-idem");
+    let passengers = json!({"passengers": ["ann-b1", "busy-b1"]});
+    let first = toolbox
+        .call("reserve_seats", passengers.clone(), &ctx)
+        .await;
+    let env: Value = serde_json::from_str(&first.to_json()).unwrap();
+    assert_eq!(
+        env["partial"],
+        Value::Null,
+        "every item done after the retry: {env}"
+    );
+    let again = toolbox.call("reserve_seats", passengers, &ctx).await;
+    assert!(
+        matches!(again, ToolOutcome::Replayed(_)),
+        "{}",
+        again.to_json()
+    );
+    assert_eq!(data(&again), data(&first));
+    let seats = SEATS.lock().unwrap();
+    assert_eq!(seats.iter().filter(|p| p.ends_with("b1")).count(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn batches_with_budgets_a_batch_out_of_retries_answers_with_what_it_has() {
+    let toolbox = Toolbox::new().with(ReserveSeats).with_budget(RunBudget {
+        max_retries_per_tool: 0,
+        ..RunBudget::default()
+    });
+    let ctx = run("run-batch-budget");
+    let out = toolbox
+        .call(
+            "reserve_seats",
+            json!({"passengers": ["ann-b2", "busy-b2"]}),
+            &ctx,
+        )
+        .await;
+    let env: Value = serde_json::from_str(&out.to_json()).unwrap();
+    assert_eq!(env["status"], "success", "{env}");
+    assert_eq!(
+        env["partial"],
+        json!({"succeeded": 1, "failed": 1}),
+        "{env}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn batches_with_retries_only_the_failed_items_run_again() {
+    let toolbox = Toolbox::new().with(ReserveSeats);
+    let out = toolbox
+        .call(
+            "reserve_seats",
+            json!({"passengers": ["ann-b3", "bo-b3", "busy-b3"]}),
+            &run("run-batch-retry"),
+        )
+        .await;
+    let env: Value = serde_json::from_str(&out.to_json()).unwrap();
+    assert_eq!(
+        env["data"]["succeeded"].as_array().unwrap().len(),
+        3,
+        "{env}"
+    );
+    let seats = SEATS.lock().unwrap();
+    let tried: Vec<&String> = seats.iter().filter(|p| p.ends_with("b3")).collect();
+    assert_eq!(tried, ["ann-b3", "bo-b3", "busy-b3", "busy-b3"]);
+}

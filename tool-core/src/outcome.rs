@@ -95,6 +95,7 @@ pub struct Partial {
 ///     bytes: 10_000,
 ///     summary: "a JSON array of 5000 items".into(),
 ///     preview: "[1,1,1".into(),
+///     next_cursor: None,
 ///     notes: OutputNotes::default(),
 /// };
 /// let out = ToolOutcome::Stored(data, Box::new(stored));
@@ -111,6 +112,10 @@ pub struct StoredResult {
     pub summary: String,
     /// The start of the data's JSON text, cut at a character boundary.
     pub preview: String,
+    /// For a page of a paging tool ([`Page`](crate::output::Page)): the cursor of the next
+    /// page, so that the model can go on without reading the stored data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
     /// What the output checks did to the data before it was stored.
     #[serde(skip)]
     pub notes: OutputNotes,

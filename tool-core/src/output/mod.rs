@@ -231,6 +231,12 @@ impl OutputChecks {
             bytes: data.get().len(),
             summary: store::summary(data.get()),
             preview: store::preview(data.get(), PREVIEW_BYTES),
+            // A stored page keeps the way on in sight: the preview is only the start.
+            next_cursor: self
+                .scope
+                .as_ref()
+                .and_then(|_| serde_json::from_str::<serde_json::Value>(data.get()).ok())
+                .and_then(|page| page.get("next_cursor")?.as_str().map(str::to_owned)),
             notes,
         };
         ToolOutcome::Stored(data, Box::new(stored))
