@@ -230,7 +230,7 @@ impl<'a> Next<'a> {
     /// before it reached a tool, being recorded).
     pub(crate) fn run(self, mut call: Call<'a>) -> Flow<'a> {
         let mut rest = self.steps;
-        let mut guarded = 0;
+        let mut guards = Guards::default();
         while let Some((step, after)) = rest.split_first() {
             let Some(guard) = step.guard() else {
                 break;
@@ -239,7 +239,7 @@ impl<'a> Next<'a> {
             if let Err(err) = guard.before(&call) {
                 return Flow::refused(err);
             }
-            guarded += 1;
+            guards.push(guard);
             rest = after;
         }
         let flow = match rest.split_first() {
@@ -250,26 +250,48 @@ impl<'a> Next<'a> {
                     .unwrap_or_else(|| ToolError::internal("a plan ended without a result")),
             ),
         };
-        let guards = &self.steps[..guarded];
         match flow {
             Flow::Now(done) => {
-                record(guards, &done);
+                guards.record(&done);
                 Flow::Now(done)
             }
-            Flow::Later(future) if guards.is_empty() => Flow::Later(future),
+            Flow::Later(future) if guards.len == 0 => Flow::Later(future),
             Flow::Later(future) => Flow::later(async move {
                 let done = future.await;
-                record(guards, &done);
+                guards.record(&done);
                 done
             }),
         }
     }
 }
 
-/// The records of the guards that let a call through, last first.
-fn record(guards: &[Arc<dyn Step>], done: &Done) {
-    for step in guards.iter().rev() {
-        if let Some(guard) = step.guard() {
+/// The guards that let a call through, in order: a plan has few (the audit, the run budget,
+/// the circuit), kept in place.
+#[derive(Default)]
+struct Guards<'a> {
+    list: [Option<&'a dyn Guard>; 4],
+    len: usize,
+    /// Any past the fourth (no plan composes that many).
+    more: Vec<&'a dyn Guard>,
+}
+
+impl<'a> Guards<'a> {
+    #[inline]
+    fn push(&mut self, guard: &'a dyn Guard) {
+        match self.list.get_mut(self.len) {
+            Some(slot) => *slot = Some(guard),
+            None => self.more.push(guard),
+        }
+        self.len += 1;
+    }
+
+    /// Their records of how the call ended, last first.
+    #[inline]
+    fn record(&self, done: &Done) {
+        for guard in self.more.iter().rev() {
+            guard.after(&done.ran);
+        }
+        for guard in self.list.iter().rev().flatten() {
             guard.after(&done.ran);
         }
     }

@@ -22,6 +22,7 @@ mod provider;
 mod registry;
 
 use crate::tool::Tool;
+use crate::validate::canonical::Checked;
 pub use registry::RegistrationError;
 use registry::Registry;
 use serde_json::Value;
@@ -361,7 +362,12 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
-        outcome_of(self.route(name, arguments.into(), ctx, None).await)
+        let slots = CallSlots::default();
+        let done = match self.enter(name, arguments.into(), ctx, None, &slots) {
+            Flow::Now(done) => done,
+            Flow::Later(future) => future.await,
+        };
+        outcome_of(finished(done.ran, name, ctx))
     }
 
     /// Runs a call like [`call`](Self::call) and appends its envelope to `out`: the fastest
@@ -406,10 +412,12 @@ impl Toolbox {
     ) -> CallStatus {
         let start = out.len();
         crate::outcome::open_success(out);
-        let ran = self
-            .route(name, arguments.into(), ctx, Some(&mut *out))
-            .await;
-        written(ran, out, start)
+        let slots = CallSlots::default();
+        let done = match self.enter(name, arguments.into(), ctx, Some(&mut *out), &slots) {
+            Flow::Now(done) => done,
+            Flow::Later(future) => future.await,
+        };
+        written(finished(done.ran, name, ctx), out, start)
     }
 
     /// Runs independent calls by their *registered* names (as [`call`](Self::call) does)
@@ -486,45 +494,32 @@ impl Toolbox {
         crate::provider::export_all(dialect, &defs)
     }
 
-    /// Every call's one route, for [`call`](Self::call) and [`call_into`](Self::call_into):
-    /// the limits on the arguments, the tool's plan (or the plan that records a refusal),
-    /// and the error finished, here and nowhere else (its trace id, operator-only details
-    /// logged and removed). A plan that ends at once answers before any await, so that the
-    /// future holds no result.
-    async fn route<'c>(
+    /// Every call's one route, for [`call`](Self::call) and [`call_into`](Self::call_into),
+    /// up to its plan: the limits on the arguments, then the tool's plan (or the plan that
+    /// records a refusal). Synchronous: a plan that ends at once answers here, so that the
+    /// caller's future holds no result. The route ends in [`finished`].
+    #[inline]
+    fn enter<'c>(
         &'c self,
         name: &'c str,
         mut arguments: Arguments<'c>,
         ctx: &'c ToolContext,
         out: Option<&'c mut Vec<u8>>,
-    ) -> Ran {
-        let (limited, refused) = match self.prepare(name, &mut arguments, ctx) {
-            Ok(limited) => (limited, None),
-            Err(err) => (None, Some(err)),
+        slots: &'c CallSlots,
+    ) -> Flow<'c> {
+        let ctx = match self.prepare(name, &mut arguments, ctx) {
+            Ok(None) => ctx,
+            Ok(Some(limited)) => slots.limited.get_or_init(|| limited),
+            Err(err) => return Flow::refused(err),
         };
-        let ctx = limited.as_ref().unwrap_or(ctx);
-        let mut ran = match refused {
-            Some(err) => Ran::Outcome(ToolOutcome::Error(err)),
-            None => {
-                let read = OnceLock::new();
-                let call = Call {
-                    name,
-                    arguments,
-                    ctx,
-                    out,
-                    read: &read,
-                    refusal: None,
-                };
-                match self.plan(call) {
-                    Flow::Now(done) => done.ran,
-                    Flow::Later(future) => future.await.ran,
-                }
-            }
-        };
-        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
-            err.finish(name, ctx.trace_id());
-        }
-        ran
+        self.plan(Call {
+            name,
+            arguments,
+            ctx,
+            out,
+            read: &slots.read,
+            refusal: None,
+        })
     }
 
     /// The call through its tool's plan, or through the plan that records a refused call.
@@ -1123,6 +1118,24 @@ impl Toolbox {
             )),
         })
     }
+}
+
+/// What a call's route keeps for as long as the call runs: its arguments read once, and its
+/// context with the toolbox's limits on arguments, when the toolbox adds them.
+#[derive(Default)]
+struct CallSlots {
+    read: OnceLock<Checked>,
+    limited: OnceLock<ToolContext>,
+}
+
+/// The end of every call's route: its error finished, here and nowhere else (its trace id,
+/// operator-only details logged and removed).
+#[inline]
+fn finished(mut ran: Ran, name: &str, ctx: &ToolContext) -> Ran {
+    if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
+        err.finish(name, ctx.trace_id());
+    }
+    ran
 }
 
 /// A call's outcome; only a call given a buffer writes into one.
