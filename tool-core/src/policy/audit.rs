@@ -13,11 +13,10 @@ use tokio::time::Instant;
 use tracing::Instrument;
 
 use crate::arguments::Arguments;
-use crate::error::ToolError;
 use crate::limits::InputLimits;
 use crate::outcome::ToolOutcome;
 
-use super::step::{Call, Done, Flow, Guard, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Next, Ran, Role, Step};
 
 /// What happened in one call. Arguments marked `#[arg(sensitive)]` are `"[redacted]"`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -159,22 +158,18 @@ pub(crate) struct Audit {
     pub(crate) limits: Option<InputLimits>,
 }
 
-impl Guard for Audit {
-    fn before(&self, _call: &Call<'_>) -> Result<(), ToolError> {
-        Ok(())
-    }
-}
-
 impl Step for Audit {
     fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(self.record(call, next))
     }
 
-    /// Nothing to do in place of the span and the records when no subscriber wants the span
-    /// and there is no sink.
-    fn guard(&self) -> Option<&dyn Guard> {
-        (self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO))
-            .then_some(self as &dyn Guard)
+    /// Nothing to do when no subscriber wants the span and there is no sink.
+    fn role(&self) -> Role<'_> {
+        if self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO) {
+            Role::Idle
+        } else {
+            Role::Wraps
+        }
     }
 }
 

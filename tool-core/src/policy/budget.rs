@@ -12,7 +12,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::spec::RunBudget;
 use crate::state::BudgetStore;
 
-use super::step::{Call, Done, Flow, Guard, Next, Step, guarded};
+use super::step::{Call, Done, Flow, Guard, Next, Role, Step, guarded};
 
 struct Run {
     /// When the run last made a call: runs idle for long are forgotten first.
@@ -218,7 +218,10 @@ impl Step for Budget {
     }
 
     /// A shared budget is counted in its store, which takes a future.
-    fn guard(&self) -> Option<&dyn Guard> {
-        self.0.shared.is_none().then_some(self as &dyn Guard)
+    fn role(&self) -> Role<'_> {
+        match self.0.shared {
+            None => Role::Guard(self),
+            Some(_) => Role::Wraps,
+        }
     }
 }

@@ -12,7 +12,7 @@ use crate::spec::CircuitPolicy;
 use crate::state::CircuitStore;
 
 use super::retry::is_failure;
-use super::step::{Call, Done, Flow, Guard, Next, Ran, Step, guarded};
+use super::step::{Call, Done, Flow, Guard, Next, Ran, Role, Step, guarded};
 
 enum State {
     Closed { failures: u32 },
@@ -95,8 +95,8 @@ impl Step for Circuit {
         guarded(self, call, next)
     }
 
-    fn guard(&self) -> Option<&dyn Guard> {
-        Some(self)
+    fn role(&self) -> Role<'_> {
+        Role::Guard(self)
     }
 }
 

@@ -176,11 +176,21 @@ pub(crate) trait Step: Send + Sync + 'static {
     /// with a future.
     fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a>;
 
-    /// The step as a synchronous check and record, when that is all it does for this call:
-    /// the plan runs it in place, with no frame of its own.
-    fn guard(&self) -> Option<&dyn Guard> {
-        None
+    /// What the step is for the next call: asked by the plan before it runs it.
+    fn role(&self) -> Role<'_> {
+        Role::Wraps
     }
+}
+
+/// What a step is for one call.
+pub(crate) enum Role<'s> {
+    /// It wraps the rest of the plan: the plan calls its [`Step::run`].
+    Wraps,
+    /// A synchronous check before the rest and a record after it: the plan runs it in place,
+    /// with no frame of its own.
+    Guard(&'s dyn Guard),
+    /// Nothing to do for this call (the audit step with no sink and no subscriber).
+    Idle,
 }
 
 /// The synchronous part of a step: a check before the call and a record after it.
@@ -232,14 +242,19 @@ impl<'a> Next<'a> {
         let mut rest = self.steps;
         let mut guards = Guards::default();
         while let Some((step, after)) = rest.split_first() {
-            let Some(guard) = step.guard() else {
-                break;
-            };
-            // A refused call never ran: the guards before this one record nothing.
-            if let Err(err) = guard.before(&call) {
-                return Flow::refused(err);
+            match step.role() {
+                Role::Wraps => break,
+                Role::Idle => {}
+                // Past the guards kept in place, a guard runs as a step of its own.
+                Role::Guard(_) if guards.is_full() => break,
+                Role::Guard(guard) => {
+                    // A refused call never ran: the guards before this one record nothing.
+                    if let Err(err) = guard.before(&call) {
+                        return Flow::refused(err);
+                    }
+                    guards.push(guard);
+                }
             }
-            guards.push(guard);
             rest = after;
         }
         let flow = match rest.split_first() {
@@ -265,33 +280,32 @@ impl<'a> Next<'a> {
     }
 }
 
-/// The guards that let a call through, in order: a plan has few (the audit, the run budget,
-/// the circuit), kept in place.
+/// The guards that let a call through, in order, kept in place: a plan has few (the run
+/// budget, the circuit).
 #[derive(Default)]
 struct Guards<'a> {
     list: [Option<&'a dyn Guard>; 4],
     len: usize,
-    /// Any past the fourth (no plan composes that many).
-    more: Vec<&'a dyn Guard>,
 }
 
 impl<'a> Guards<'a> {
     #[inline]
+    fn is_full(&self) -> bool {
+        self.len == self.list.len()
+    }
+
+    #[inline]
     fn push(&mut self, guard: &'a dyn Guard) {
-        match self.list.get_mut(self.len) {
-            Some(slot) => *slot = Some(guard),
-            None => self.more.push(guard),
+        if let Some(slot) = self.list.get_mut(self.len) {
+            *slot = Some(guard);
+            self.len += 1;
         }
-        self.len += 1;
     }
 
     /// Their records of how the call ended, last first.
     #[inline]
     fn record(&self, done: &Done) {
-        for guard in self.more.iter().rev() {
-            guard.after(&done.ran);
-        }
-        for guard in self.list.iter().rev().flatten() {
+        for guard in self.list.iter().take(self.len).rev().flatten() {
             guard.after(&done.ran);
         }
     }
