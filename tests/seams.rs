@@ -1329,3 +1329,160 @@ async fn batches_with_retries_only_the_failed_items_run_again() {
     let tried: Vec<&String> = seats.iter().filter(|p| p.ends_with("b3")).collect();
     assert_eq!(tried, ["ann-b3", "bo-b3", "busy-b3", "busy-b3"]);
 }
+
+// ---- pairs with MCP tasks, and idempotency with rate limits and fallback ----
+
+/// One MCP 2026-07-28 request with these client capabilities and `_meta` entries.
+async fn request_2026(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: &str,
+    mut params: Value,
+    capabilities: Value,
+    run: Option<&str>,
+) -> Value {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities});
+    if let Some(run) = run {
+        params["_meta"]["toolsmith/run"] = json!(run);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\nmcp-name: {name}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    message(&exchange(addr, request, whole_message).await)
+}
+
+/// A task's end, polled with `tasks/get`.
+async fn task_result(addr: std::net::SocketAddr, id: &str, caps: &Value) -> Value {
+    for _ in 0..200 {
+        let got = request_2026(addr, "tasks/get", id, json!({"taskId": id}), caps.clone(), None).await;
+        if got["result"]["status"] != "working" {
+            return got["result"]["result"].clone();
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} still working")
+}
+
+#[tokio::test]
+async fn mcp_tasks_with_idempotency_a_retried_task_replays_the_booking() {
+    let http = McpServer::new(Toolbox::new().with(BookFlight))
+        .with_task_tool("book_flight", toolsmith::mcp::TaskSupport::Optional)
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = http.local_addr();
+    let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let params = json!({"name": "book_flight", "arguments": {"flight_id": "K1", "passenger": "Vi"}});
+    let run = Some("run-task-0123456789ab");
+    let mut answers = Vec::new();
+    for _ in 0..2 {
+        let created = request_2026(addr, "tools/call", "book_flight", params.clone(), caps.clone(), run).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        answers.push(task_result(addr, &id, &caps).await);
+    }
+    // One booking: the second task's answer is the first's, marked a replay.
+    assert_eq!(envelope(&answers[0])["data"], envelope(&answers[1])["data"], "{answers:?}");
+    assert_eq!(answers[1]["_meta"]["toolsmith/replayed"], true, "{answers:?}");
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn mcp_tasks_with_approval_a_task_waits_for_no_one_and_says_so() {
+    let approvals = Approvals::new();
+    let http = McpServer::new(
+        Toolbox::new()
+            .with(BookApproved)
+            .with_approver(approvals.clone()),
+    )
+    .with_task_tool("book_approved", toolsmith::mcp::TaskSupport::Optional)
+    .bind_local_http(0)
+    .await
+    .unwrap();
+    let addr = http.local_addr();
+    let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let params = json!({"name": "book_approved", "arguments": {"flight_id": "K2", "passenger": "Wu"}});
+    let run = Some("run-task-approval-0123");
+    let created = request_2026(addr, "tools/call", "book_approved", params.clone(), caps.clone(), run).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let asked = task_result(addr, &id, &caps).await;
+    let text = asked["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("approval_required"), "{asked}");
+    approvals.approve(&approvals.pending()[0]);
+    let created = request_2026(addr, "tools/call", "book_approved", params, caps.clone(), run).await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    let ran = task_result(addr, &id, &caps).await;
+    assert_eq!(ran["isError"], false, "{ran}");
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn idempotency_with_rate_limits_a_held_back_write_keeps_no_key() {
+    let limited = ToolPolicy {
+        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
+        max_attempts: Some(1),
+        ..ToolPolicy::default()
+    };
+    let toolbox = Toolbox::new().with(BookFlight).configure("book_flight", limited);
+    let ctx = run("run-idem-rate");
+    let first = toolbox
+        .call("book_flight", json!({"flight_id": "L5", "passenger": "Xi"}), &ctx)
+        .await;
+    assert!(first.is_success());
+    let held = toolbox
+        .call("book_flight", json!({"flight_id": "L6", "passenger": "Xi"}), &ctx)
+        .await;
+    assert_eq!(code(&held), Some("rate_limited"));
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    // The held-back booking never ran: now it runs (no stored refusal is replayed).
+    let ran = toolbox
+        .call("book_flight", json!({"flight_id": "L6", "passenger": "Xi"}), &ctx)
+        .await;
+    assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
+}
+
+/// Holds a fare for a traveller. Writes a hold. Not for booking.
+#[tool(effect = "write")]
+async fn hold_fare(
+    /// The flight.
+    #[arg(length(max = 16))]
+    flight_id: String,
+) -> String {
+    let n = TICKETS.fetch_add(1, Ordering::SeqCst);
+    format!("hold {n} on {flight_id}")
+}
+
+/// Notes a wish to hold a fare, for later. Writes a note. Not for holding it now.
+#[tool(effect = "write")]
+async fn note_hold(
+    /// The flight.
+    #[arg(length(max = 16))]
+    flight_id: String,
+) -> String {
+    format!("noted: hold {flight_id} later")
+}
+
+#[tokio::test(start_paused = true)]
+async fn idempotency_with_fallback_a_degraded_answer_is_not_kept_as_the_action() {
+    let tool = Arc::new(Faulty::new(HoldFare).times(3, Fault::Upstream(503)));
+    let toolbox = Toolbox::new()
+        .with(Arc::clone(&tool))
+        .with(NoteHold)
+        .configure(
+            "hold_fare",
+            ToolPolicy {
+                fallback: Some("note_hold".into()),
+                ..ToolPolicy::default()
+            },
+        );
+    let ctx = run("run-idem-fallback");
+    let degraded = toolbox.call("hold_fare", json!({"flight_id": "F14"}), &ctx).await;
+    assert!(degraded.degradation().is_some(), "{}", degraded.to_json());
+    // The hold itself never happened: the next call tries it, and is not told it is done.
+    let held = toolbox.call("hold_fare", json!({"flight_id": "F14"}), &ctx).await;
+    assert!(matches!(held, ToolOutcome::Success(_)), "{}", held.to_json());
+    assert!(data(&held).as_str().unwrap().starts_with("hold "));
+}
