@@ -1357,7 +1357,15 @@ async fn request_2026(
 /// A task's end, polled with `tasks/get`.
 async fn task_result(addr: std::net::SocketAddr, id: &str, caps: &Value) -> Value {
     for _ in 0..200 {
-        let got = request_2026(addr, "tasks/get", id, json!({"taskId": id}), caps.clone(), None).await;
+        let got = request_2026(
+            addr,
+            "tasks/get",
+            id,
+            json!({"taskId": id}),
+            caps.clone(),
+            None,
+        )
+        .await;
         if got["result"]["status"] != "working" {
             return got["result"]["result"].clone();
         }
@@ -1375,18 +1383,34 @@ async fn mcp_tasks_with_idempotency_a_retried_task_replays_the_booking() {
         .unwrap();
     let addr = http.local_addr();
     let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let params = json!({"name": "book_flight", "arguments": {"flight_id": "K1", "passenger": "Vi"}});
+    let params =
+        json!({"name": "book_flight", "arguments": {"flight_id": "K1", "passenger": "Vi"}});
     let run = Some("run-task-0123456789ab");
     let mut answers = Vec::new();
     for _ in 0..2 {
-        let created = request_2026(addr, "tools/call", "book_flight", params.clone(), caps.clone(), run).await;
+        let created = request_2026(
+            addr,
+            "tools/call",
+            "book_flight",
+            params.clone(),
+            caps.clone(),
+            run,
+        )
+        .await;
         assert_eq!(created["result"]["resultType"], "task", "{created}");
         let id = created["result"]["taskId"].as_str().unwrap().to_owned();
         answers.push(task_result(addr, &id, &caps).await);
     }
     // One booking: the second task's answer is the first's, marked a replay.
-    assert_eq!(envelope(&answers[0])["data"], envelope(&answers[1])["data"], "{answers:?}");
-    assert_eq!(answers[1]["_meta"]["toolsmith/replayed"], true, "{answers:?}");
+    assert_eq!(
+        envelope(&answers[0])["data"],
+        envelope(&answers[1])["data"],
+        "{answers:?}"
+    );
+    assert_eq!(
+        answers[1]["_meta"]["toolsmith/replayed"], true,
+        "{answers:?}"
+    );
     http.shutdown().await.unwrap();
 }
 
@@ -1404,15 +1428,32 @@ async fn mcp_tasks_with_approval_a_task_waits_for_no_one_and_says_so() {
     .unwrap();
     let addr = http.local_addr();
     let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
-    let params = json!({"name": "book_approved", "arguments": {"flight_id": "K2", "passenger": "Wu"}});
+    let params =
+        json!({"name": "book_approved", "arguments": {"flight_id": "K2", "passenger": "Wu"}});
     let run = Some("run-task-approval-0123");
-    let created = request_2026(addr, "tools/call", "book_approved", params.clone(), caps.clone(), run).await;
+    let created = request_2026(
+        addr,
+        "tools/call",
+        "book_approved",
+        params.clone(),
+        caps.clone(),
+        run,
+    )
+    .await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
     let asked = task_result(addr, &id, &caps).await;
     let text = asked["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("approval_required"), "{asked}");
     approvals.approve(&approvals.pending()[0]);
-    let created = request_2026(addr, "tools/call", "book_approved", params, caps.clone(), run).await;
+    let created = request_2026(
+        addr,
+        "tools/call",
+        "book_approved",
+        params,
+        caps.clone(),
+        run,
+    )
+    .await;
     let id = created["result"]["taskId"].as_str().unwrap().to_owned();
     let ran = task_result(addr, &id, &caps).await;
     assert_eq!(ran["isError"], false, "{ran}");
@@ -1426,20 +1467,34 @@ async fn idempotency_with_rate_limits_a_held_back_write_keeps_no_key() {
         max_attempts: Some(1),
         ..ToolPolicy::default()
     };
-    let toolbox = Toolbox::new().with(BookFlight).configure("book_flight", limited);
+    let toolbox = Toolbox::new()
+        .with(BookFlight)
+        .configure("book_flight", limited);
     let ctx = run("run-idem-rate");
     let first = toolbox
-        .call("book_flight", json!({"flight_id": "L5", "passenger": "Xi"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "L5", "passenger": "Xi"}),
+            &ctx,
+        )
         .await;
     assert!(first.is_success());
     let held = toolbox
-        .call("book_flight", json!({"flight_id": "L6", "passenger": "Xi"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "L6", "passenger": "Xi"}),
+            &ctx,
+        )
         .await;
     assert_eq!(code(&held), Some("rate_limited"));
     tokio::time::sleep(Duration::from_millis(1_100)).await;
     // The held-back booking never ran: now it runs (no stored refusal is replayed).
     let ran = toolbox
-        .call("book_flight", json!({"flight_id": "L6", "passenger": "Xi"}), &ctx)
+        .call(
+            "book_flight",
+            json!({"flight_id": "L6", "passenger": "Xi"}),
+            &ctx,
+        )
         .await;
     assert!(matches!(ran, ToolOutcome::Success(_)), "{}", ran.to_json());
 }
@@ -1479,10 +1534,18 @@ async fn idempotency_with_fallback_a_degraded_answer_is_not_kept_as_the_action()
             },
         );
     let ctx = run("run-idem-fallback");
-    let degraded = toolbox.call("hold_fare", json!({"flight_id": "F14"}), &ctx).await;
+    let degraded = toolbox
+        .call("hold_fare", json!({"flight_id": "F14"}), &ctx)
+        .await;
     assert!(degraded.degradation().is_some(), "{}", degraded.to_json());
     // The hold itself never happened: the next call tries it, and is not told it is done.
-    let held = toolbox.call("hold_fare", json!({"flight_id": "F14"}), &ctx).await;
-    assert!(matches!(held, ToolOutcome::Success(_)), "{}", held.to_json());
+    let held = toolbox
+        .call("hold_fare", json!({"flight_id": "F14"}), &ctx)
+        .await;
+    assert!(
+        matches!(held, ToolOutcome::Success(_)),
+        "{}",
+        held.to_json()
+    );
     assert!(data(&held).as_str().unwrap().starts_with("hold "));
 }

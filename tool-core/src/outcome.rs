@@ -297,12 +297,14 @@ const SUCCESS_PREFIX: &str = r#"{"status":"success","data":"#;
 /// outcome ([`ToolOutcome::write_json`], [`ToolOutcome::to_json`]) and for data an inline tool
 /// writes in place (`Toolbox::call_into`), so the two are the same bytes. Serializing a
 /// [`ToolOutcome`] with serde gives these bytes too.
+#[inline]
 pub(crate) fn open_success(out: &mut Vec<u8>) {
     out.extend_from_slice(SUCCESS_PREFIX.as_bytes());
 }
 
 /// The end of a success envelope, after its data: `fields` (what the output checks said, as
 /// serialized fields with their leading comma, or nothing), then the closing brace.
+#[inline]
 pub(crate) fn close_success(out: &mut Vec<u8>, fields: &str) {
     out.extend_from_slice(fields.as_bytes());
     out.push(b'}');

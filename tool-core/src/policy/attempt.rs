@@ -41,6 +41,8 @@ pub(crate) struct Attempts {
     pub(crate) slots: Option<Arc<Semaphore>>,
     /// The checks every result goes through before anything else sees it.
     pub(crate) output: Arc<OutputChecks>,
+    /// Whether the tool runs in place (`#[tool(inline)]`).
+    pub(crate) inline: bool,
 }
 
 impl Step for Attempts {
@@ -70,8 +72,9 @@ impl Step for Attempts {
 impl Attempts {
     /// Whether the first attempt runs in place: an inline tool that waits for nothing before
     /// it (no rate limit's turn) and whose time is not counted (no run budget).
+    #[inline]
     fn in_place(&self) -> bool {
-        self.tool.definition().is_inline() && self.throttle.is_none() && self.budgets.is_none()
+        self.inline && self.throttle.is_none() && self.budgets.is_none()
     }
 
     /// Attempts with time limits, retried by the retry policy; `first` is an attempt already
@@ -129,7 +132,7 @@ impl Attempts {
         {
             return Ran::Outcome(ToolOutcome::Error(err));
         }
-        let inline = if self.tool.definition().is_inline() {
+        let inline = if self.inline {
             run_inline(
                 self.tool.as_ref(),
                 &self.output,

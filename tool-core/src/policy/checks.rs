@@ -14,6 +14,7 @@ use super::step::Ran;
 /// The data an inline tool wrote into `buf` after `len`, checked: left in place when clean
 /// (or only to be marked untrusted), else taken out as an outcome (to be stored, tallied as a
 /// batch, or changed by the checks).
+#[inline]
 pub(crate) fn written(output: &OutputChecks, buf: &mut Vec<u8>, len: usize) -> Ran {
     let taken = |buf: &mut Vec<u8>| {
         String::from_utf8(buf.split_off(len))

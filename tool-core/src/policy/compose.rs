@@ -265,6 +265,7 @@ impl Settings {
                     budgets: budgets.clone(),
                     slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
                     output: Arc::new(self.output_checks(def)),
+                    inline: def.is_inline(),
                 }));
                 Plan::new(steps)
             })

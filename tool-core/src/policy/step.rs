@@ -73,6 +73,7 @@ pub(crate) struct Done {
 }
 
 impl Done {
+    #[inline]
     pub(crate) fn new(ran: Ran, attempts: u32) -> Self {
         Self { ran, attempts }
     }
@@ -129,11 +130,13 @@ pub(crate) enum Flow<'a> {
 
 impl<'a> Flow<'a> {
     /// A step that waits.
+    #[inline]
     pub(crate) fn later(future: impl Future<Output = Done> + Send + 'a) -> Self {
         Self::Later(Box::pin(future))
     }
 
     /// The call refused before any attempt, at once.
+    #[inline]
     pub(crate) fn refused(err: ToolError) -> Self {
         Self::Now(Done::refused(err))
     }
@@ -238,6 +241,7 @@ impl<'a> Next<'a> {
     /// call (the last of a tool's plan makes the attempts), then the guards' records, in
     /// reverse. A plan with nothing left answers with the call's refusal (a call refused
     /// before it reached a tool, being recorded).
+    #[inline]
     pub(crate) fn run(self, mut call: Call<'a>) -> Flow<'a> {
         let mut rest = self.steps;
         let mut guards = Guards::default();
@@ -280,11 +284,11 @@ impl<'a> Next<'a> {
     }
 }
 
-/// The guards that let a call through, in order, kept in place: a plan has few (the run
-/// budget, the circuit).
+/// The guards that let a call through, in order, kept in place: a plan has at most two (the
+/// run budget, the circuit).
 #[derive(Default)]
 struct Guards<'a> {
-    list: [Option<&'a dyn Guard>; 4],
+    list: [Option<&'a dyn Guard>; 2],
     len: usize,
 }
 
