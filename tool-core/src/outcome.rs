@@ -31,7 +31,7 @@ pub enum ToolOutcome {
     /// The tool returned a value; this is its JSON encoding.
     Success(Box<RawValue>),
     /// The tool failed and its fallback answered instead: success, marked degraded.
-    Degraded(Box<RawValue>, Degradation),
+    Degraded(Box<RawValue>, Box<Degradation>),
     /// The stored result of an earlier call with the same idempotency key; the tool did not
     /// run again. The envelope says `"replayed": true`.
     Replayed(Box<RawValue>),
@@ -137,7 +137,7 @@ pub struct Untrusted {
 /// ```
 /// use toolsmith::{Degradation, ToolOutcome};
 /// let data = toolsmith::serde_json::value::to_raw_value(&[1, 2]).unwrap();
-/// let out = ToolOutcome::Degraded(data, Degradation { fallback: "search_cache".into(), reason: "timeout".into(), at_unix_ms: 1 });
+/// let out = ToolOutcome::Degraded(data, Box::new(Degradation { fallback: "search_cache".into(), reason: "timeout".into(), at_unix_ms: 1 }));
 /// assert_eq!(out.to_json(), r#"{"status":"success","data":[1,2],"degraded":{"fallback":"search_cache","reason":"timeout","at_unix_ms":1}}"#);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -430,7 +430,7 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             }
             (Status::Success, Some(data), None) => {
                 Ok(match (envelope.degraded, envelope.replayed) {
-                    (Some(degradation), _) => Self::Degraded(data, degradation),
+                    (Some(degradation), _) => Self::Degraded(data, Box::new(degradation)),
                     (None, true) => Self::Replayed(data),
                     (None, false) => Self::Success(data),
                 })

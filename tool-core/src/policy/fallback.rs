@@ -54,7 +54,7 @@ impl Step for Fallback {
                         at_unix_ms: unix_ms(SystemTime::now()),
                     };
                     Done::new(
-                        Ran::Outcome(ToolOutcome::Degraded(data, degradation)),
+                        Ran::Outcome(ToolOutcome::Degraded(data, Box::new(degradation))),
                         done.attempts,
                     )
                 }
