@@ -1549,3 +1549,315 @@ async fn idempotency_with_fallback_a_degraded_answer_is_not_kept_as_the_action()
     );
     assert!(data(&held).as_str().unwrap().starts_with("hold "));
 }
+
+// ---- each policy through each way a call arrives: a provider's stream, MCP 2025-11-25 over
+// stdio, MCP 2026-07-28 over HTTP ----
+
+/// How a call reaches the toolbox.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// Parsed from a streamed OpenAI Chat response, run with `toolbox.provider(..)`.
+    Stream,
+    /// `tools/call` of MCP 2025-11-25 over a pipe (one session, so one run).
+    Mcp2025,
+    /// `tools/call` of MCP 2026-07-28 over HTTP, in a run named in `_meta`.
+    Mcp2026,
+}
+
+/// A toolbox reached one way; each call's envelope as the model reads it.
+struct Transport {
+    via: Via,
+    toolbox: Toolbox,
+    ctx: ToolContext,
+    client: Option<Client>,
+    http: Option<toolsmith::mcp::HttpServer>,
+    run: String,
+}
+
+impl Transport {
+    async fn new(via: Via, toolbox: Toolbox) -> Self {
+        let n = TICKETS.fetch_add(1, Ordering::SeqCst);
+        let run = format!("run-via-{via:?}-{n:08}");
+        let (client, http) = match via {
+            Via::Stream => (None, None),
+            Via::Mcp2025 => (
+                Some(Client::connect(McpServer::new(toolbox.clone())).await.0),
+                None,
+            ),
+            Via::Mcp2026 => (
+                None,
+                Some(
+                    McpServer::new(toolbox.clone())
+                        .bind_local_http(0)
+                        .await
+                        .unwrap(),
+                ),
+            ),
+        };
+        Self {
+            via,
+            ctx: ToolContext::new().with_run_id(run.as_str()),
+            toolbox,
+            client,
+            http,
+            run,
+        }
+    }
+
+    /// The envelope of one call of `name` with `arguments`.
+    async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        match self.via {
+            Via::Stream => {
+                let text = arguments.to_string();
+                let (head, tail) = text.split_at(text.len() / 2);
+                let deltas = [
+                    json!({"index": 0, "id": "call_1", "type": "function",
+                        "function": {"name": name, "arguments": head}}),
+                    json!({"index": 0, "function": {"arguments": tail}}),
+                ];
+                let mut stream = CallStream::new(Dialect::OpenAiChat { strict: false });
+                let mut calls = Vec::new();
+                for delta in deltas {
+                    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 0,
+                        "model": "m", "choices": [{"index": 0, "delta": {"tool_calls": [delta]},
+                        "finish_reason": null}]});
+                    calls.extend(stream.push(&chunk));
+                }
+                calls.extend(stream.finish());
+                let call = calls.pop().unwrap().unwrap();
+                let openai = self.toolbox.provider(Dialect::OpenAiChat { strict: false });
+                serde_json::from_str(&openai.run(&call, &self.ctx).await.to_json()).unwrap()
+            }
+            Via::Mcp2025 => {
+                let client = self.client.as_mut().unwrap();
+                let answer = client.call(name, arguments).await;
+                mcp_envelope(&answer["result"])
+            }
+            Via::Mcp2026 => {
+                let addr = self.http.as_ref().unwrap().local_addr();
+                let params = json!({"name": name, "arguments": arguments});
+                let answer =
+                    request_2026(addr, "tools/call", name, params, json!({}), Some(&self.run))
+                        .await;
+                mcp_envelope(&answer["result"])
+            }
+        }
+    }
+}
+
+/// The envelope of an MCP `tools/call` result: its text, or, for a tool with an object
+/// output schema (whose text is the data itself), the data in an envelope.
+fn mcp_envelope(result: &Value) -> Value {
+    let text = result["content"][0]["text"].as_str().unwrap_or("null");
+    let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    if parsed.get("status").is_some() {
+        return parsed;
+    }
+    let status = if result["isError"] == true {
+        "error"
+    } else {
+        "success"
+    };
+    let data = result.get("structuredContent").cloned().unwrap_or(parsed);
+    json!({"status": status, "data": data})
+}
+
+fn quick_retries() -> RetryPolicy {
+    RetryPolicy {
+        base: Duration::from_millis(1),
+        cap: Duration::from_millis(5),
+        ..RetryPolicy::default()
+    }
+}
+
+async fn retries_via(via: Via) {
+    let tool = Arc::new(Faulty::new(LookUpFare).then(Fault::Upstream(503)));
+    let toolbox = Toolbox::new()
+        .with(Arc::clone(&tool))
+        .with_retry(quick_retries());
+    let mut transport = Transport::new(via, toolbox).await;
+    let env = transport
+        .call("look_up_fare", json!({"flight_id": "T1"}))
+        .await;
+    assert_eq!(env["status"], "success", "{via:?}: {env}");
+    assert_eq!(tool.log().len(), 2, "{via:?}");
+}
+
+async fn rate_limits_via(via: Via) {
+    let limited = ToolPolicy {
+        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
+        max_attempts: Some(1),
+        ..ToolPolicy::default()
+    };
+    let toolbox = Toolbox::new()
+        .with(LookUpFare)
+        .configure("look_up_fare", limited);
+    let mut transport = Transport::new(via, toolbox).await;
+    let first = transport
+        .call("look_up_fare", json!({"flight_id": "T2"}))
+        .await;
+    assert_eq!(first["status"], "success", "{via:?}: {first}");
+    let held = transport
+        .call("look_up_fare", json!({"flight_id": "T2"}))
+        .await;
+    assert_eq!(held["error"]["code"], "rate_limited", "{via:?}: {held}");
+    assert!(
+        held["error"]["retry_after_ms"].as_u64().is_some(),
+        "{via:?}: {held}"
+    );
+}
+
+async fn circuit_via(via: Via) {
+    let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
+    let toolbox = Toolbox::new()
+        .with(Arc::clone(&tool))
+        .configure(
+            "look_up_fare",
+            ToolPolicy {
+                max_attempts: Some(1),
+                ..ToolPolicy::default()
+            },
+        )
+        .with_circuit(CircuitPolicy {
+            failures: 1,
+            cooldown: Duration::from_secs(60),
+        });
+    let mut transport = Transport::new(via, toolbox).await;
+    let failed = transport
+        .call("look_up_fare", json!({"flight_id": "T3"}))
+        .await;
+    assert_eq!(
+        failed["error"]["code"], "upstream_error",
+        "{via:?}: {failed}"
+    );
+    let paused = transport
+        .call("look_up_fare", json!({"flight_id": "T3"}))
+        .await;
+    assert_eq!(paused["error"]["code"], "circuit_open", "{via:?}: {paused}");
+    assert_eq!(tool.log().len(), 1, "{via:?}");
+}
+
+async fn fallback_via(via: Via) {
+    let tool = Arc::new(Faulty::new(LookUpFare).times(3, Fault::Upstream(503)));
+    let toolbox = with_fallback(
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_retry(quick_retries()),
+    );
+    let mut transport = Transport::new(via, toolbox).await;
+    let env = transport
+        .call("look_up_fare", json!({"flight_id": "T4"}))
+        .await;
+    assert_eq!(env["degraded"]["fallback"], "cached_fare", "{via:?}: {env}");
+}
+
+async fn budgets_via(via: Via) {
+    let toolbox = Toolbox::new().with(LookUpFare).with_budget(RunBudget {
+        max_calls: 1,
+        ..RunBudget::default()
+    });
+    let mut transport = Transport::new(via, toolbox).await;
+    let first = transport
+        .call("look_up_fare", json!({"flight_id": "T5"}))
+        .await;
+    assert_eq!(first["status"], "success", "{via:?}: {first}");
+    let over = transport
+        .call("look_up_fare", json!({"flight_id": "T5"}))
+        .await;
+    assert_eq!(over["error"]["code"], "budget_exhausted", "{via:?}: {over}");
+}
+
+async fn output_checks_via(via: Via) {
+    let mut transport = Transport::new(via, Toolbox::new().with(HotelReviews)).await;
+    let env = transport
+        .call("hotel_reviews", json!({"hotel": "Savoy"}))
+        .await;
+    assert_eq!(
+        env["untrusted"]["source"], "hotel_reviews",
+        "{via:?}: {env}"
+    );
+}
+
+async fn stored_results_via(via: Via) {
+    let toolbox = Toolbox::new()
+        .with(HotelReviews)
+        .with_large_results(LargeResults::Store {
+            over_bytes: 500,
+            ttl: Duration::from_secs(60),
+        });
+    let mut transport = Transport::new(via, toolbox).await;
+    let env = transport
+        .call("hotel_reviews", json!({"hotel": "Plaza"}))
+        .await;
+    assert!(env["stored"]["uri"].is_string(), "{via:?}: {env}");
+}
+
+async fn pages_via(via: Via) {
+    let mut transport = Transport::new(via, Toolbox::new().with(ListBookings)).await;
+    let first = transport.call("list_bookings", json!({})).await;
+    let cursor = first["data"]["next_cursor"].clone();
+    assert!(cursor.is_string(), "{via:?}: {first}");
+    let second = transport
+        .call("list_bookings", json!({"cursor": cursor}))
+        .await;
+    let item = second["data"]["items"][0].as_str().unwrap_or_default();
+    assert!(item.starts_with("booking 50:"), "{via:?}: {second}");
+}
+
+async fn batches_via(via: Via) {
+    let toolbox = Toolbox::new()
+        .with(ReserveSeats)
+        .with_retry(quick_retries());
+    let mut transport = Transport::new(via, toolbox).await;
+    let tag = format!("{via:?}").to_lowercase();
+    let env = transport
+        .call(
+            "reserve_seats",
+            json!({"passengers": [format!("ann-{tag}"), format!("busy-{tag}")]}),
+        )
+        .await;
+    assert_eq!(env["status"], "success", "{via:?}: {env}");
+    assert_eq!(
+        env["data"]["succeeded"].as_array().map(Vec::len),
+        Some(2),
+        "{via:?}: {env}"
+    );
+}
+
+macro_rules! through {
+    ($($name:ident => $scenario:ident($via:expr);)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $name() {
+            $scenario($via).await;
+        }
+    )*};
+}
+
+through! {
+    retries_with_streamed_calls => retries_via(Via::Stream);
+    retries_over_mcp_2025_11_25 => retries_via(Via::Mcp2025);
+    retries_over_mcp_2026_07_28 => retries_via(Via::Mcp2026);
+    rate_limits_with_streamed_calls => rate_limits_via(Via::Stream);
+    rate_limits_over_mcp_2025_11_25 => rate_limits_via(Via::Mcp2025);
+    rate_limits_over_mcp_2026_07_28 => rate_limits_via(Via::Mcp2026);
+    the_circuit_with_streamed_calls => circuit_via(Via::Stream);
+    the_circuit_over_mcp_2025_11_25 => circuit_via(Via::Mcp2025);
+    the_circuit_over_mcp_2026_07_28 => circuit_via(Via::Mcp2026);
+    fallback_with_streamed_calls => fallback_via(Via::Stream);
+    fallback_over_mcp_2025_11_25 => fallback_via(Via::Mcp2025);
+    fallback_over_mcp_2026_07_28 => fallback_via(Via::Mcp2026);
+    budgets_with_streamed_calls => budgets_via(Via::Stream);
+    budgets_over_mcp_2026_07_28 => budgets_via(Via::Mcp2026);
+    output_checks_with_streamed_calls => output_checks_via(Via::Stream);
+    output_checks_over_mcp_2025_11_25 => output_checks_via(Via::Mcp2025);
+    output_checks_over_mcp_2026_07_28 => output_checks_via(Via::Mcp2026);
+    stored_results_with_streamed_calls => stored_results_via(Via::Stream);
+    stored_results_over_mcp_2025_11_25 => stored_results_via(Via::Mcp2025);
+    stored_results_over_mcp_2026_07_28 => stored_results_via(Via::Mcp2026);
+    pages_with_streamed_calls => pages_via(Via::Stream);
+    pages_over_mcp_2025_11_25 => pages_via(Via::Mcp2025);
+    pages_over_mcp_2026_07_28 => pages_via(Via::Mcp2026);
+    batches_with_streamed_calls => batches_via(Via::Stream);
+    batches_over_mcp_2025_11_25 => batches_via(Via::Mcp2025);
+    batches_over_mcp_2026_07_28 => batches_via(Via::Mcp2026);
+}
