@@ -1562,6 +1562,9 @@ enum Via {
     Mcp2025,
     /// `tools/call` of MCP 2026-07-28 over HTTP, in a run named in `_meta`.
     Mcp2026,
+    /// The same, from a client that takes tasks, to a server that runs every tool as a task:
+    /// the result read with `tasks/get`.
+    Task,
 }
 
 /// A toolbox reached one way; each call's envelope as the model reads it.
@@ -1593,6 +1596,13 @@ impl Transport {
                         .unwrap(),
                 ),
             ),
+            Via::Task => {
+                let names: Vec<String> = toolbox.names().map(str::to_owned).collect();
+                let server = names.iter().fold(McpServer::new(toolbox.clone()), |server, name| {
+                    server.with_task_tool(name, toolsmith::mcp::TaskSupport::Optional)
+                });
+                (None, Some(server.bind_local_http(0).await.unwrap()))
+            }
         };
         Self {
             via,
@@ -1640,6 +1650,17 @@ impl Transport {
                     request_2026(addr, "tools/call", name, params, json!({}), Some(&self.run))
                         .await;
                 mcp_envelope(&answer["result"])
+            }
+            Via::Task => {
+                let addr = self.http.as_ref().unwrap().local_addr();
+                let caps = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+                let params = json!({"name": name, "arguments": arguments});
+                let created =
+                    request_2026(addr, "tools/call", name, params, caps.clone(), Some(&self.run))
+                        .await;
+                assert_eq!(created["result"]["resultType"], "task", "{created}");
+                let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+                mcp_envelope(&task_result(addr, &id, &caps).await)
             }
         }
     }
@@ -1860,4 +1881,28 @@ through! {
     batches_with_streamed_calls => batches_via(Via::Stream);
     batches_over_mcp_2025_11_25 => batches_via(Via::Mcp2025);
     batches_over_mcp_2026_07_28 => batches_via(Via::Mcp2026);
+    mcp_tasks_with_retries => retries_via(Via::Task);
+    mcp_tasks_with_rate_limits => rate_limits_via(Via::Task);
+    mcp_tasks_with_the_circuit => circuit_via(Via::Task);
+    mcp_tasks_with_fallback => fallback_via(Via::Task);
+    mcp_tasks_with_budgets => budgets_via(Via::Task);
+    mcp_tasks_with_output_checks => output_checks_via(Via::Task);
+    mcp_tasks_with_stored_results => stored_results_via(Via::Task);
+    mcp_tasks_with_pages => pages_via(Via::Task);
+    mcp_tasks_with_batches => batches_via(Via::Task);
+}
+
+#[tokio::test]
+async fn mcp_tasks_over_mcp_2025_11_25_a_task_only_tool_says_what_the_client_lacks() {
+    let server = McpServer::new(Toolbox::new().with(LookUpFare).with(CachedFare))
+        .with_task_tool("look_up_fare", toolsmith::mcp::TaskSupport::Required)
+        .with_task_tool("cached_fare", toolsmith::mcp::TaskSupport::Optional);
+    let (mut client, _) = Client::connect(server).await;
+    // Tasks are MCP 2026-07-28's: a 2025-11-25 client gets an ordinary call where it may...
+    let optional = client.call("cached_fare", json!({"flight_id": "K3"})).await;
+    assert_eq!(envelope(&optional["result"])["status"], "success", "{optional}");
+    // ...and, where only a task will do, the error that names the capability it lacks.
+    let required = client.call("look_up_fare", json!({"flight_id": "K3"})).await;
+    assert_eq!(required["error"]["code"], -32021, "{required}");
+    assert!(required["error"]["data"]["requiredCapabilities"].is_object(), "{required}");
 }
