@@ -435,6 +435,25 @@ impl Approvals {
         self.grant(ticket, grant);
     }
 
+    /// An approval used by a call that then did not run, given back for the same call: one
+    /// more use of a single-use approval (a new one for the store's time to live if it was
+    /// used up); a reusable one is still there.
+    fn give_back(&self, ticket: Ticket) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        match state.grants.get_mut(&ticket) {
+            Some(Grant::Approved {
+                uses: Some(left), ..
+            }) => *left = left.saturating_add(1),
+            Some(_) => {}
+            None => {
+                drop(state);
+                self.grant_approval(ticket);
+            }
+        }
+    }
+
     fn forget_pending(&self, ticket: &Ticket) {
         if let Ok(mut state) = self.state.lock() {
             state.pending.retain(|p| p.ticket != *ticket);
@@ -540,7 +559,8 @@ pub(crate) fn needs_approval(def: &ToolDefinition) -> bool {
 }
 
 impl Approve {
-    async fn decide(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
+    /// The approved call's ticket, or why it may not run.
+    async fn decide(&self, call: &mut Call<'_>) -> Result<Ticket, ToolError> {
         let def = self.tool.definition();
         let checked = call.read_once(def)?;
         let hash = checked.hash();
@@ -567,7 +587,7 @@ impl Approve {
         }
         let name = def.name();
         match decision {
-            ApprovalDecision::Approved => Ok(()),
+            ApprovalDecision::Approved => Ok(Ticket::of(&request)),
             ApprovalDecision::Pending if self.approver.is_none() => Err(ToolError::new(
                 ErrorCode::ApprovalRequired,
                 format!(
@@ -601,10 +621,20 @@ impl Approve {
 impl Step for Approve {
     fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(async move {
-            if let Err(err) = self.decide(&mut call).await {
-                return Done::refused(err);
+            let ticket = match self.decide(&mut call).await {
+                Ok(ticket) => ticket,
+                Err(err) => return Done::refused(err),
+            };
+            let done = next.run(call).await;
+            // Approved, then refused before it ran (an open circuit, the run's budget): the
+            // action a person approved has not happened, so the approval stays for it and
+            // nobody is asked again.
+            if done.attempts == 0
+                && let Some(approvals) = self.approver.as_ref().and_then(|a| a.approvals())
+            {
+                approvals.give_back(ticket);
             }
-            next.run(call).await
+            done
         })
     }
 }

@@ -43,9 +43,10 @@ impl Step for Fallback {
             let answer =
                 run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
             match self.output.spill(self.output.outcome(answer)).await {
-                // What the checks said about the fallback's data outweighs the degraded mark.
-                checked @ ToolOutcome::Checked(..) => {
-                    Done::new(Ran::Outcome(checked), done.attempts)
+                // What the checks said about the fallback's data outweighs the degraded mark,
+                // and a stored answer is its reference.
+                kept @ (ToolOutcome::Checked(..) | ToolOutcome::Stored(..)) => {
+                    Done::new(Ran::Outcome(kept), done.attempts)
                 }
                 ToolOutcome::Success(data) => {
                     let degradation = Degradation {

@@ -169,6 +169,14 @@ impl Policy for BatchItems<'_> {
             _ => None,
         };
         let Some((data, tally)) = tallied else {
+            // A retry of the failed items held back by a rate limit never ran: it waits its
+            // turn and goes again, the items done so far kept.
+            if self.earlier.is_some()
+                && ran.error().is_some_and(ToolError::is_throttled)
+                && let Some(delay) = self.whole.retry(arguments, ran)
+            {
+                return Some(delay);
+            }
             if ran.error().is_some()
                 && let Some(earlier) = self.earlier.take()
             {
