@@ -2835,3 +2835,176 @@ async fn pages_with_idempotency_a_replayed_page_s_cursor_still_opens() {
     let next: Page<String> = next.into_result().unwrap();
     assert_eq!(next.items[0], "traveller 10");
 }
+
+// ---- the last pairs: tasks and streams over the revisions, pages in batches ----
+
+#[tokio::test]
+async fn mcp_tasks_over_mcp_2026_07_28_a_client_without_the_extension_gets_an_ordinary_call() {
+    let http = McpServer::new(Toolbox::new().with(LookUpFare).with(CachedFare))
+        .with_task_tool("look_up_fare", toolsmith::mcp::TaskSupport::Required)
+        .with_task_tool("cached_fare", toolsmith::mcp::TaskSupport::Optional)
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = http.local_addr();
+    let params = |name: &str| json!({"name": name, "arguments": {"flight_id": "K4"}});
+    let optional = request_2026(
+        addr,
+        "tools/call",
+        "cached_fare",
+        params("cached_fare"),
+        json!({}),
+        None,
+    )
+    .await;
+    assert_eq!(
+        mcp_envelope(&optional["result"])["status"],
+        "success",
+        "{optional}"
+    );
+    let required = request_2026(
+        addr,
+        "tools/call",
+        "look_up_fare",
+        params("look_up_fare"),
+        json!({}),
+        None,
+    )
+    .await;
+    assert_eq!(required["error"]["code"], -32021, "{required}");
+    http.shutdown().await.unwrap();
+}
+
+/// A streamed call of `book_flight` with these arguments, parsed from OpenAI Chat chunks.
+fn streamed_booking(arguments: &Value) -> toolsmith::ToolCall {
+    let text = arguments.to_string();
+    let mut stream = CallStream::new(Dialect::OpenAiChat { strict: true });
+    let chunk = json!({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m",
+        "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_9",
+            "type": "function", "function": {"name": "book_flight", "arguments": text}}]},
+            "finish_reason": null}]});
+    let mut calls = stream.push(&chunk);
+    calls.extend(stream.finish());
+    calls.pop().unwrap().unwrap()
+}
+
+#[tokio::test]
+async fn streamed_calls_over_mcp_2026_07_28_one_named_run_is_one_action() {
+    // An agent that streams its model's calls and an MCP client of the same toolbox, in one
+    // run: the booking is made once, whichever way it came first.
+    let toolbox = Toolbox::new().with(BookFlight);
+    let http = McpServer::new(toolbox.clone())
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let run = "run-shared-0123456789";
+    let arguments = json!({"flight_id": "S3", "passenger": "Abe", "cabin": null, "seats": null});
+    let streamed = toolbox
+        .provider(Dialect::OpenAiChat { strict: true })
+        .run(
+            &streamed_booking(&arguments),
+            &ToolContext::new().with_run_id(run),
+        )
+        .await;
+    assert!(
+        matches!(streamed, ToolOutcome::Success(_)),
+        "{}",
+        streamed.to_json()
+    );
+    let over_mcp = call_2026(
+        http.local_addr(),
+        &json!({"flight_id": "S3", "passenger": "Abe"}),
+        Some(run),
+    )
+    .await;
+    assert_eq!(
+        over_mcp["result"]["_meta"]["toolsmith/replayed"], true,
+        "{over_mcp}"
+    );
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn streamed_calls_over_mcp_2025_11_25_a_session_is_a_run_of_its_own() {
+    let toolbox = Toolbox::new().with(BookFlight);
+    let (mut client, _) = Client::connect(McpServer::new(toolbox.clone())).await;
+    let arguments = json!({"flight_id": "S4", "passenger": "Bea"});
+    let streamed = toolbox
+        .provider(Dialect::OpenAiChat { strict: true })
+        .run(&streamed_booking(&arguments), &run("run-agent-s4"))
+        .await;
+    assert!(matches!(streamed, ToolOutcome::Success(_)));
+    // The session is not the agent's run: the same booking over it is another action, and
+    // a retry inside the session is the same one.
+    let first = client.call("book_flight", arguments.clone()).await;
+    assert!(first["result"].get("_meta").is_none(), "{first}");
+    let again = client.call("book_flight", arguments).await;
+    assert_eq!(
+        again["result"]["_meta"]["toolsmith/replayed"], true,
+        "{again}"
+    );
+}
+
+#[tokio::test]
+async fn mcp_tasks_with_streamed_calls_one_named_run_is_one_action() {
+    let toolbox = Toolbox::new().with(BookFlight);
+    let mut transport = Transport::new(Via::Task, toolbox.clone()).await;
+    let arguments = json!({"flight_id": "S5", "passenger": "Cid"});
+    let streamed = toolbox
+        .provider(Dialect::OpenAiChat { strict: true })
+        .run(
+            &streamed_booking(&arguments),
+            &ToolContext::new().with_run_id(transport.run.as_str()),
+        )
+        .await;
+    assert!(matches!(streamed, ToolOutcome::Success(_)));
+    let task = transport.call("book_flight", arguments).await;
+    assert_eq!(task["replayed"], true, "{task}");
+}
+
+/// The first page of bookings of each trip, or the next page of one. Read-only. Not for one
+/// booking.
+#[tool(effect = "read", allow(unbounded_string))]
+fn trip_pages(
+    ctx: &ToolContext,
+    /// The trips.
+    #[arg(length(max = 5))]
+    trips: Vec<String>,
+    /// A page's `next_cursor`, for the next page of its trip.
+    cursor: Option<Cursor>,
+) -> Result<Batch<Page<String>>, ToolError> {
+    let mut batch = Batch::new();
+    let pages: Vec<(String, u32)> = match &cursor {
+        Some(cursor) => vec![cursor.open(ctx)?],
+        None => trips.into_iter().map(|trip| (trip, 0)).collect(),
+    };
+    for (trip, start) in pages {
+        let items = (start..start + 2)
+            .map(|n| format!("{trip} booking {n}"))
+            .collect();
+        let page = Page::more(items, &(trip.clone(), start + 2), ctx)?;
+        batch.succeed(trip, page);
+    }
+    Ok(batch)
+}
+
+#[tokio::test]
+async fn pages_with_batches_each_item_s_page_goes_on_by_its_own_cursor() {
+    let toolbox = Toolbox::new().with(TripPages);
+    let ctx = run("run-pages-batches");
+    let out = toolbox
+        .call("trip_pages", json!({"trips": ["rome", "oslo"]}), &ctx)
+        .await;
+    let env: Value = serde_json::from_str(&out.to_json()).unwrap();
+    let oslo = &env["data"]["succeeded"][1];
+    assert_eq!(oslo["item"], "oslo", "{env}");
+    let cursor = oslo["result"]["next_cursor"].clone();
+    let next = toolbox
+        .call("trip_pages", json!({"trips": [], "cursor": cursor}), &ctx)
+        .await;
+    let env: Value = serde_json::from_str(&next.to_json()).unwrap();
+    assert_eq!(
+        env["data"]["succeeded"][0]["result"]["items"][0], "oslo booking 2",
+        "{env}"
+    );
+}
