@@ -1128,14 +1128,20 @@ struct CallSlots {
     limited: OnceLock<ToolContext>,
 }
 
-/// The end of every call's route: its error finished, here and nowhere else (its trace id,
-/// operator-only details logged and removed).
+/// The end of every call's route: its error finished.
 #[inline]
 fn finished(mut ran: Ran, name: &str, ctx: &ToolContext) -> Ran {
     if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
-        err.finish(name, ctx.trace_id());
+        finish_error(err, name, ctx);
     }
     ran
+}
+
+/// The final touch on the error a call of `name` ends with, here and nowhere else: the
+/// context's trace id, and operator-only details logged and removed. Every call's route ends
+/// here, and so does a provider's call of no tool, which never reaches one.
+pub(crate) fn finish_error(err: &mut ToolError, name: &str, ctx: &ToolContext) {
+    err.finish(name, ctx.trace_id());
 }
 
 /// A call's outcome; only a call given a buffer writes into one.

@@ -204,7 +204,7 @@ impl<'a> ProviderToolbox<'a> {
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let mut err = self.toolbox.registry.unknown(name, &names);
-        err.finish(name, ctx.trace_id());
+        super::finish_error(&mut err, name, ctx);
         err
     }
 }
