@@ -14,7 +14,7 @@ mod tools;
 
 use std::time::Duration;
 
-use http_exchange::{exchange, message, whole_message};
+use http_exchange::{exchange, message, post_2025, whole_message};
 use pipe::{Client, envelope};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -1061,17 +1061,6 @@ async fn count_slowly(ctx: &ToolContext) -> u32 {
     3
 }
 
-fn post(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {
-    let body = body.to_string();
-    let session = session
-        .map(|s| format!("mcp-session-id: {s}\r\n"))
-        .unwrap_or_default();
-    format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
 #[tokio::test]
 async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
     let http_server = McpServer::new(Toolbox::new().with(CountSlowly))
@@ -1081,7 +1070,10 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
     let addr = http_server.local_addr();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
-    let answer = exchange(addr, post(addr, None, &init), |s| s.contains("\"result\"")).await;
+    let answer = exchange(addr, post_2025(addr, None, &init), |s| {
+        s.contains("\"result\"")
+    })
+    .await;
     let session = answer
         .lines()
         .find_map(|l| l.strip_prefix("mcp-session-id: "))
@@ -1089,7 +1081,7 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
         .trim()
         .to_owned();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    exchange(addr, post(addr, Some(&session), &initialized), |s| {
+    exchange(addr, post_2025(addr, Some(&session), &initialized), |s| {
         s.contains("\r\n\r\n")
     })
     .await;
@@ -1097,7 +1089,7 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
     // The call's stream is dropped after its first progress event.
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "count_slowly", "arguments": {}, "_meta": {"progressToken": "p"}}});
-    let first = exchange(addr, post(addr, Some(&session), &call), |s| {
+    let first = exchange(addr, post_2025(addr, Some(&session), &call), |s| {
         s.contains("notifications/progress")
     })
     .await;

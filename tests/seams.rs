@@ -13,7 +13,7 @@ mod pipe;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use http_exchange::{exchange, message, whole_message};
+use http_exchange::{exchange, message, post_2025, whole_message};
 use pipe::{Client, envelope};
 use serde_json::{Value, json};
 use toolsmith::audit::MemorySink;
@@ -465,10 +465,7 @@ async fn approval_with_budgets_a_waiting_call_spends_nothing() {
 #[tokio::test]
 async fn approval_with_rate_limits_a_waiting_call_takes_no_turn() {
     let approvals = Approvals::new();
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        ..ToolPolicy::default()
-    };
+    let limited = one_a_second();
     let toolbox = approved_booking(
         &approvals,
         Toolbox::new()
@@ -512,17 +509,11 @@ async fn idempotency_with_budgets_a_replay_spends_nothing() {
 #[tokio::test(start_paused = true)]
 async fn idempotency_with_the_circuit_a_refused_call_keeps_no_key() {
     let tool = Arc::new(Faulty::new(BookFlight).then(Fault::Upstream(500)));
-    let once = ToolPolicy {
-        max_attempts: Some(1),
-        ..ToolPolicy::default()
-    };
+    let once = once();
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .configure("book_flight", once)
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(10),
-        });
+        .with_circuit(circuit(1, 10));
     let ctx = run("run-idem-circuit");
     let call = json!({"flight_id": "C1", "passenger": "Pia"});
     let failed = toolbox.call("book_flight", call.clone(), &ctx).await;
@@ -619,10 +610,7 @@ fn book_group(
 async fn idempotency_with_stored_results_a_replay_is_the_same_reference() {
     let toolbox = Toolbox::new()
         .with(BookGroup)
-        .with_large_results(LargeResults::Store {
-            over_bytes: 200,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(200));
     let ctx = run("run-idem-stored");
     let group: Vec<String> = (0..40).map(|i| format!("passenger {i}")).collect();
     let first = toolbox
@@ -676,6 +664,62 @@ async fn idempotency_with_streamed_calls_the_streamed_strict_call_replays_the_pl
     assert_eq!(data(&streamed), data(&plain));
 }
 
+// ---- policies the tests below share ----
+
+/// Answered by `fallback` when the tool fails.
+fn fallback_to(fallback: &str) -> ToolPolicy {
+    ToolPolicy {
+        fallback: Some(fallback.into()),
+        ..ToolPolicy::default()
+    }
+}
+
+/// One attempt, no retry.
+fn once() -> ToolPolicy {
+    ToolPolicy {
+        max_attempts: Some(1),
+        ..ToolPolicy::default()
+    }
+}
+
+/// One call a second.
+fn one_a_second() -> ToolPolicy {
+    ToolPolicy {
+        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
+        ..ToolPolicy::default()
+    }
+}
+
+/// One call a second, and a held-back call not retried.
+fn held_back() -> ToolPolicy {
+    ToolPolicy {
+        max_attempts: Some(1),
+        ..one_a_second()
+    }
+}
+
+/// Output with text that steers a model withheld.
+fn blocking() -> ToolPolicy {
+    ToolPolicy {
+        output_safety: Some(toolsmith::output::OutputSafety::Block),
+        ..ToolPolicy::default()
+    }
+}
+
+fn circuit(failures: u32, cooldown_secs: u64) -> CircuitPolicy {
+    CircuitPolicy {
+        failures,
+        cooldown: Duration::from_secs(cooldown_secs),
+    }
+}
+
+fn store_over(bytes: usize) -> LargeResults {
+    LargeResults::Store {
+        over_bytes: bytes,
+        ttl: Duration::from_secs(60),
+    }
+}
+
 // ---- pairs among retries, rate limits, budgets, the circuit, fallback and the output ----
 
 static LOOKUPS: AtomicU32 = AtomicU32::new(0);
@@ -702,13 +746,9 @@ async fn cached_fare(
 }
 
 fn with_fallback(toolbox: Toolbox) -> Toolbox {
-    toolbox.with(CachedFare).configure(
-        "look_up_fare",
-        ToolPolicy {
-            fallback: Some("cached_fare".into()),
-            ..ToolPolicy::default()
-        },
-    )
+    toolbox
+        .with(CachedFare)
+        .configure("look_up_fare", fallback_to("cached_fare"))
 }
 
 fn code(outcome: &ToolOutcome) -> Option<&'static str> {
@@ -741,10 +781,7 @@ async fn retries_with_the_circuit_one_call_is_one_failure_however_often_it_was_t
     let tool = Arc::new(Faulty::new(LookUpFare).times(6, Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .with_circuit(CircuitPolicy {
-            failures: 2,
-            cooldown: Duration::from_secs(30),
-        });
+        .with_circuit(circuit(2, 30));
     let ctx = ToolContext::new();
     let first = toolbox
         .call("look_up_fare", json!({"flight_id": "C2"}), &ctx)
@@ -793,10 +830,7 @@ async fn fallback_with_the_circuit_answers_while_the_tool_is_paused() {
         .with(Arc::clone(&tool))
         .with(CachedFare)
         .configure("look_up_fare", once)
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(30),
-        });
+        .with_circuit(circuit(1, 30));
     let ctx = ToolContext::new();
     let failed = toolbox
         .call("look_up_fare", json!({"flight_id": "F13"}), &ctx)
@@ -813,18 +847,11 @@ async fn fallback_with_the_circuit_answers_while_the_tool_is_paused() {
 
 #[tokio::test(start_paused = true)]
 async fn rate_limits_with_the_circuit_a_held_back_call_is_no_failure() {
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        max_attempts: Some(1),
-        ..ToolPolicy::default()
-    };
+    let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
         .configure("look_up_fare", limited)
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(30),
-        });
+        .with_circuit(circuit(1, 30));
     let ctx = ToolContext::new();
     let ran = toolbox
         .call("look_up_fare", json!({"flight_id": "L2"}), &ctx)
@@ -847,10 +874,7 @@ async fn rate_limits_with_the_circuit_a_held_back_call_is_no_failure() {
 
 #[tokio::test(start_paused = true)]
 async fn retries_with_rate_limits_a_held_back_attempt_waits_its_turn() {
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        ..ToolPolicy::default()
-    };
+    let limited = one_a_second();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
         .configure("look_up_fare", limited);
@@ -872,11 +896,7 @@ async fn retries_with_rate_limits_a_held_back_attempt_waits_its_turn() {
 
 #[tokio::test]
 async fn budgets_with_rate_limits_a_held_back_call_still_counts_as_a_call() {
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        max_attempts: Some(1),
-        ..ToolPolicy::default()
-    };
+    let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
         .configure("look_up_fare", limited)
@@ -917,10 +937,7 @@ fn hotel_reviews(
 async fn output_checks_with_stored_results_the_stored_data_is_checked_and_says_so() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(500));
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -963,10 +980,7 @@ async fn stored_results_with_retries_the_retry_s_large_answer_is_stored() {
     let tool = Arc::new(Faulty::new(BookGroup).then(Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .with_large_results(LargeResults::Store {
-            over_bytes: 200,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(200));
     let group: Vec<String> = (0..40).map(|i| format!("traveller {i}")).collect();
     let out = toolbox
         .call(
@@ -1084,17 +1098,6 @@ async fn mcp_2025_11_25_with_2026_07_28_one_server_keeps_their_runs_apart() {
     http.shutdown().await.unwrap();
 }
 
-fn post_2025(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {
-    let body = body.to_string();
-    let session = session
-        .map(|s| format!("mcp-session-id: {s}\r\n"))
-        .unwrap_or_default();
-    format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
-        body.len()
-    )
-}
-
 // ---- pairs with pages and batches ----
 
 use toolsmith::ToolError;
@@ -1126,10 +1129,7 @@ fn list_bookings(
 async fn pages_with_stored_results_a_stored_page_keeps_its_next_cursor() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .with_large_results(LargeResults::Store {
-            over_bytes: 1_000,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(1_000));
     let ctx = run("run-pages-stored");
     let first = toolbox.call("list_bookings", json!({}), &ctx).await;
     let env: Value = serde_json::from_str(&first.to_json()).unwrap();
@@ -1174,13 +1174,9 @@ async fn pages_with_retries_a_retried_page_opens_its_cursor() {
 
 #[tokio::test]
 async fn pages_with_output_checks_the_cursor_survives_the_checks() {
-    let toolbox = Toolbox::new().with(ListBookings).configure(
-        "list_bookings",
-        ToolPolicy {
-            output_safety: Some(toolsmith::output::OutputSafety::Block),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(ListBookings)
+        .configure("list_bookings", blocking());
     let ctx = run("run-pages-output");
     let mut seen = 0;
     let mut cursor: Option<String> = None;
@@ -1462,11 +1458,7 @@ async fn mcp_tasks_with_approval_a_task_waits_for_no_one_and_says_so() {
 
 #[tokio::test]
 async fn idempotency_with_rate_limits_a_held_back_write_keeps_no_key() {
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        max_attempts: Some(1),
-        ..ToolPolicy::default()
-    };
+    let limited = held_back();
     let toolbox = Toolbox::new()
         .with(BookFlight)
         .configure("book_flight", limited);
@@ -1526,13 +1518,7 @@ async fn idempotency_with_fallback_a_degraded_answer_is_not_kept_as_the_action()
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with(NoteHold)
-        .configure(
-            "hold_fare",
-            ToolPolicy {
-                fallback: Some("note_hold".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("hold_fare", fallback_to("note_hold"));
     let ctx = run("run-idem-fallback");
     let degraded = toolbox
         .call("hold_fare", json!({"flight_id": "F14"}), &ctx)
@@ -1713,11 +1699,7 @@ async fn retries_via(via: Via) {
 }
 
 async fn rate_limits_via(via: Via) {
-    let limited = ToolPolicy {
-        rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-        max_attempts: Some(1),
-        ..ToolPolicy::default()
-    };
+    let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
         .configure("look_up_fare", limited);
@@ -1740,17 +1722,8 @@ async fn circuit_via(via: Via) {
     let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure(
-            "look_up_fare",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(60),
-        });
+        .configure("look_up_fare", once())
+        .with_circuit(circuit(1, 60));
     let mut transport = Transport::new(via, toolbox).await;
     let failed = transport
         .call("look_up_fare", json!({"flight_id": "T3"}))
@@ -1810,10 +1783,7 @@ async fn output_checks_via(via: Via) {
 async fn stored_results_via(via: Via) {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(500));
     let mut transport = Transport::new(via, toolbox).await;
     let env = transport
         .call("hotel_reviews", json!({"hotel": "Plaza"}))
@@ -1933,17 +1903,8 @@ async fn approval_with_the_circuit_an_approval_outlives_a_paused_tool() {
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with_approver(approvals.clone())
-        .configure(
-            "book_approved",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(10),
-        });
+        .configure("book_approved", once())
+        .with_circuit(circuit(1, 10));
     let ctx = run("run-approval-circuit");
     // Another booking fails and opens the circuit.
     let other = json!({"flight_id": "C4", "passenger": "Yan"});
@@ -1981,13 +1942,7 @@ async fn approval_with_fallback_the_fallback_answers_for_an_approved_call() {
         .with(Arc::clone(&tool))
         .with(NoteHold)
         .with_approver(approvals.clone())
-        .configure(
-            "book_fare",
-            ToolPolicy {
-                fallback: Some("note_hold".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("book_fare", fallback_to("note_hold"));
     let ctx = run("run-approval-fallback");
     let call = json!({"flight_id": "F15"});
     let asked = toolbox.call("book_fare", call.clone(), &ctx).await;
@@ -2037,10 +1992,7 @@ async fn approval_with_stored_results_a_retry_gets_the_same_reference_unasked() 
     let toolbox = Toolbox::new()
         .with(BookGroupApproved)
         .with_approver(approvals.clone())
-        .with_large_results(LargeResults::Store {
-            over_bytes: 200,
-            ttl: Duration::from_secs(60),
-        });
+        .with_large_results(store_over(200));
     let ctx = run("run-approval-stored");
     let group: Vec<String> = (0..40).map(|i| format!("member {i}")).collect();
     let call = json!({"passengers": group});
@@ -2173,17 +2125,8 @@ async fn budgets_with_the_circuit_a_paused_tool_still_spends_the_runs_calls() {
     let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure(
-            "look_up_fare",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(60),
-        })
+        .configure("look_up_fare", once())
+        .with_circuit(circuit(1, 60))
         .with_budget(RunBudget {
             max_calls: 3,
             ..RunBudget::default()
@@ -2239,13 +2182,7 @@ async fn budgets_with_fallback_a_fallback_answer_is_the_same_call() {
 async fn budgets_with_output_checks_a_withheld_answer_was_still_a_call() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                output_safety: Some(toolsmith::output::OutputSafety::Block),
-                ..ToolPolicy::default()
-            },
-        )
+        .configure("hotel_reviews", blocking())
         .with_budget(RunBudget {
             max_calls: 1,
             ..RunBudget::default()
@@ -2265,10 +2202,7 @@ async fn budgets_with_output_checks_a_withheld_answer_was_still_a_call() {
 async fn budgets_with_stored_results_reading_a_stored_result_is_no_call() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        })
+        .with_large_results(store_over(500))
         .with_budget(RunBudget {
             max_calls: 1,
             ..RunBudget::default()
@@ -2289,17 +2223,8 @@ async fn budgets_with_stored_results_reading_a_stored_result_is_no_call() {
 async fn the_circuit_with_output_checks_a_withheld_answer_is_no_failure_of_the_tool() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                output_safety: Some(toolsmith::output::OutputSafety::Block),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(60),
-        });
+        .configure("hotel_reviews", blocking())
+        .with_circuit(circuit(1, 60));
     let ctx = ToolContext::new();
     for _ in 0..3 {
         let out = toolbox
@@ -2323,21 +2248,9 @@ async fn the_circuit_with_stored_results_a_stored_answer_is_a_success() {
     );
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        })
-        .with_circuit(CircuitPolicy {
-            failures: 2,
-            cooldown: Duration::from_secs(60),
-        });
+        .configure("hotel_reviews", once())
+        .with_large_results(store_over(500))
+        .with_circuit(circuit(2, 60));
     let ctx = ToolContext::new();
     let call = json!({"hotel": "Crillon"});
     let mut seen = Vec::new();
@@ -2359,10 +2272,7 @@ async fn the_circuit_with_stored_results_a_stored_answer_is_a_success() {
 async fn the_circuit_with_pages_a_bad_cursor_is_no_failure_of_the_tool() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(60),
-        });
+        .with_circuit(circuit(1, 60));
     let ctx = run("run-circuit-pages");
     for _ in 0..2 {
         let forged = toolbox
@@ -2391,17 +2301,8 @@ async fn the_circuit_with_pages_a_bad_cursor_is_no_failure_of_the_tool() {
 async fn the_circuit_with_batches_a_partial_batch_is_no_failure() {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .configure(
-            "reserve_seats",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_circuit(CircuitPolicy {
-            failures: 1,
-            cooldown: Duration::from_secs(60),
-        });
+        .configure("reserve_seats", once())
+        .with_circuit(circuit(1, 60));
     let ctx = run("run-circuit-batch");
     let partial = toolbox
         .call(
@@ -2461,13 +2362,7 @@ async fn fallback_with_output_checks_the_fallback_s_answer_is_checked() {
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with(CachedReviews)
-        .configure(
-            "look_up_fare",
-            ToolPolicy {
-                fallback: Some("cached_reviews".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("look_up_fare", fallback_to("cached_reviews"));
     let out = toolbox
         .call(
             "look_up_fare",
@@ -2483,13 +2378,7 @@ async fn fallback_with_output_checks_the_fallback_s_answer_is_checked() {
             Faulty::new(HotelReviews).times(3, Fault::Upstream(503)),
         ))
         .with(CachedReviews)
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                fallback: Some("cached_reviews".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("hotel_reviews", fallback_to("cached_reviews"));
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -2508,17 +2397,8 @@ async fn fallback_with_stored_results_a_large_fallback_answer_is_stored_not_lost
             Faulty::new(HotelReviews).times(3, Fault::Upstream(503)),
         ))
         .with(CachedReviews)
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                fallback: Some("cached_reviews".into()),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        });
+        .configure("hotel_reviews", fallback_to("cached_reviews"))
+        .with_large_results(store_over(500));
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -2550,13 +2430,7 @@ async fn fallback_with_pages_a_fallback_page_has_a_cursor_of_its_own() {
             Faulty::new(ListBookings).times(6, Fault::Upstream(503)),
         ))
         .with(CachedBookings)
-        .configure(
-            "list_bookings",
-            ToolPolicy {
-                fallback: Some("cached_bookings".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("list_bookings", fallback_to("cached_bookings"));
     let ctx = run("run-fallback-pages");
     let first = toolbox.call("list_bookings", json!({}), &ctx).await;
     assert_eq!(first.degradation().unwrap().fallback, "cached_bookings");
@@ -2581,13 +2455,7 @@ async fn fallback_with_batches_a_failed_batch_is_answered_by_the_fallback() {
             Faulty::new(ReserveSeats).times(3, Fault::Upstream(503)),
         ))
         .with(NoteSeats)
-        .configure(
-            "reserve_seats",
-            ToolPolicy {
-                fallback: Some("note_seats".into()),
-                ..ToolPolicy::default()
-            },
-        );
+        .configure("reserve_seats", fallback_to("note_seats"));
     let out = toolbox
         .call(
             "reserve_seats",
@@ -2610,13 +2478,9 @@ fn note_seats(
 
 #[tokio::test(start_paused = true)]
 async fn rate_limits_with_output_checks_a_held_back_call_s_turn_comes_with_its_checks() {
-    let toolbox = Toolbox::new().with(HotelReviews).configure(
-        "hotel_reviews",
-        ToolPolicy {
-            rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(HotelReviews)
+        .configure("hotel_reviews", one_a_second());
     let ctx = ToolContext::new();
     for _ in 0..2 {
         let out = toolbox
@@ -2631,18 +2495,8 @@ async fn rate_limits_with_output_checks_a_held_back_call_s_turn_comes_with_its_c
 async fn rate_limits_with_stored_results_reading_a_stored_result_takes_no_turn() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure(
-            "hotel_reviews",
-            ToolPolicy {
-                rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_large_results(LargeResults::Store {
-            over_bytes: 500,
-            ttl: Duration::from_secs(60),
-        });
+        .configure("hotel_reviews", held_back())
+        .with_large_results(store_over(500));
     let ctx = ToolContext::new();
     let out = toolbox
         .call("hotel_reviews", json!({"hotel": "Bristol"}), &ctx)
@@ -2660,14 +2514,9 @@ async fn rate_limits_with_stored_results_reading_a_stored_result_takes_no_turn()
 
 #[tokio::test]
 async fn rate_limits_with_pages_every_page_takes_a_turn() {
-    let toolbox = Toolbox::new().with(ListBookings).configure(
-        "list_bookings",
-        ToolPolicy {
-            rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-            max_attempts: Some(1),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(ListBookings)
+        .configure("list_bookings", held_back());
     let ctx = run("run-rate-pages");
     let first: Page<String> = toolbox
         .call("list_bookings", json!({}), &ctx)
@@ -2686,13 +2535,9 @@ async fn rate_limits_with_pages_every_page_takes_a_turn() {
 
 #[tokio::test(start_paused = true)]
 async fn rate_limits_with_batches_the_retry_of_failed_items_waits_its_turn() {
-    let toolbox = Toolbox::new().with(ReserveSeats).configure(
-        "reserve_seats",
-        ToolPolicy {
-            rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(ReserveSeats)
+        .configure("reserve_seats", one_a_second());
     let started = tokio::time::Instant::now();
     let out = toolbox
         .call(
@@ -2717,17 +2562,8 @@ async fn rate_limits_with_batches_the_retry_of_failed_items_waits_its_turn() {
 async fn stored_results_with_batches_a_large_partial_batch_says_so_on_its_reference() {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .configure(
-            "reserve_seats",
-            ToolPolicy {
-                max_attempts: Some(1),
-                ..ToolPolicy::default()
-            },
-        )
-        .with_large_results(LargeResults::Store {
-            over_bytes: 200,
-            ttl: Duration::from_secs(60),
-        });
+        .configure("reserve_seats", once())
+        .with_large_results(store_over(200));
     let mut passengers: Vec<String> = (0..12).map(|i| format!("guest-{i}-b8")).collect();
     passengers.push("busy-b8".into());
     let out = toolbox

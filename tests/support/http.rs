@@ -54,3 +54,15 @@ pub fn message(answer: &str) -> Value {
         .unwrap_or("null");
     serde_json::from_str(json).unwrap_or(Value::Null)
 }
+
+/// A `POST /mcp` of MCP 2025-11-25 carrying `body`, in the session `session` if any.
+pub fn post_2025(addr: std::net::SocketAddr, session: Option<&str>, body: &Value) -> String {
+    let body = body.to_string();
+    let session = session
+        .map(|s| format!("mcp-session-id: {s}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}

@@ -534,7 +534,7 @@ impl ToolDefinition {
         arguments: impl Into<Arguments<'a>>,
     ) -> Result<Value, ToolError> {
         let limits = crate::validate::limits_for(&self.validation, None);
-        crate::validate::canonical::read_once(&self.validation, &arguments.into(), limits)
+        crate::validate::read_once(&self.validation, &arguments.into(), limits)
             .map(|checked| checked.value)
     }
 
@@ -545,7 +545,7 @@ impl ToolDefinition {
         ctx: &crate::context::ToolContext,
     ) -> Result<crate::validate::canonical::Checked, ToolError> {
         let limits = crate::validate::limits_for(&self.validation, Some(ctx));
-        crate::validate::canonical::read_once(&self.validation, arguments, limits)
+        crate::validate::read_once(&self.validation, arguments, limits)
     }
 
     /// What the arguments are checked with.

@@ -11,7 +11,7 @@ use crate::error::{ErrorCode, ToolError};
 use crate::spec::CircuitPolicy;
 use crate::state::CircuitStore;
 
-use super::retry::is_failure;
+use super::classify::is_failure;
 use super::step::{Call, Done, Flow, Guard, Next, Ran, Role, Step, guarded};
 
 enum State {

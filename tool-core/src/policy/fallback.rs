@@ -10,7 +10,7 @@ use crate::tool::Tool;
 
 use super::attempt::run_once;
 use super::audit::unix_ms;
-use super::retry::{is_failure, may_retry};
+use super::classify::{is_failure, may_retry};
 use super::step::{Call, Done, Flow, Next, Ran, Step};
 
 /// The step: the fallback tool, and the time its attempt may take.

@@ -16,7 +16,7 @@ use crate::spec::IdempotencyScope;
 use crate::tool::Tool;
 
 use super::attempt::timer;
-use super::retry::{is_failure, may_retry};
+use super::classify::{is_failure, may_retry};
 use super::step::{Call, Done, Flow, Next, Ran, Step};
 
 /// The step: the toolbox's store and key policy, for one write tool.

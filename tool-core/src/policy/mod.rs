@@ -30,6 +30,7 @@ mod authorize;
 mod budget;
 mod checks;
 mod circuit;
+mod classify;
 mod compose;
 mod enable;
 mod fallback;

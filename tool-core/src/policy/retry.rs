@@ -8,42 +8,13 @@ use backon::BackoffBuilder;
 use serde_json::Value;
 
 use crate::arguments::Arguments;
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::output::OutputChecks;
 use crate::spec::RetryPolicy;
 
+use super::classify::may_retry;
 use super::step::Ran;
-
-/// Whether an error may be retried by the policy (the error's own flag, and never for codes
-/// that need a change or a person).
-pub(crate) fn may_retry(err: &ToolError) -> bool {
-    err.is_retryable()
-        && !err.needs_human()
-        && !matches!(
-            err.code(),
-            ErrorCode::InvalidArguments
-                | ErrorCode::PermissionDenied
-                | ErrorCode::ApprovalRequired
-                | ErrorCode::ApprovalExpired
-                | ErrorCode::ApprovalDenied
-                | ErrorCode::BudgetExhausted
-                | ErrorCode::CircuitOpen
-        )
-}
-
-/// Whether an error counts against the tool's circuit: the tool or its dependencies failing,
-/// not the caller's mistakes.
-pub(crate) fn is_failure(err: &ToolError) -> bool {
-    !err.is_throttled()
-        && matches!(
-            err.code(),
-            ErrorCode::Timeout
-                | ErrorCode::UpstreamError
-                | ErrorCode::RateLimited
-                | ErrorCode::InternalError
-        )
-}
 
 /// The delays between attempts, with `retry_after_ms` honoured.
 pub(crate) struct Backoff {

@@ -21,9 +21,10 @@ use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::{OutputNotes, ToolOutcome};
 use crate::tool::BoxFuture;
-use crate::validate::canonical::{Checked, read_once};
+use crate::validate::canonical::Checked;
+use crate::validate::read_once;
 
-use super::retry::{is_failure, may_retry};
+use super::classify::{is_failure, may_retry};
 
 /// A call's result inside a plan: an outcome, or success data an inline tool has already
 /// written into the caller's buffer (`Toolbox::call_into`).

@@ -15,12 +15,6 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use crate::arguments::Arguments;
-use crate::error::ToolError;
-use crate::limits::InputLimits;
-
-use super::Validation;
-
 /// A call's arguments, read once: the canonical value, its canonical JSON, and (on first
 /// use) its hash ([`arguments_hash`](crate::policy::arguments_hash)).
 #[derive(Debug)]
@@ -32,28 +26,21 @@ pub(crate) struct Checked {
 }
 
 impl Checked {
+    /// `value`, already canonical, with its canonical JSON.
+    pub(crate) fn new(value: Value) -> Self {
+        let text = crate::json::canonical::canonical_json(&value);
+        Self {
+            value,
+            text,
+            hash: OnceLock::new(),
+        }
+    }
+
     /// `sha256:<hex>` of the canonical JSON: what approvals are bound to.
     pub(crate) fn hash(&self) -> &str {
         self.hash
             .get_or_init(|| crate::json::canonical::hash_text(&self.text))
     }
-}
-
-/// Reads `arguments` for the tool `def` once: validated with the full validator (every
-/// violation explained), then made canonical.
-pub(crate) fn read_once(
-    def: &Validation,
-    arguments: &Arguments<'_>,
-    limits: &InputLimits,
-) -> Result<Checked, ToolError> {
-    let mut value = super::validate_full(def, arguments, limits)?;
-    def.shape().canonicalize(&mut value);
-    let text = crate::json::canonical::canonical_json(&value);
-    Ok(Checked {
-        value,
-        text,
-        hash: OnceLock::new(),
-    })
 }
 
 /// How deep a value is followed; deeper values are kept as they are (the limits on

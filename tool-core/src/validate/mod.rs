@@ -294,6 +294,18 @@ fn typed_input<'a>(
     }
 }
 
+/// Reads `arguments` for the tool `def` once: validated with the full validator (every
+/// violation explained), then made canonical.
+pub(crate) fn read_once(
+    def: &Validation,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
+) -> Result<canonical::Checked, ToolError> {
+    let mut value = validate_full(def, arguments, limits)?;
+    def.shape().canonicalize(&mut value);
+    Ok(canonical::Checked::new(value))
+}
+
 /// Validates `arguments` with the full validator, whatever the tool's fast path, and returns
 /// them as a value.
 pub(crate) fn validate_full(
