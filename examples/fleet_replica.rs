@@ -11,8 +11,9 @@
 //! `--sessions` keeps 2025-11-25 sessions instead of serving every request on its own.
 //!
 //! The first line on stdout is the endpoint's URL. Each tool run appends a line to the log
-//! file (the fleet tests count them). A request's run is `_meta["toolsmith/run"]` and its
-//! user `_meta["toolsmith/user"]`. Ctrl-C stops it.
+//! file (the fleet tests count them). A request's run is `_meta["toolsmith/run"]` (an id of
+//! 16 characters or more; the server refuses shorter ones) and its user
+//! `_meta["toolsmith/user"]`. Ctrl-C stops it.
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -127,7 +127,9 @@ impl Fleet {
     /// user `user`; the `tools/call` result.
     async fn call(&self, i: usize, tool: &str, arguments: Value, run: &str, user: &str) -> Value {
         let addr = self.replicas[i % self.replicas.len()].addr;
-        let meta = json!({"toolsmith/run": run, "toolsmith/user": user});
+        // A run named in `_meta` is an id of 16 characters or more.
+        let meta =
+            json!({"toolsmith/run": format!("{run}-of-the-fleet-test"), "toolsmith/user": user});
         call_at(addr, tool, arguments, meta).await
     }
 }
@@ -219,7 +221,7 @@ async fn three_processes_on_one_redis_behave_as_one() {
             while started.elapsed() < Duration::from_secs(3) {
                 let addr = addrs[n % 3];
                 n += 1;
-                let meta = json!({"toolsmith/run": format!("run-rate-{c}-{n}")});
+                let meta = json!({"toolsmith/run": format!("run-rate-{c}-{n}-of-the-fleet-test")});
                 let result = call_at(addr, "look_up", json!({"word": "tide"}), meta).await;
                 if code(&result).is_none() {
                     admitted += 1;
