@@ -422,3 +422,51 @@ mod mcp {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_for_a_call_that_did_not_run_stays_for_the_fleet() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = Arc::new(RedisStore::open(&server.url).unwrap());
+    let approvals = SharedApprovals::new(Arc::clone(&store));
+    let replicas: Vec<Toolbox> = (0..2)
+        .map(|_| {
+            replica(&server.url)
+                .with(RefundOrder)
+                .with_approver(approvals.clone())
+                .with_budget(RunBudget {
+                    max_calls: 1,
+                    ..Default::default()
+                })
+        })
+        .collect();
+    let carol = |run: &str| ToolContext::new().with_principal("carol").with_run_id(run);
+    let asked = replicas[0]
+        .call("refund_order", json!({"order": 9}), &carol("run-carol-1"))
+        .await;
+    assert_eq!(asked.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    approvals
+        .approve(&approvals.pending().await.unwrap()[0])
+        .await
+        .unwrap();
+    // The run's one call is spent elsewhere: the approved refund is refused before it runs.
+    assert!(
+        replicas[0]
+            .call("list_orders", json!({}), &carol("run-carol-2"))
+            .await
+            .is_success()
+    );
+    let refused = replicas[1]
+        .call("refund_order", json!({"order": 9}), &carol("run-carol-2"))
+        .await;
+    assert_eq!(refused.error().unwrap().code(), ErrorCode::BudgetExhausted);
+    // In the next run it runs on the approval already given, on either replica, unasked.
+    let before = REFUNDED.load(Ordering::SeqCst);
+    let ran = replicas[0]
+        .call("refund_order", json!({"order": 9}), &carol("run-carol-3"))
+        .await;
+    assert!(ran.is_success(), "{}", ran.to_json());
+    assert_eq!(REFUNDED.load(Ordering::SeqCst) - before, 1);
+    assert!(approvals.pending().await.unwrap().is_empty());
+}

@@ -105,6 +105,15 @@ pub trait Approver: Send + Sync + 'static {
     fn approvals(&self) -> Option<&Approvals> {
         None
     }
+
+    /// The call `request` describes was approved (by this approver or by a person asked on the
+    /// spot), then refused before it ran (an open circuit, the run's budget): the action a
+    /// person approved has not happened. A store keeps the approval for the same call, so that
+    /// nobody is asked again; by default nothing is kept.
+    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        let _ = request;
+        Box::pin(async {})
+    }
 }
 
 impl<F> Approver for F
@@ -533,6 +542,11 @@ impl Approver for Approvals {
     fn approvals(&self) -> Option<&Approvals> {
         Some(self)
     }
+
+    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        self.give_back(Ticket::of(request));
+        Box::pin(async {})
+    }
 }
 
 impl Approver for Arc<Approvals> {
@@ -542,6 +556,10 @@ impl Approver for Arc<Approvals> {
 
     fn approvals(&self) -> Option<&Approvals> {
         Some(self)
+    }
+
+    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        (**self).unused(request)
     }
 }
 
@@ -559,8 +577,8 @@ pub(crate) fn needs_approval(def: &ToolDefinition) -> bool {
 }
 
 impl Approve {
-    /// The approved call's ticket, or why it may not run.
-    async fn decide(&self, call: &mut Call<'_>) -> Result<Ticket, ToolError> {
+    /// Nothing when the call may go on (its arguments read once), or why it may not.
+    async fn decide(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
         let def = self.tool.definition();
         let checked = call.read_once(def)?;
         let hash = checked.hash();
@@ -587,7 +605,7 @@ impl Approve {
         }
         let name = def.name();
         match decision {
-            ApprovalDecision::Approved => Ok(Ticket::of(&request)),
+            ApprovalDecision::Approved => Ok(()),
             ApprovalDecision::Pending if self.approver.is_none() => Err(ToolError::new(
                 ErrorCode::ApprovalRequired,
                 format!(
@@ -621,18 +639,26 @@ impl Approve {
 impl Step for Approve {
     fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(async move {
-            let ticket = match self.decide(&mut call).await {
-                Ok(ticket) => ticket,
-                Err(err) => return Done::refused(err),
-            };
+            if let Err(err) = self.decide(&mut call).await {
+                return Done::refused(err);
+            }
+            let (read, ctx) = (call.read, call.ctx);
             let done = next.run(call).await;
             // Approved, then refused before it ran (an open circuit, the run's budget): the
             // action a person approved has not happened, so the approval stays for it and
             // nobody is asked again.
             if done.attempts == 0
-                && let Some(approvals) = self.approver.as_ref().and_then(|a| a.approvals())
+                && let (Some(approver), Some(checked)) = (&self.approver, read.get())
             {
-                approvals.give_back(ticket);
+                let def = self.tool.definition();
+                let request = ApprovalRequest {
+                    tool: def.name(),
+                    arguments: &checked.value,
+                    arguments_hash: checked.hash(),
+                    ctx,
+                    definition: def,
+                };
+                approver.unused(&request).await;
             }
             done
         })

@@ -272,6 +272,21 @@ impl SharedApprovals {
 }
 
 impl Approver for SharedApprovals {
+    /// The approval given back for the whole fleet; when Redis cannot be reached, the person
+    /// is asked again later (logged).
+    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let grant = if self.reusable {
+                "approved:any"
+            } else {
+                "approved:1"
+            };
+            if let Err(err) = self.decide_on(&Ticket::of(request), grant).await {
+                tracing::warn!(%err, tool = request.tool, "an unused approval could not be kept");
+            }
+        })
+    }
+
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
         Box::pin(async move {
             let ticket = Ticket::of(request);
