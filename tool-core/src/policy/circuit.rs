@@ -95,8 +95,13 @@ impl Step for Circuit {
         guarded(self, call, next)
     }
 
+    /// Until a failure, every call is let through and only a failure needs recording.
     fn role(&self) -> Role<'_> {
-        Role::Guard(self)
+        if self.0.used.load(Ordering::Acquire) {
+            Role::Guard(self)
+        } else {
+            Role::Watch(self)
+        }
     }
 }
 

@@ -193,6 +193,9 @@ pub(crate) enum Role<'s> {
     /// A synchronous check before the rest and a record after it: the plan runs it in place,
     /// with no frame of its own.
     Guard(&'s dyn Guard),
+    /// A guard with nothing to check for this call, whose record matters only when the call
+    /// fails (a circuit that has never seen a failure).
+    Watch(&'s dyn Guard),
     /// Nothing to do for this call (the audit step with no sink and no subscriber).
     Idle,
 }
@@ -251,14 +254,15 @@ impl<'a> Next<'a> {
                 Role::Wraps => break,
                 Role::Idle => {}
                 // Past the guards kept in place, a guard runs as a step of its own.
-                Role::Guard(_) if guards.is_full() => break,
+                Role::Guard(_) | Role::Watch(_) if guards.is_full() => break,
                 Role::Guard(guard) => {
                     // A refused call never ran: the guards before this one record nothing.
                     if let Err(err) = guard.before(&call) {
                         return Flow::refused(err);
                     }
-                    guards.push(guard);
+                    guards.push(guard, true);
                 }
+                Role::Watch(guard) => guards.push(guard, false),
             }
             rest = after;
         }
@@ -289,7 +293,8 @@ impl<'a> Next<'a> {
 /// run budget, the circuit).
 #[derive(Default)]
 struct Guards<'a> {
-    list: [Option<&'a dyn Guard>; 2],
+    /// Each guard, and whether it sees a call that did not fail.
+    list: [Option<(&'a dyn Guard, bool)>; 2],
     len: usize,
 }
 
@@ -300,9 +305,9 @@ impl<'a> Guards<'a> {
     }
 
     #[inline]
-    fn push(&mut self, guard: &'a dyn Guard) {
+    fn push(&mut self, guard: &'a dyn Guard, always: bool) {
         if let Some(slot) = self.list.get_mut(self.len) {
-            *slot = Some(guard);
+            *slot = Some((guard, always));
             self.len += 1;
         }
     }
@@ -310,8 +315,11 @@ impl<'a> Guards<'a> {
     /// Their records of how the call ended, last first.
     #[inline]
     fn record(&self, done: &Done) {
-        for guard in self.list.iter().take(self.len).rev().flatten() {
-            guard.after(&done.ran);
+        let failed = done.ran.error().is_some();
+        for (guard, always) in self.list.iter().take(self.len).rev().flatten() {
+            if *always || failed {
+                guard.after(&done.ran);
+            }
         }
     }
 }
