@@ -348,6 +348,16 @@ async fn http_sessions_are_capped_and_expire() {
         response.to_ascii_lowercase().contains("retry-after"),
         "{response}"
     );
+    // A request that needs no session is never refused for the cap: MCP 2026-07-28.
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":2,"b":3},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+    let modern = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: add\r\ncontent-length: {}\r\n\r\n{call}",
+        call.len()
+    );
+    let response = http(addr, &modern).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    // The envelope travels as text inside the result: its quotes are escaped.
+    assert!(response.contains(r#"\"data\":5"#), "{response}");
     // Idle sessions are closed, which makes room.
     tokio::time::sleep(Duration::from_millis(700)).await;
     let response = http(addr, &post(&host, "", INITIALIZE)).await;

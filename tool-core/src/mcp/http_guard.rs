@@ -9,7 +9,8 @@
 //! - **The body** is at most the message limit and is checked like a stdio line (JSON, limits,
 //!   no key twice in one object) without building it, so rmcp never parses a document that
 //!   could cost more than the limits allow.
-//! - **Sessions** are capped in number and closed after an idle time.
+//! - **Sessions** are capped in number and closed after an idle time; only a request that
+//!   would open one (an `initialize` without a session id) is refused at the cap.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -80,21 +81,6 @@ pub(super) async fn guard(
             );
         }
     }
-    // A new session is an `initialize` without a session id.
-    if request.method() == http::Method::POST
-        && !headers.contains_key("mcp-session-id")
-        && guard.sessions.full().await
-    {
-        let mut response = refuse(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "Service Unavailable: too many open sessions; retry later",
-        );
-        response.headers_mut().insert(
-            http::header::RETRY_AFTER,
-            http::HeaderValue::from_static("5"),
-        );
-        return response;
-    }
     if request.method() != http::Method::POST {
         return next.run(request).await;
     }
@@ -117,8 +103,37 @@ pub(super) async fn guard(
     if let Some(message) = refusal {
         return json_rpc_refusal(StatusCode::BAD_REQUEST, &message);
     }
+    // Only an `initialize` without a session id opens a session: the cap on sessions never
+    // refuses a request that needs none (MCP 2026-07-28, a stateless server's).
+    if !parts.headers.contains_key("mcp-session-id")
+        && opens_session(&bytes)
+        && guard.sessions.full().await
+    {
+        let mut response = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: too many open sessions; retry later",
+        );
+        response.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("5"),
+        );
+        return response;
+    }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await
+}
+
+/// Whether a message (already checked under the limits) is an `initialize` request.
+fn opens_session(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Method<'_>>(body)
+        .ok()
+        .and_then(|m| m.method)
+        .is_some_and(|method| method == "initialize")
 }
 
 fn refuse(status: StatusCode, message: &'static str) -> Response {
