@@ -318,6 +318,15 @@ async fn http_bodies_are_bounded_and_checked_before_parsing() {
     );
     let response = http(addr, &post(&host, "", &many)).await;
     assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+    // A batch gets a JSON-RPC error, as on stdio.
+    let batch =
+        r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+    let response = http(addr, &post(&host, "", batch)).await;
+    assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+    assert!(
+        response.contains("application/json") && response.contains("-32600"),
+        "{response}"
+    );
     let huge = format!(r#"{{"pad":"{}"}}"#, "x".repeat(5 << 20));
     let response = http(addr, &post(&host, "", &huge)).await;
     assert!(

@@ -103,6 +103,21 @@ pub(super) async fn guard(
     if let Some(message) = refusal {
         return json_rpc_refusal(StatusCode::BAD_REQUEST, &message);
     }
+    // A JSON-RPC batch (an array): MCP has none since 2025-06-18. Answered as stdio answers
+    // it, with a JSON-RPC error, not rmcp's plain-text 415.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[') {
+        let body = super::stdio::error_answer(
+            &Value::Null,
+            -32600,
+            "Invalid Request: a batch of messages is not accepted; send one JSON-RPC request per message",
+        );
+        return (
+            StatusCode::BAD_REQUEST,
+            [(http::header::CONTENT_TYPE, "application/json")],
+            body,
+        )
+            .into_response();
+    }
     // Only an `initialize` without a session id opens a session: the cap on sessions never
     // refuses a request that needs none (MCP 2026-07-28, a stateless server's).
     if !parts.headers.contains_key("mcp-session-id")
