@@ -119,8 +119,28 @@ async fn every_stdio_line_gets_an_answer_and_the_server_goes_on() {
         "x".repeat(5 << 20)
     );
     pipe.send(long.as_bytes()).await;
-    assert!(parse_error(&pipe.read().await).contains("longer than"));
+    // Answered with the request's id, read from the line's start: the client waiting for
+    // request 9 hears back.
+    let answer = pipe.read().await;
+    assert_eq!(answer["id"], 9, "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("longer than")
+    );
     pipe.still_serves(12).await;
+    // Within the size limit but over a value limit: its id too.
+    let many = format!(
+        r#"{{"jsonrpc":"2.0","id":"many-1","method":"tools/call","params":{{"name":"add","arguments":{{"a":[{}]}}}}}}"#,
+        vec!["0"; 200_000].join(",")
+    );
+    pipe.send(many.as_bytes()).await;
+    let answer = pipe.read().await;
+    assert_eq!(answer["id"], "many-1", "{answer}");
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    pipe.still_serves(20).await;
     // A key twice: an ambiguous message is not read at all.
     pipe.send(br#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"a":9,"b":1}}}"#)
         .await;
@@ -318,6 +338,8 @@ async fn http_bodies_are_bounded_and_checked_before_parsing() {
     );
     let response = http(addr, &post(&host, "", &many)).await;
     assert!(response.starts_with("HTTP/1.1 400"), "{response}");
+    // Answered with the request's id, read from the body's start.
+    assert!(response.contains(r#""id":1"#), "{response}");
     // A batch gets a JSON-RPC error, as on stdio.
     let batch =
         r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;

@@ -3,4 +3,6 @@
 
 pub(crate) mod canonical;
 pub(crate) mod number;
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) mod request_id;
 pub(crate) mod text;

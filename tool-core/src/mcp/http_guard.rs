@@ -88,6 +88,7 @@ pub(super) async fn guard(
     let Ok(bytes) = axum::body::to_bytes(body, guard.limits.max_bytes).await else {
         return json_rpc_refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
+            &Value::Null,
             &format!(
                 "Parse error: the message is longer than {} bytes; send a shorter one",
                 guard.limits.max_bytes
@@ -97,11 +98,19 @@ pub(super) async fn guard(
     let refusal = match std::str::from_utf8(&bytes) {
         Ok(text) => crate::validate::reader::check(text, &guard.limits)
             .err()
-            .map(|r| super::stdio::refusal_text(&r, &guard.limits)),
-        Err(_) => Some("Parse error: the message is not UTF-8".to_owned()),
+            .map(|r| {
+                (
+                    super::stdio::refused_id(&r, &bytes),
+                    super::stdio::refusal_text(&r, &guard.limits),
+                )
+            }),
+        Err(_) => Some((
+            Value::Null,
+            "Parse error: the message is not UTF-8".to_owned(),
+        )),
     };
-    if let Some(message) = refusal {
-        return json_rpc_refusal(StatusCode::BAD_REQUEST, &message);
+    if let Some((id, message)) = refusal {
+        return json_rpc_refusal(StatusCode::BAD_REQUEST, &id, &message);
     }
     // A JSON-RPC batch (an array): MCP has none since 2025-06-18. Answered as stdio answers
     // it, with a JSON-RPC error, not rmcp's plain-text 415.
@@ -155,8 +164,9 @@ fn refuse(status: StatusCode, message: &'static str) -> Response {
     (status, message).into_response()
 }
 
-fn json_rpc_refusal(status: StatusCode, message: &str) -> Response {
-    let body = super::stdio::error_answer(&Value::Null, -32700, message);
+/// A JSON-RPC parse error for a refused body, with the request's id when it could be read.
+fn json_rpc_refusal(status: StatusCode, id: &Value, message: &str) -> Response {
+    let body = super::stdio::error_answer(id, -32700, message);
     (
         status,
         [(http::header::CONTENT_TYPE, "application/json")],

@@ -134,8 +134,12 @@ async fn read_lines<R: AsyncRead + Unpin>(
         };
         if !too_long {
             if line.len() + chunk.len() > limits.max_bytes {
+                // Only the start is kept, to answer with the request's id when it is there.
                 too_long = true;
-                line = Vec::new();
+                line.truncate(ID_PREFIX);
+                let room = ID_PREFIX.saturating_sub(line.len());
+                line.extend_from_slice(&chunk[..room.min(chunk.len())]);
+                line.shrink_to(ID_PREFIX);
             } else {
                 line.extend_from_slice(chunk);
             }
@@ -181,10 +185,21 @@ async fn deliver(
     }
 }
 
+/// How much of a line over the size limit is kept: enough for the `id` a request starts
+/// with.
+const ID_PREFIX: usize = 4096;
+
+/// The id of the request a line refused for its size or its values holds, when it can be
+/// read (else `null`). A line that is not JSON (or not UTF-8), or that names a key twice,
+/// is answered with `null`, as JSON-RPC says for a message whose id cannot be known.
+fn id_of(line: &[u8]) -> Value {
+    crate::json::request_id::request_id(line).unwrap_or(Value::Null)
+}
+
 fn take(line: &[u8], too_long: bool, limits: &InputLimits) -> Line {
     if too_long {
         return Line::Answer(error_answer(
-            &Value::Null,
+            &id_of(line),
             PARSE_ERROR,
             &format!(
                 "Parse error: the message is longer than {} bytes; send a shorter one",
@@ -205,7 +220,7 @@ fn take(line: &[u8], too_long: bool, limits: &InputLimits) -> Line {
     };
     if let Err(refusal) = crate::validate::reader::check(text, limits) {
         return Line::Answer(error_answer(
-            &Value::Null,
+            &refused_id(&refusal, line),
             PARSE_ERROR,
             &refusal_text(&refusal, limits),
         ));
@@ -233,6 +248,15 @@ fn take(line: &[u8], too_long: bool, limits: &InputLimits) -> Line {
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
+
+/// The id to answer a refused message with: its own for a message over a limit, `null` for
+/// one that is not JSON or is ambiguous.
+pub(super) fn refused_id(refusal: &Refusal, message: &[u8]) -> Value {
+    match refusal {
+        Refusal::Limit(..) => id_of(message),
+        Refusal::Syntax(_) | Refusal::Duplicate { .. } => Value::Null,
+    }
+}
 
 /// Why a message was refused, for the client.
 pub(super) fn refusal_text(refusal: &Refusal, limits: &InputLimits) -> String {
