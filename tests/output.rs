@@ -1062,3 +1062,15 @@ mod rich {
         assert!(tools["tools"][0].get("outputSchema").is_none(), "{tools}");
     }
 }
+
+#[test]
+#[should_panic(expected = "give at least 32 random bytes")]
+fn a_short_cursor_key_is_refused_where_the_toolbox_is_built() {
+    let _ = Toolbox::new().with_cursor_key("short");
+}
+
+#[test]
+#[should_panic(expected = "the secret is 0 bytes long")]
+fn an_empty_cursor_key_is_refused() {
+    let _ = Toolbox::new().with_cursor_key("");
+}

@@ -294,8 +294,14 @@ impl McpServer {
     /// Seals the state calls carry between rounds on MCP 2026-07-28 with a key made from
     /// `secret`, instead of one this server makes up: servers of one fleet share it, so that
     /// any of them can take the next round. At least 32 random bytes.
+    ///
+    /// # Panics
+    ///
+    /// When `secret` is shorter than 32 bytes: anyone could guess a short key and forge the
+    /// sealed state, so it is refused where the server is built.
     #[must_use]
     pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        crate::output::check_secret("McpServer::with_state_key", secret.as_ref());
         self.state_codec = state_codec(crate::output::key_from_secret(secret.as_ref()));
         self
     }

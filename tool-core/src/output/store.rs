@@ -231,6 +231,18 @@ pub(crate) fn random_key() -> [u8; 32] {
 }
 
 /// A 32-byte key made from `secret` (SHA-256), for keys that several processes share.
+/// The shortest secret a signing or sealing key is made from.
+pub(crate) const MIN_SECRET: usize = 32;
+
+/// Refuses, where a toolbox or server is built, a secret too short to be a key.
+pub(crate) fn check_secret(setter: &str, secret: &[u8]) {
+    assert!(
+        secret.len() >= MIN_SECRET,
+        "{setter}: the secret is {} bytes long; give at least {MIN_SECRET} random bytes (a short secret can be guessed, and with it every signature forged)",
+        secret.len()
+    );
+}
+
 pub(crate) fn key_from_secret(secret: &[u8]) -> [u8; 32] {
     Sha256::digest(secret).into()
 }

@@ -815,8 +815,20 @@ impl Toolbox {
     /// `secret`, instead of one this toolbox makes up: processes that serve one fleet share
     /// it, so a cursor one gave out is good on another. Keep `secret` as secret as a session
     /// key; at least 32 random bytes.
+    ///
+    /// ```
+    /// let toolbox = toolsmith::Toolbox::new()
+    ///     .with_cursor_key("a secret of at least 32 random bytes, shared by the fleet");
+    /// # let _ = toolbox;
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `secret` is shorter than 32 bytes: anyone could guess a short key and forge
+    /// cursors, so it is refused where the toolbox is built.
     #[must_use]
     pub fn with_cursor_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        crate::output::check_secret("Toolbox::with_cursor_key", secret.as_ref());
         self.settings.cursor_key = Arc::new(crate::output::key_from_secret(secret.as_ref()));
         self.configured()
     }
