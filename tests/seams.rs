@@ -60,6 +60,13 @@ fn book_approved(
     format!("ticket {n}: {flight_id} for {passenger} in {cabin:?}")
 }
 
+/// `toolbox` with an in-memory approver, and the approver.
+fn approving(toolbox: Toolbox) -> (Approvals, Toolbox) {
+    let approvals = Approvals::new();
+    let toolbox = toolbox.with_approver(approvals.clone());
+    (approvals, toolbox)
+}
+
 fn run(id: &str) -> ToolContext {
     ToolContext::new().with_run_id(id).with_principal("ada")
 }
@@ -151,10 +158,7 @@ async fn the_tool_and_the_audit_see_the_canonical_arguments() {
 
 #[tokio::test]
 async fn approval_matches_the_same_call_in_another_dialect() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let ctx = run("run-approval-dialect");
     // OpenAI strict mode sends `null` for the cabin left out.
     let strict = json!({"flight_id": "F3", "passenger": "Cy", "cabin": null});
@@ -180,10 +184,7 @@ async fn approval_matches_the_same_call_in_another_dialect() {
 
 #[tokio::test]
 async fn approval_with_idempotency_replays_without_asking_again() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let ctx = run("run-approval-replay");
     let call = json!({"flight_id": "F4", "passenger": "Di"});
     let asked = toolbox.call("book_approved", call.clone(), &ctx).await;
@@ -211,10 +212,7 @@ async fn approval_with_idempotency_replays_without_asking_again() {
 
 #[tokio::test]
 async fn approval_pending_leaves_nothing_for_idempotency_to_replay() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let ctx = run("run-approval-pending");
     let call = json!({"flight_id": "F5", "passenger": "Ed"});
     for _ in 0..2 {
@@ -230,10 +228,7 @@ async fn approval_pending_leaves_nothing_for_idempotency_to_replay() {
 
 #[tokio::test]
 async fn approval_never_asks_about_invalid_arguments() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let out = toolbox
         .call(
             "book_approved",
@@ -368,10 +363,7 @@ async fn idempotency_over_mcp_2026_07_28_replays_within_the_named_run() {
 
 #[tokio::test]
 async fn approval_over_mcp_is_asked_once_and_a_retry_replays() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let (mut client, _) = Client::connect(McpServer::new(toolbox)).await;
     let arguments = json!({"flight_id": "F11", "passenger": "Kim", "cabin": null});
     let asked = client.call("book_approved", arguments.clone()).await;
@@ -406,10 +398,6 @@ use toolsmith::policy::{CircuitPolicy, RateLimit, RetryPolicy, RunBudget, ToolPo
 use toolsmith::provider::CallStream;
 use toolsmith::testing::{Fault, Faulty};
 
-fn approved_booking(approvals: &Approvals, toolbox: Toolbox) -> Toolbox {
-    toolbox.with_approver(approvals.clone())
-}
-
 async fn approve_pending(
     toolbox: &Toolbox,
     approvals: &Approvals,
@@ -428,9 +416,8 @@ async fn approve_pending(
 
 #[tokio::test(start_paused = true)]
 async fn approval_with_retries_asks_once_for_a_call_its_policy_retries() {
-    let approvals = Approvals::new();
     let tool = Arc::new(Faulty::new(BookApproved).then(Fault::Upstream(503)));
-    let toolbox = approved_booking(&approvals, Toolbox::new().with(Arc::clone(&tool)));
+    let (approvals, toolbox) = approving(Toolbox::new().with(Arc::clone(&tool)));
     let ctx = run("run-approval-retries");
     let call = json!({"flight_id": "R1", "passenger": "Lu"});
     approve_pending(&toolbox, &approvals, &call, &ctx).await;
@@ -443,14 +430,11 @@ async fn approval_with_retries_asks_once_for_a_call_its_policy_retries() {
 
 #[tokio::test]
 async fn approval_with_budgets_a_waiting_call_spends_nothing() {
-    let approvals = Approvals::new();
-    let toolbox = approved_booking(
-        &approvals,
-        Toolbox::new().with(BookApproved).with_budget(RunBudget {
+    let (approvals, toolbox) =
+        approving(Toolbox::new().with(BookApproved).with_budget(RunBudget {
             max_calls: 1,
             ..RunBudget::default()
-        }),
-    );
+        }));
     let ctx = run("run-approval-budget");
     let call = json!({"flight_id": "B1", "passenger": "Mo"});
     for _ in 0..3 {
@@ -464,13 +448,10 @@ async fn approval_with_budgets_a_waiting_call_spends_nothing() {
 
 #[tokio::test]
 async fn approval_with_rate_limits_a_waiting_call_takes_no_turn() {
-    let approvals = Approvals::new();
-    let limited = one_a_second();
-    let toolbox = approved_booking(
-        &approvals,
+    let (approvals, toolbox) = approving(
         Toolbox::new()
             .with(BookApproved)
-            .configure("book_approved", limited),
+            .configure("book_approved", one_a_second()),
     );
     let ctx = run("run-approval-rate");
     let call = json!({"flight_id": "L1", "passenger": "Ned"});
@@ -995,10 +976,7 @@ async fn stored_results_with_retries_the_retry_s_large_answer_is_stored() {
 
 #[tokio::test]
 async fn approval_with_streamed_calls_the_streamed_strict_call_matches_the_approval() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let ctx = run("run-approval-stream");
     let plain = json!({"flight_id": "S2", "passenger": "Sam"});
     approve_pending(&toolbox, &approvals, &plain, &ctx).await;
@@ -1955,10 +1933,7 @@ async fn approval_with_fallback_the_fallback_answers_for_an_approved_call() {
 
 #[tokio::test]
 async fn approval_with_output_checks_an_approved_answer_is_still_checked() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookFare)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookFare));
     let ctx = run("run-approval-output");
     let call = json!({"flight_id": "O3"});
     let _ = toolbox.call("book_fare", call.clone(), &ctx).await;
@@ -2078,10 +2053,7 @@ fn reserve_seats_approved(
 
 #[tokio::test(start_paused = true)]
 async fn approval_with_batches_the_retry_of_failed_items_is_not_asked_again() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(ReserveSeatsApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(ReserveSeatsApproved));
     let ctx = run("run-approval-batch");
     let call = json!({"passengers": ["ann-b4", "busy-b4"]});
     let _ = toolbox
@@ -2100,10 +2072,7 @@ async fn approval_with_batches_the_retry_of_failed_items_is_not_asked_again() {
 
 #[tokio::test]
 async fn approval_over_mcp_2026_07_28_a_named_run_replays_the_approved_booking() {
-    let approvals = Approvals::new();
-    let toolbox = Toolbox::new()
-        .with(BookApproved)
-        .with_approver(approvals.clone());
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved));
     let mut transport = Transport::new(Via::Mcp2026, toolbox).await;
     let call = json!({"flight_id": "V2", "passenger": "Zoe"});
     let asked = transport.call("book_approved", call.clone()).await;

@@ -129,9 +129,10 @@ pub(super) async fn guard(
     }
     // Only an `initialize` without a session id opens a session: the cap on sessions never
     // refuses a request that needs none (MCP 2026-07-28, a stateless server's).
+    // The count first: the body is read again only when the cap is reached.
     if !parts.headers.contains_key("mcp-session-id")
-        && opens_session(&bytes)
         && guard.sessions.full().await
+        && opens_session(&bytes)
     {
         let mut response = refuse(
             StatusCode::SERVICE_UNAVAILABLE,
