@@ -287,6 +287,7 @@ impl ToolError {
     }
 
     /// Whether the tool panicked (the error says only that something internal failed).
+    #[cfg(feature = "mcp")]
     pub(crate) fn is_panic(&self) -> bool {
         self.inner.panicked
     }

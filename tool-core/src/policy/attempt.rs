@@ -49,7 +49,15 @@ impl Step for Attempts {
     /// The last step: it does not go on. An inline tool's first attempt runs in place; when it
     /// ends the call (a success, or an error nothing acts on) the call ends at once, else the
     /// attempts go on with a future, that attempt counted as the first.
-    fn run<'a>(&'a self, mut call: Call<'a>, _next: Next<'a>) -> Flow<'a> {
+    fn run<'a>(&'a self, call: Call<'a>, _next: Next<'a>) -> Flow<'a> {
+        self.start(call)
+    }
+}
+
+impl Attempts {
+    /// The attempts of a call (what [`Step::run`] does): the first in place when it can be.
+    #[inline]
+    pub(crate) fn start<'a>(&'a self, mut call: Call<'a>) -> Flow<'a> {
         if !self.in_place() {
             return Flow::later(self.attempts(call, None));
         }
@@ -67,9 +75,7 @@ impl Step for Attempts {
         }
         Flow::later(self.attempts(call, Some(ran)))
     }
-}
 
-impl Attempts {
     /// Whether the first attempt runs in place: an inline tool that waits for nothing before
     /// it (no rate limit's turn) and whose time is not counted (no run budget).
     #[inline]

@@ -163,9 +163,8 @@ impl Step for Audit {
         Flow::later(self.record(call, next))
     }
 
-    /// Nothing to do when no subscriber wants the span and there is no sink.
     fn role(&self) -> Role<'_> {
-        if self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO) {
+        if self.is_idle() {
             Role::Idle
         } else {
             Role::Wraps
@@ -174,6 +173,12 @@ impl Step for Audit {
 }
 
 impl Audit {
+    /// Nothing to do when no subscriber wants the span and there is no sink.
+    #[inline]
+    pub(crate) fn is_idle(&self) -> bool {
+        self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO)
+    }
+
     async fn record<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Done {
         let name = call.name;
         let ctx = call.ctx;

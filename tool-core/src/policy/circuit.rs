@@ -42,12 +42,29 @@ impl Circuit {
 
 impl Guard for Circuit {
     /// Lets a call through, or fails fast while the circuit is open.
+    #[inline]
     fn before(&self, call: &Call<'_>) -> Result<(), ToolError> {
-        let breaker = &self.0;
-        if !breaker.used.load(Ordering::Acquire) {
+        if !self.0.used.load(Ordering::Acquire) {
             return Ok(()); // nothing ever failed: closed
         }
-        let Ok(mut state) = breaker.state.lock() else {
+        self.0.admit(call.name)
+    }
+
+    /// Records how a call through the circuit ended.
+    #[inline]
+    fn after(&self, ran: &Ran) {
+        let failed = ran.error().is_some_and(is_failure);
+        if !failed && !self.0.used.load(Ordering::Acquire) {
+            return; // closed and staying closed
+        }
+        self.0.record(failed);
+    }
+}
+
+impl Breaker {
+    /// A call of `tool` through a circuit that has seen a failure.
+    fn admit(&self, tool: &str) -> Result<(), ToolError> {
+        let Ok(mut state) = self.state.lock() else {
             return Ok(());
         };
         match *state {
@@ -58,31 +75,26 @@ impl Guard for Circuit {
                     *state = State::Probing;
                     Ok(())
                 } else {
-                    Err(circuit_open(call.name, until - now))
+                    Err(circuit_open(tool, until - now))
                 }
             }
-            State::Probing => Err(circuit_open(call.name, Duration::from_secs(1))),
+            State::Probing => Err(circuit_open(tool, Duration::from_secs(1))),
         }
     }
 
-    /// Records how a call through the circuit ended.
-    fn after(&self, ran: &Ran) {
-        let breaker = &self.0;
-        let failed = ran.error().is_some_and(is_failure);
-        if !failed && !breaker.used.load(Ordering::Acquire) {
-            return; // closed and staying closed
-        }
-        let Ok(mut state) = breaker.state.lock() else {
+    /// A call's end, when it failed or the circuit has seen a failure before.
+    fn record(&self, failed: bool) {
+        let Ok(mut state) = self.state.lock() else {
             return;
         };
-        breaker.used.store(true, Ordering::Release);
+        self.used.store(true, Ordering::Release);
         let open = || State::Open {
-            until: Instant::now() + breaker.policy.cooldown,
+            until: Instant::now() + self.policy.cooldown,
         };
         *state = match (&*state, failed) {
             (_, false) => State::Closed { failures: 0 },
             (State::Probing | State::Open { .. }, true) => open(),
-            (State::Closed { failures }, true) if failures + 1 >= breaker.policy.failures => open(),
+            (State::Closed { failures }, true) if failures + 1 >= self.policy.failures => open(),
             (State::Closed { failures }, true) => State::Closed {
                 failures: failures + 1,
             },

@@ -156,11 +156,15 @@ impl Settings {
             .map(|tool| {
                 let def = tool.definition();
                 let policy = self.policy(def);
-                let mut steps: Vec<Arc<dyn Step>> = vec![Arc::new(Audit {
+                let audit = Arc::new(Audit {
                     sinks: Arc::clone(&sinks),
                     sensitive: def.sensitive_params().to_vec(),
                     limits: def.input_limits().copied().or(self.input_limits),
-                })];
+                });
+                let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
+                // The circuit kept in memory, when it is the only step between the audit and
+                // the attempts (a plain tool's plan).
+                let mut own_circuit = None;
                 if let Some(authorizer) = &self.authorizer {
                     steps.push(Arc::new(Authorize {
                         authorizer: Arc::clone(authorizer),
@@ -222,7 +226,13 @@ impl Settings {
                         store: Arc::clone(store),
                         policy: circuit,
                     })),
-                    None => steps.push(Arc::new(Circuit::new(circuit))),
+                    None => {
+                        let circuit = Arc::new(Circuit::new(circuit));
+                        if steps.len() == 1 {
+                            own_circuit = Some(Arc::clone(&circuit));
+                        }
+                        steps.push(circuit);
+                    }
                 }
                 let own = policy
                     .concurrency
@@ -256,7 +266,7 @@ impl Settings {
                     limiter: Arc::clone(&self.limiter),
                     limits,
                 });
-                steps.push(Arc::new(Attempts {
+                let attempts = Arc::new(Attempts {
                     throttle,
                     tool: Arc::clone(tool),
                     timeout,
@@ -266,8 +276,14 @@ impl Settings {
                     slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
                     output: Arc::new(self.output_checks(def)),
                     inline: def.is_inline(),
-                }));
-                Plan::new(steps)
+                });
+                match own_circuit {
+                    Some(circuit) if steps.len() == 2 => Plan::plain(audit, circuit, attempts),
+                    _ => {
+                        steps.push(attempts);
+                        Plan::new(steps)
+                    }
+                }
             })
             .collect();
         let refused = Plan::new(vec![Arc::new(Audit {

@@ -95,7 +95,7 @@ pub(crate) struct Call<'a> {
     pub(crate) out: Option<&'a mut Vec<u8>>,
     /// The arguments read once ([`Call::read_once`]), for every step after the read and for
     /// the steps around it (the audit records them).
-    pub(crate) read: &'a OnceLock<Checked>,
+    pub(crate) read: &'a OnceLock<Box<Checked>>,
     /// For a call refused before it reached a tool (an unknown name): the refusal, which the
     /// plan that records such calls answers with.
     pub(crate) refusal: Option<ToolError>,
@@ -106,14 +106,14 @@ impl<'a> Call<'a> {
     /// step that needs them reads them, and from then on the call carries the canonical value
     /// (what the tool itself gets); later steps get the same reading.
     pub(crate) fn read_once(&mut self, def: &ToolDefinition) -> Result<&'a Checked, ToolError> {
-        let read: &'a OnceLock<Checked> = self.read;
-        let checked = match read.get() {
+        let read: &'a OnceLock<Box<Checked>> = self.read;
+        let checked: &'a Checked = match read.get() {
             Some(checked) => checked,
             None => {
                 let validation = def.validation();
                 let limits = crate::validate::limits_for(validation, Some(self.ctx));
                 let checked = read_once(validation, &self.arguments, limits)?;
-                read.get_or_init(|| checked)
+                read.get_or_init(|| Box::new(checked))
             }
         };
         self.arguments = Arguments::Value(Cow::Borrowed(&checked.value));
@@ -217,7 +217,13 @@ pub(crate) fn guarded<'a>(guard: &'a dyn Guard, call: Call<'a>, next: Next<'a>) 
     if let Err(err) = guard.before(&call) {
         return Flow::refused(err);
     }
-    match next.run(call) {
+    recorded(guard, next.run(call))
+}
+
+/// `flow`, with its end recorded by `guard` when it comes.
+#[inline]
+pub(crate) fn recorded<'a, G: Guard + ?Sized>(guard: &'a G, flow: Flow<'a>) -> Flow<'a> {
+    match flow {
         Flow::Now(done) => {
             guard.after(&done.ran);
             Flow::Now(done)

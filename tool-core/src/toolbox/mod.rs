@@ -509,7 +509,7 @@ impl Toolbox {
     ) -> Flow<'c> {
         let ctx = match self.prepare(name, &mut arguments, ctx) {
             Ok(None) => ctx,
-            Ok(Some(limited)) => slots.limited.get_or_init(|| limited),
+            Ok(Some(limited)) => slots.limited.get_or_init(|| Box::new(limited)),
             Err(err) => return Flow::refused(err),
         };
         self.plan(Call {
@@ -1135,9 +1135,10 @@ impl Toolbox {
 /// What a call's route keeps for as long as the call runs: its arguments read once, and its
 /// context with the toolbox's limits on arguments, when the toolbox adds them.
 #[derive(Default)]
+/// Both are boxed: most calls fill neither, and every call's future carries the slots.
 struct CallSlots {
-    read: OnceLock<Checked>,
-    limited: OnceLock<ToolContext>,
+    read: OnceLock<Box<Checked>>,
+    limited: OnceLock<Box<ToolContext>>,
 }
 
 /// The end of every call's route: its error finished.
