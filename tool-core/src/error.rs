@@ -552,6 +552,11 @@ impl ToolError {
         if let Some(user) = self.inner.user_message.as_deref().and_then(&f) {
             self.inner.user_message = Some(user);
         }
+        for field in &mut self.inner.fields {
+            if let Some(message) = f(&field.message) {
+                field.message = message;
+            }
+        }
     }
 
     /// Notes the kinds of secret the output checks removed from the texts.

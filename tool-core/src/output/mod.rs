@@ -17,6 +17,7 @@
 
 mod batch;
 mod content;
+mod fold;
 mod page;
 mod scan;
 mod store;
@@ -263,31 +264,30 @@ impl OutputChecks {
         }
     }
 
-    /// Redacts secrets and paths from an error's texts.
+    /// Checks an error's texts (its message, its message for people, each field's message)
+    /// as success data is checked: a tool's error can quote what an upstream said. Secrets
+    /// and paths are redacted, steering text is escaped, and in `Block` mode an error with
+    /// steering text is withheld as success data would be.
     pub(crate) fn error(&self, err: &mut ToolError) {
-        let kinds = std::cell::RefCell::new(BTreeSet::new());
+        let notes = std::cell::RefCell::new(Notes::default());
         err.rewrite_texts(|text| {
-            let mut notes = Notes::default();
-            // Error messages are the runtime's own words, and the echo of the model's input in
-            // them is already quoted: only secrets are taken out.
-            let what = Rewrite {
-                steer: false,
-                secrets: true,
-                paths: self.redact_paths,
-            };
-            let rewritten = rewrite(text, what, &mut notes);
-            kinds.borrow_mut().extend(notes.secrets);
-            rewritten
+            rewrite(text, everything(self.redact_paths), &mut notes.borrow_mut())
         });
-        let kinds = kinds.into_inner();
-        if !kinds.is_empty() {
-            let kinds: Vec<&'static str> = kinds.iter().map(|k| k.as_str()).collect();
-            err.note_redacted(kinds.iter().copied());
+        let notes = notes.into_inner();
+        if self.safety == OutputSafety::Block && !notes.steer.is_empty() {
+            *err = self.blocked(&notes);
+            return;
+        }
+        if !notes.secrets.is_empty() {
+            err.note_redacted(notes.secrets.iter().map(|k| k.as_str()));
+        }
+        if !notes.is_empty() {
             tracing::warn!(
                 target: "toolsmith::security",
                 tool = %crate::echo::echo(&self.tool),
-                redacted = ?kinds,
-                "secrets were redacted from a tool's error message"
+                neutralized = ?notes.steer_names(),
+                redacted = ?notes.secret_names(),
+                "a tool's error message was rewritten before the model read it"
             );
         }
     }
@@ -466,7 +466,9 @@ impl Notes {
     }
 }
 
-/// Rewrites every string (and key) of `value`; whether anything changed.
+/// Rewrites every string (and key) of `value`; whether anything changed. A secret spread
+/// over several strings of the value is redacted too: a private key given one line per item
+/// of an array, and the value of a field named for a password or a secret key.
 fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) -> bool {
     match value {
         Value::String(text) => match rewrite(text, everything(redact_paths), notes) {
@@ -478,7 +480,19 @@ fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) 
         },
         Value::Array(items) => {
             let mut changed = false;
+            let mut in_key = false;
             for item in items {
+                if let Value::String(line) = item {
+                    // A key's lines after its `-----BEGIN ... PRIVATE KEY-----` item, up to
+                    // and with its `-----END` item.
+                    if in_key {
+                        in_key = !line.contains("-----END");
+                        *line = redacted(Secret::PrivateKey, notes);
+                        changed = true;
+                        continue;
+                    }
+                    in_key = opens_key(line);
+                }
                 changed |= walk(item, redact_paths, binary, notes);
             }
             changed
@@ -498,12 +512,53 @@ fn walk(value: &mut Value, redact_paths: bool, binary: bool, notes: &mut Notes) 
                 if binary && (key == "data" || key == "blob") {
                     continue;
                 }
+                if is_secret_field(key)
+                    && let Value::String(secret) = item
+                    && !secret.is_empty()
+                    && !secret.starts_with("[redacted ")
+                {
+                    *secret = redacted(Secret::Password, notes);
+                    changed = true;
+                    continue;
+                }
                 changed |= walk(item, redact_paths, binary, notes);
             }
             changed
         }
         _ => false,
     }
+}
+
+/// Whether a string opens a private key block and does not close it (the rest of the key
+/// follows in the next strings).
+fn opens_key(line: &str) -> bool {
+    line.contains("-----BEGIN") && line.contains("PRIVATE KEY") && !line.contains("-----END")
+}
+
+/// Whether a field's value is a password or a secret key by the field's name.
+fn is_secret_field(key: &str) -> bool {
+    let name: String = key
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    matches!(
+        name.as_str(),
+        "password"
+            | "passwd"
+            | "pwd"
+            | "dbpassword"
+            | "clientsecret"
+            | "secretaccesskey"
+            | "awssecretaccesskey"
+            | "privatekey"
+    )
+}
+
+/// A secret's replacement, noted.
+fn redacted(kind: Secret, notes: &mut Notes) -> String {
+    notes.secrets.insert(kind);
+    format!("[redacted {}]", kind.as_str())
 }
 
 /// `text` with what `what` asks for escaped or redacted, or `None` when nothing was.
@@ -522,10 +577,7 @@ fn rewrite(text: &str, what: Rewrite, notes: &mut Notes) -> Option<String> {
                     None => return,
                 }
             }
-            Hit::Secret(kind) => {
-                notes.secrets.insert(kind);
-                format!("[redacted {}]", kind.as_str())
-            }
+            Hit::Secret(kind) => redacted(kind, notes),
         };
         let buf = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
         buf.push_str(&text[copied..start]);
@@ -546,17 +598,17 @@ struct Rewrite {
 }
 
 /// How a steering match reads as data, or `None` to keep it as it is (an instruction: words
-/// cannot be escaped; the result is marked untrusted instead).
+/// cannot be escaped; the result is marked untrusted instead, and only the invisible
+/// characters inside it are shown).
 fn escape(family: Family, matched: &str) -> Option<String> {
     match family {
-        Family::Instruction => None,
+        // Its invisible characters are shown, so that what the model reads is what it sees.
+        Family::Instruction => matched
+            .chars()
+            .any(fold::is_ignorable)
+            .then(|| show_invisible(matched)),
         Family::AnsiEscape => Some(matched.replace('\u{1b}', "␛").replace('\u{9b}', "␛[")),
-        Family::InvisibleCharacter => Some(
-            matched
-                .chars()
-                .map(|c| format!("[U+{:04X}]", u32::from(c)))
-                .collect(),
-        ),
+        Family::InvisibleCharacter => Some(show_invisible(matched)),
         Family::ChatTemplateToken | Family::RoleMarkup | Family::HiddenHtml => {
             let mut out = String::with_capacity(matched.len() + 8);
             for c in matched.chars() {
@@ -572,6 +624,19 @@ fn escape(family: Family, matched: &str) -> Option<String> {
             Some(out)
         }
     }
+}
+
+/// `text` with each invisible character written as its code point (`[U+200B]`).
+fn show_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if fold::is_ignorable(c) {
+            out.push_str(&format!("[U+{:04X}]", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// `text` with every piece that could steer a model escaped so it reads as data, as the
