@@ -349,12 +349,20 @@ async fn http_bodies_are_bounded_and_checked_before_parsing() {
         response.contains("application/json") && response.contains("-32600"),
         "{response}"
     );
-    let huge = format!(r#"{{"pad":"{}"}}"#, "x".repeat(5 << 20));
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":"big-7","method":"tools/call","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(5 << 20)
+    );
     let response = http(addr, &post(&host, "", &huge)).await;
     assert!(
         response.starts_with("HTTP/1.1 413"),
         "{}",
         &response[..200.min(response.len())]
+    );
+    // Answered with its id, read from the body's start; the rest was never held.
+    assert!(
+        response.contains(r#""id":"big-7""#) && response.contains("-32700"),
+        "{response}"
     );
     http_server.shutdown().await.unwrap();
 }

@@ -85,15 +85,19 @@ pub(super) async fn guard(
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, guard.limits.max_bytes).await else {
-        return json_rpc_refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            &Value::Null,
-            &format!(
-                "Parse error: the message is longer than {} bytes; send a shorter one",
-                guard.limits.max_bytes
-            ),
-        );
+    let bytes = match read_limited(body, guard.limits.max_bytes).await {
+        Ok(bytes) => bytes,
+        Err(start) => {
+            return json_rpc_refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                // Answered with the request's id when its start names one.
+                &crate::json::request_id::request_id(&start).unwrap_or(Value::Null),
+                &format!(
+                    "Parse error: the message is longer than {} bytes; send a shorter one",
+                    guard.limits.max_bytes
+                ),
+            );
+        }
     };
     let refusal = match std::str::from_utf8(&bytes) {
         Ok(text) => crate::validate::reader::check(text, &guard.limits)
@@ -491,4 +495,27 @@ mod tests {
         assert!(!allowed("file://"));
         assert!(!allowed("http://[::1].evil.com"));
     }
+}
+
+/// The bytes of a request's body, or, for one longer than `max` bytes (or cut off), its first
+/// 4 KiB, where its id is: the rest is dropped as it arrives, never held.
+async fn read_limited(body: axum::body::Body, max: usize) -> Result<axum::body::Bytes, Vec<u8>> {
+    use futures_util::StreamExt as _;
+    const START: usize = 4096;
+    let mut stream = body.into_data_stream();
+    let mut held: Vec<u8> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            held.truncate(START);
+            return Err(held);
+        };
+        if held.len() + chunk.len() > max {
+            let room = START.saturating_sub(held.len()).min(chunk.len());
+            held.extend_from_slice(&chunk[..room]);
+            held.truncate(START);
+            return Err(held);
+        }
+        held.extend_from_slice(&chunk);
+    }
+    Ok(held.into())
 }
