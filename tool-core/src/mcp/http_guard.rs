@@ -441,6 +441,29 @@ impl SessionManager for Sessions {
     }
 }
 
+/// The bytes of a request's body, or, for one longer than `max` bytes (or cut off), its first
+/// 4 KiB, where its id is: the rest is dropped as it arrives, never held.
+async fn read_limited(body: axum::body::Body, max: usize) -> Result<axum::body::Bytes, Vec<u8>> {
+    use futures_util::StreamExt as _;
+    const START: usize = 4096;
+    let mut stream = body.into_data_stream();
+    let mut held: Vec<u8> = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            held.truncate(START);
+            return Err(held);
+        };
+        if held.len() + chunk.len() > max {
+            let room = START.saturating_sub(held.len()).min(chunk.len());
+            held.extend_from_slice(&chunk[..room]);
+            held.truncate(START);
+            return Err(held);
+        }
+        held.extend_from_slice(&chunk);
+    }
+    Ok(held.into())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,27 +518,4 @@ mod tests {
         assert!(!allowed("file://"));
         assert!(!allowed("http://[::1].evil.com"));
     }
-}
-
-/// The bytes of a request's body, or, for one longer than `max` bytes (or cut off), its first
-/// 4 KiB, where its id is: the rest is dropped as it arrives, never held.
-async fn read_limited(body: axum::body::Body, max: usize) -> Result<axum::body::Bytes, Vec<u8>> {
-    use futures_util::StreamExt as _;
-    const START: usize = 4096;
-    let mut stream = body.into_data_stream();
-    let mut held: Vec<u8> = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let Ok(chunk) = chunk else {
-            held.truncate(START);
-            return Err(held);
-        };
-        if held.len() + chunk.len() > max {
-            let room = START.saturating_sub(held.len()).min(chunk.len());
-            held.extend_from_slice(&chunk[..room]);
-            held.truncate(START);
-            return Err(held);
-        }
-        held.extend_from_slice(&chunk);
-    }
-    Ok(held.into())
 }
