@@ -1408,6 +1408,106 @@ mod tasks {
         panic!("task {id} still working after 10 s")
     }
 
+    /// A server whose context hook names the principal from an `x-user` header.
+    fn server_with_users() -> McpServer {
+        server(&Arc::default()).with_context(|ctx, request| match request.header("x-user") {
+            Some(user) => ctx.with_principal(user),
+            None => ctx,
+        })
+    }
+
+    /// One task request from `user` (or from no one).
+    async fn as_user(
+        addr: std::net::SocketAddr,
+        method: &str,
+        id: &str,
+        extra: Value,
+        user: Option<&str>,
+    ) -> Value {
+        let mut params = json!({"taskId": id});
+        if let (Some(params), Some(extra)) = (params.as_object_mut(), extra.as_object()) {
+            params.extend(extra.clone());
+        }
+        let header = user.map(|u| format!("x-user: {u}\r\n")).unwrap_or_default();
+        send(addr, method, Some(id), params, with_tasks(), &header).await
+    }
+
+    #[tokio::test]
+    async fn a_task_is_its_principals_and_unknown_to_anyone_else() {
+        let http_server = server_with_users().bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+        let params = json!({"name": "confirm", "arguments": {}});
+        let created = send(
+            addr,
+            "tools/call",
+            Some("confirm"),
+            params,
+            with_tasks(),
+            "x-user: alice\r\n",
+        )
+        .await;
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        // Alice sees her task ask its question.
+        for _ in 0..200 {
+            let got = as_user(addr, "tasks/get", &id, json!({}), Some("alice")).await;
+            if got["result"]["status"] == "input_required" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let unknown = as_user(
+            addr,
+            "tasks/get",
+            "00000000-0000-4000-8000-000000000000",
+            json!({}),
+            Some("bob"),
+        )
+        .await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        let answer =
+            json!({"inputResponses": {"sure": {"action": "accept", "content": {"sure": false}}}});
+        for user in [Some("bob"), None] {
+            for (method, extra) in [
+                ("tasks/get", json!({})),
+                ("tasks/update", answer.clone()),
+                ("tasks/cancel", json!({})),
+            ] {
+                let refused = as_user(addr, method, &id, extra, user).await;
+                assert_eq!(
+                    refused["error"]["code"], -32602,
+                    "{method} by {user:?}: {refused}"
+                );
+                // The same answer as for an id that does not exist, but for the id itself.
+                let message = refused["error"]["message"].as_str().unwrap();
+                assert_eq!(message, format!("unknown task: {id}"), "{refused}");
+            }
+        }
+        // Nothing Bob sent reached the task: Alice answers, and her answer is the one used.
+        let ok = as_user(
+            addr,
+            "tasks/update",
+            &id,
+            json!({"inputResponses": {"sure": {"action": "accept", "content": {"sure": true}}}}),
+            Some("alice"),
+        )
+        .await;
+        assert!(ok.get("error").is_none(), "{ok}");
+        let mut done = Value::Null;
+        for _ in 0..200 {
+            done = as_user(addr, "tasks/get", &id, json!({}), Some("alice")).await;
+            if done["result"]["status"] == "completed" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        let text = done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("sure: true"), "{done}");
+        http_server.shutdown().await.unwrap();
+    }
+
     #[tokio::test]
     async fn a_task_tool_answers_with_a_task_whose_result_tasks_get_returns() {
         let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();

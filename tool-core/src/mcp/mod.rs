@@ -314,8 +314,10 @@ impl McpServer {
     /// call holds one of the server's in-flight slots while it runs ([`with_max_in_flight`]);
     /// a task and its result are kept for [`with_task_ttl`] from its start.
     ///
-    /// A task's id is a random UUID: whoever holds it can read and cancel the task, as the
-    /// extension has it.
+    /// A task started with a principal (see [`with_context`](Self::with_context)) is that
+    /// principal's: another principal's `tasks/get`, `tasks/update` or `tasks/cancel` is
+    /// answered as for an unknown task. One started without a principal is open to whoever
+    /// holds its id, a random UUID.
     ///
     /// [`with_max_in_flight`]: Self::with_max_in_flight
     /// [`with_task_ttl`]: Self::with_task_ttl
@@ -755,6 +757,25 @@ impl McpServer {
         ctx.with_extension(request.clone())
     }
 
+    /// The principal of a request, as the server's context hook names it.
+    fn principal_of(&self, context: &RequestContext<RoleServer>) -> Option<String> {
+        let request = McpRequest::new(context, None);
+        self.context(&request, CancellationToken::new(), None)
+            .principal()
+            .map(str::to_owned)
+    }
+
+    /// Refuses a task request for a task that is another principal's, as if it did not exist.
+    fn task_of_caller(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.config
+            .tasks
+            .check(id, self.principal_of(context).as_deref())
+    }
+
     /// The run a request belongs to ([`RunScope`]); `Err` for a run named in `_meta` that is
     /// not an id.
     fn run_of(&self, request: &McpRequest) -> Result<Option<String>, ErrorData> {
@@ -1149,8 +1170,9 @@ impl ServerHandler for McpServer {
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
+        self.task_of_caller(&request.task_id, &context)?;
         let task = self.config.tasks.manager.get_task(&request.task_id)?;
         Ok(rmcp::model::GetTaskResult::new(task))
     }
@@ -1159,8 +1181,9 @@ impl ServerHandler for McpServer {
     async fn update_task(
         &self,
         request: rmcp::model::UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.task_of_caller(&request.task_id, &context)?;
         self.config
             .tasks
             .manager
@@ -1171,8 +1194,9 @@ impl ServerHandler for McpServer {
     async fn cancel_task(
         &self,
         request: rmcp::model::CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        self.task_of_caller(&request.task_id, &context)?;
         self.config.tasks.manager.cancel_task(&request.task_id)
     }
 
@@ -1282,6 +1306,8 @@ impl ServerHandler for McpServer {
                 };
                 match call.start(support, wish, &context.ct).await {
                     Ok(task) => {
+                        // Bound before its id leaves the server.
+                        self.config.tasks.bind(&task.task_id, ctx.principal());
                         return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
                             task,
                         )));

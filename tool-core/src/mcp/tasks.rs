@@ -6,8 +6,9 @@
 //! status and result, answers what the tool asks through `tasks/update`, and may cancel it
 //! with `tasks/cancel`.
 
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rmcp::task_manager::TaskContext;
 use tokio::sync::{oneshot, watch};
@@ -44,6 +45,8 @@ pub(crate) struct Tasks {
     pub(crate) ttl: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) manager: rmcp::task_manager::TaskManager,
+    /// Who each task started with a principal belongs to, until it expires.
+    pub(crate) owners: Arc<Mutex<HashMap<String, (String, Instant)>>>,
 }
 
 impl Default for Tasks {
@@ -53,6 +56,7 @@ impl Default for Tasks {
             ttl: DEFAULT_TASK_TTL,
             poll_interval: DEFAULT_POLL_INTERVAL,
             manager: rmcp::task_manager::TaskManager::new(),
+            owners: Arc::default(),
         }
     }
 }
@@ -70,6 +74,42 @@ pub(crate) const DEFAULT_POLL_INTERVAL: Duration =
 pub(crate) const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 impl Tasks {
+    /// Binds the task `id`, started by `principal`, to it: only that principal can get,
+    /// update or cancel it. A task started without a principal is bound to none (its id, a
+    /// random UUID, is what a client holds).
+    pub(crate) fn bind(&self, id: &str, principal: Option<&str>) {
+        let Some(principal) = principal else {
+            return;
+        };
+        let Ok(mut owners) = self.owners.lock() else {
+            return;
+        };
+        let now = Instant::now();
+        // Past its time to live a task is gone from the manager too.
+        owners.retain(|_, (_, until)| *until > now);
+        owners.insert(
+            id.to_owned(),
+            (principal.to_owned(), now + self.ttl + self.ttl),
+        );
+    }
+
+    /// Whether `principal` may see the task `id`: it is not bound, or bound to `principal`.
+    /// A task that is another principal's is answered as an unknown one (`-32602`, as
+    /// rmcp's task manager answers an id it does not know), so that nothing says it exists.
+    pub(crate) fn check(&self, id: &str, principal: Option<&str>) -> Result<(), rmcp::ErrorData> {
+        let owner = self
+            .owners
+            .lock()
+            .ok()
+            .and_then(|owners| owners.get(id).map(|(owner, _)| owner.clone()));
+        match owner {
+            Some(owner) if Some(owner.as_str()) != principal => Err(
+                rmcp::ErrorData::invalid_params(format!("unknown task: {id}"), None),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     pub(crate) fn options(&self) -> rmcp::task_manager::TaskOptions {
         rmcp::task_manager::TaskOptions::new()
             .with_ttl_ms(u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX))
