@@ -1156,6 +1156,122 @@ mod rounds {
         message(&exchange(addr, call(addr, capabilities, extra), whole_message).await)
     }
 
+    /// Asks the user to confirm a transfer, then says what was confirmed. Read-only. Not for
+    /// real transfers.
+    #[tool(effect = "read")]
+    async fn confirm_transfer(
+        ctx: &ToolContext,
+        /// The amount.
+        #[arg(range(max = 1_000_000))]
+        amount: u32,
+        /// A note, if any.
+        note: Option<String>,
+    ) -> Result<String, ToolError> {
+        let _ = note;
+        match ctx.elicit_as::<Name>("user_name", "Who confirms?").await? {
+            Elicited::Accepted(Name { name }) => Ok(format!("{name} confirmed {amount}")),
+            _ => Ok("not confirmed".to_owned()),
+        }
+    }
+
+    /// A `tools/call` of `confirm_transfer` from `user` (or no one), on MCP 2026-07-28.
+    async fn transfer(
+        addr: std::net::SocketAddr,
+        user: Option<&str>,
+        arguments: Value,
+        extra: Value,
+    ) -> Value {
+        let mut params = json!({"name": "confirm_transfer", "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}});
+        if let (Some(params), Value::Object(extra)) = (params.as_object_mut(), extra) {
+            params.extend(extra);
+        }
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+            .to_string();
+        let user = user.map(|u| format!("x-user: {u}\r\n")).unwrap_or_default();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: confirm_transfer\r\n{user}content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        message(&exchange(addr, request, whole_message).await)
+    }
+
+    #[tokio::test]
+    async fn a_rounds_state_is_bound_to_its_caller_tool_and_arguments_and_used_once() {
+        let http_server = McpServer::new(Toolbox::new().with(ConfirmTransfer).with(GreetUser))
+            .with_context(|ctx, request| match request.header("x-user") {
+                Some(user) => ctx.with_principal(user),
+                None => ctx,
+            })
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let addr = http_server.local_addr();
+        let answer = json!({"user_name": {"action": "accept", "content": {"name": "Ada"}}});
+        let first = transfer(addr, Some("alice"), json!({"amount": 100}), json!({})).await;
+        assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+        let state = first["result"]["requestState"].clone();
+        let with_state = json!({"inputResponses": answer, "requestState": state});
+
+        // Another principal, no principal, other arguments, another tool: refused alike.
+        for (user, arguments) in [
+            (Some("bob"), json!({"amount": 100})),
+            (None, json!({"amount": 100})),
+            (Some("alice"), json!({"amount": 1_000_000})),
+        ] {
+            let refused = transfer(addr, user, arguments, with_state.clone()).await;
+            assert_eq!(refused["error"]["code"], -32602, "{user:?}: {refused}");
+        }
+        let mut other_tool = json!({"requestState": state});
+        other_tool["inputResponses"] = answer.clone();
+        let refused = ask(addr, json!({"elicitation": {}}), other_tool).await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+
+        // The same call in another form (a null for the absent note): accepted, once.
+        let done = transfer(
+            addr,
+            Some("alice"),
+            json!({"amount": 100, "note": null}),
+            with_state.clone(),
+        )
+        .await;
+        let text = done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains("Ada confirmed 100"), "{done}");
+        let replayed = transfer(
+            addr,
+            Some("alice"),
+            json!({"amount": 100}),
+            with_state.clone(),
+        )
+        .await;
+        assert_eq!(
+            replayed["error"]["code"], -32602,
+            "a used state: {replayed}"
+        );
+
+        // Answers without the state that asked for them are refused.
+        let bare = transfer(
+            addr,
+            Some("alice"),
+            json!({"amount": 100}),
+            json!({"inputResponses": answer}),
+        )
+        .await;
+        assert_eq!(bare["error"]["code"], -32602, "{bare}");
+
+        // Answers to what the server did not ask are not taken.
+        let first = transfer(addr, Some("alice"), json!({"amount": 5}), json!({})).await;
+        let state = first["result"]["requestState"].clone();
+        let stray = json!({"inputResponses": {"other": {"action": "accept", "content": {"name": "Eve"}}},
+            "requestState": state});
+        let again = transfer(addr, Some("alice"), json!({"amount": 5}), stray).await;
+        assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+        http_server.shutdown().await.unwrap();
+    }
+
     #[tokio::test]
     async fn on_2026_07_28_a_tool_asks_through_an_input_required_result() {
         let http_server = McpServer::new(Toolbox::new().with(GreetUser))
@@ -1749,9 +1865,21 @@ mod tasks {
         assert!(text.contains("Hello, Ada! (detached: true)"), "{done}");
 
         // A client without tasks gets the whole call in the request; detach is a no-op.
-        let params = json!({"name": "greet_later", "arguments": {},
-            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Bo"}}}});
         let plain = json!({"elicitation": {}});
+        let params = json!({"name": "greet_later", "arguments": {}});
+        let asked = send(
+            addr,
+            "tools/call",
+            Some("greet_later"),
+            params,
+            plain.clone(),
+            "",
+        )
+        .await;
+        assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+        let params = json!({"name": "greet_later", "arguments": {},
+            "requestState": asked["result"]["requestState"],
+            "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Bo"}}}});
         let direct = send(addr, "tools/call", Some("greet_later"), params, plain, "").await;
         let text = direct["result"]["content"][0]["text"].as_str().unwrap();
         assert!(text.contains("Hello, Bo! (detached: false)"), "{direct}");

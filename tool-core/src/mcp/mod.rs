@@ -213,6 +213,8 @@ struct Config {
     runs: RunScope,
     /// The tools that run as tasks, and the tasks themselves.
     tasks: tasks::Tasks,
+    /// The rounds' states already answered (by their nonce), until they expire.
+    used_states: Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
 }
 
 /// The connected clients that get `notifications/tools/list_changed`.
@@ -284,6 +286,7 @@ impl McpServer {
                 stateless_http: false,
                 runs: RunScope::default(),
                 tasks: tasks::Tasks::default(),
+                used_states: Arc::default(),
             }),
             peers: Arc::default(),
             session: Arc::default(),
@@ -755,6 +758,28 @@ impl McpServer {
             ctx = hook(ctx, request);
         }
         ctx.with_extension(request.clone())
+    }
+
+    /// A round's state, opened: authentic, bound to `bound`, not expired, and not used
+    /// before (each state answers one round).
+    fn open_state(&self, sealed: &str, bound: &str) -> Option<SealedState> {
+        let state: SealedState = self
+            .state_codec
+            .open_json_with(sealed, bound.as_bytes())
+            .ok()?;
+        let mut used = self.config.used_states.lock().ok()?;
+        let now = std::time::Instant::now();
+        used.retain(|_, until| *until > now);
+        if used.len() >= MAX_USED_STATES {
+            return None;
+        }
+        match used.entry(state.nonce.clone()) {
+            std::collections::hash_map::Entry::Occupied(_) => None,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(now + STATE_TTL);
+                Some(state)
+            }
+        }
     }
 
     /// The principal of a request, as the server's context hook names it.
@@ -1255,20 +1280,42 @@ impl ServerHandler for McpServer {
         };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
+        // What a round's state is bound to: the caller, the tool and the call's arguments.
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let bound = state_binding(ctx.principal(), name, tool.definition(), &arguments);
         let round = if modern {
-            let mut answers = match &request.request_state {
-                Some(sealed) => match self.state_codec.open_json::<SealedState>(sealed) {
-                    Ok(state) if state.tool == name => state.answers,
+            let answers = match &request.request_state {
+                Some(sealed) => match self.open_state(sealed, &bound) {
+                    Some(state) if state.tool == name => {
+                        // Only answers to what the server asked are taken.
+                        let responses = request.input_responses.clone().unwrap_or_default();
+                        let mut answers = state.answers;
+                        answers.extend(
+                            responses
+                                .into_iter()
+                                .filter(|(key, _)| state.asked.contains(key)),
+                        );
+                        answers
+                    }
                     _ => {
                         return Err(ErrorData::invalid_params(
-                            "the requestState was changed, or is not this tool's: call again without it to start over",
+                            "the requestState is not valid for this call (changed, expired, already used, or issued for another caller, tool or arguments): call again without it to start over",
                             None,
                         ));
                     }
                 },
+                None if request
+                    .input_responses
+                    .as_ref()
+                    .is_some_and(|r| !r.is_empty()) =>
+                {
+                    return Err(ErrorData::invalid_params(
+                        "inputResponses answer what the server asked in an earlier round: send them with that round's requestState, or call again without them",
+                        None,
+                    ));
+                }
                 None => std::collections::BTreeMap::new(),
             };
-            answers.extend(request.input_responses.clone().unwrap_or_default());
             let capabilities = request_info
                 .meta()
                 .get("io.modelcontextprotocol/clientCapabilities")
@@ -1292,7 +1339,6 @@ impl ServerHandler for McpServer {
             round: round.clone(),
             detach: detach.as_ref().map(|(detach, _)| Arc::clone(detach)),
         }));
-        let arguments = Value::Object(request.arguments.unwrap_or_default());
         let outcome = match (as_task, detach) {
             (Some(support), Some((detach, wish))) => {
                 let call = TaskCall {
@@ -1337,16 +1383,22 @@ impl ServerHandler for McpServer {
                 ));
             }
             if !pending.is_empty() {
+                let asked: Vec<String> = pending.keys().cloned().collect();
                 let requests: rmcp::model::InputRequests =
                     serde_json::from_value(Value::Object(pending.into_iter().collect()))
                         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 let state = SealedState {
                     tool: name.to_owned(),
+                    asked,
                     answers: round.answers.clone(),
+                    nonce: crate::output::new_id(),
                 };
+                let options = rmcp::model::SealOptions::new()
+                    .associated_data(bound.as_bytes())
+                    .ttl(STATE_TTL);
                 let sealed = self
                     .state_codec
-                    .seal_json(&state)
+                    .seal_json_with(&state, &options)
                     .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 return Ok(CallToolResponse::InputRequired(
                     rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)),
@@ -1602,12 +1654,45 @@ fn state_codec(key: [u8; 32]) -> Arc<rmcp::model::RequestStateCodec> {
 }
 
 /// What a call on MCP 2026-07-28 carries from one round to the next, sealed (rmcp's
-/// `RequestStateCodec`: authenticated, so a changed state is refused): the tool and the
-/// answers so far.
+/// `RequestStateCodec`: authenticated, so a changed state is refused, and bound to the caller,
+/// the tool and the call's canonical arguments, with an expiry): the tool, what the server
+/// asked, the answers so far, and a nonce that makes the state good for one round.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct SealedState {
     tool: String,
+    /// The keys of the input requests this round asked.
+    asked: Vec<String>,
+    nonce: String,
     answers: std::collections::BTreeMap<String, Value>,
+}
+
+/// At most this many answered rounds are remembered at once (each until its state expires);
+/// past it, a state is refused as used, and the caller starts over.
+const MAX_USED_STATES: usize = 100_000;
+
+/// How long a round's state can be answered with.
+const STATE_TTL: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// What a round's sealed state is bound to (its associated data): the principal, the tool and
+/// the call's canonical arguments (as the toolbox reads them, so that a call sent in another
+/// dialect still matches), each length-prefixed.
+fn state_binding(
+    principal: Option<&str>,
+    tool: &str,
+    definition: &crate::ToolDefinition,
+    arguments: &Value,
+) -> String {
+    let canonical = definition
+        .canonical_arguments(arguments)
+        .unwrap_or_else(|_| arguments.clone());
+    let arguments = crate::json::canonical::canonical_json(&canonical);
+    let principal = principal.unwrap_or("");
+    format!(
+        "toolsmith/round/v1\n{}:{principal}\n{}:{tool}\n{}:{arguments}",
+        principal.len(),
+        tool.len(),
+        arguments.len()
+    )
 }
 
 /// How long a person has to answer an approval form.

@@ -42,7 +42,7 @@ pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
-pub(crate) use store::{check_secret, key_from_secret, random_key};
+pub(crate) use store::{check_secret, key_from_secret, new_id, random_key};
 
 use scan::{Hit, Secret, hits};
 
