@@ -664,6 +664,69 @@ async fn a_large_result_is_a_resource_link_that_resources_read_serves() {
     assert!(other["error"].is_object(), "{other}");
 }
 
+#[tokio::test]
+async fn a_stored_result_of_a_principals_call_is_read_by_that_principal_only() {
+    let server =
+        McpServer::new(Toolbox::new().with(ListInvoices)).with_context(
+            |ctx, request| match request.meta().get("user").and_then(Value::as_str) {
+                Some(user) => ctx.with_principal(user),
+                None => ctx,
+            },
+        );
+    let (mut client, _) = Client::connect(server).await;
+    let answer = client
+        .request(
+            "tools/call",
+            json!({"name": "list_invoices", "arguments": {}, "_meta": {"user": "alice"}}),
+        )
+        .await;
+    let uri = answer["result"]["content"][1]["uri"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let read = |user: Option<&str>| {
+        let mut params = json!({"uri": uri});
+        if let Some(user) = user {
+            params["_meta"] = json!({"user": user});
+        }
+        params
+    };
+    let alice = client.request("resources/read", read(Some("alice"))).await;
+    assert!(
+        alice["result"]["contents"][0]["text"].is_string(),
+        "{alice}"
+    );
+    // Anyone else, or no one, gets what a result that is not kept gets.
+    let missing = client
+        .request("resources/read", json!({"uri": "toolsmith://results/ffff"}))
+        .await;
+    for user in [Some("bob"), None] {
+        let refused = client.request("resources/read", read(user)).await;
+        assert_eq!(refused["error"]["code"], -32002, "{refused}");
+        let message = refused["error"]["message"].as_str().unwrap();
+        // The same words as for a result that is not kept (the URI echoed, cut short).
+        let tail = |m: &str| m.split_once(": ").map(|(_, t)| t.to_owned());
+        assert_eq!(
+            tail(message),
+            tail(missing["error"]["message"].as_str().unwrap())
+        );
+    }
+    // A result kept for Alice cannot be reached by changing or dropping its tag.
+    let (random, _) = uri.rsplit_once('.').unwrap();
+    for forged in [
+        random.to_owned(),
+        format!("{random}.00000000000000000000000000000000"),
+    ] {
+        let refused = client
+            .request(
+                "resources/read",
+                json!({"uri": forged, "_meta": {"user": "bob"}}),
+            )
+            .await;
+        assert_eq!(refused["error"]["code"], -32002, "{refused}");
+    }
+}
+
 mod caller {
     use super::*;
     use toolsmith::caller::{Elicited, LogLevel, Sampling};

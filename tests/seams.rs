@@ -2179,7 +2179,7 @@ async fn budgets_with_stored_results_reading_a_stored_result_is_no_call() {
     let env: Value = serde_json::from_str(&out.to_json()).unwrap();
     let uri = env["stored"]["uri"].as_str().unwrap().to_owned();
     for _ in 0..3 {
-        let data = toolbox.stored_result(&uri).await.unwrap();
+        let data = toolbox.stored_result_for(&uri, &ctx).await.unwrap();
         assert!(data.unwrap().contains("review 59"));
     }
 }

@@ -1165,7 +1165,12 @@ impl ServerHandler for McpServer {
                 None => Err(missing()),
             };
         }
-        match self.config.toolbox.stored_result(&uri).await {
+        let reader = self.context(
+            &McpRequest::new(&context, None),
+            CancellationToken::new(),
+            None,
+        );
+        match self.config.toolbox.stored_result_for(&uri, &reader).await {
             Ok(Some(text)) => Ok(rmcp::model::ReadResourceResult::new(vec![
                 rmcp::model::ResourceContents::TextResourceContents {
                     uri: uri.clone(),

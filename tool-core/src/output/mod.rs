@@ -42,7 +42,7 @@ pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
-pub(crate) use store::{check_secret, key_from_secret, new_id, random_key};
+pub(crate) use store::{check_secret, key_from_secret, may_read, new_id, random_key};
 
 use scan::{Hit, Secret, hits};
 
@@ -72,6 +72,8 @@ pub(crate) struct OutputChecks {
     /// For a quarantined tool: the notes of clean data, and the envelope fields they make,
     /// made once.
     clean_mark: Option<(Arc<OutputNotes>, Arc<str>)>,
+    /// The key that binds a stored result to the principal it was made for.
+    owner_key: Arc<[u8; 32]>,
 }
 
 /// How much of a stored result's JSON the model is shown.
@@ -129,6 +131,7 @@ impl OutputChecks {
                 .then(|| page::cursor_scope(def.name(), cursor_key)),
             batch: def.output_schema().is_some_and(batch::is_batch_schema),
             clean_mark: None,
+            owner_key: Arc::clone(cursor_key),
         }
         .with_clean_mark()
     }
@@ -206,8 +209,9 @@ impl OutputChecks {
 
     /// A result too large to give inline, stored and replaced by its reference; any other
     /// outcome as it is. When the store fails, the data stays inline (nothing is lost) and
-    /// the failure is logged.
-    pub(crate) async fn spill(&self, outcome: ToolOutcome) -> ToolOutcome {
+    /// the failure is logged. A result of a call with a principal (`owner`) is kept for that
+    /// principal only.
+    pub(crate) async fn spill(&self, outcome: ToolOutcome, owner: Option<&str>) -> ToolOutcome {
         let Some((_, ttl)) = self.spill else {
             return outcome;
         };
@@ -218,7 +222,7 @@ impl OutputChecks {
             ToolOutcome::Checked(data, notes) if self.is_large(data.get().len()) => (data, *notes),
             other => return other,
         };
-        let id = store::new_id();
+        let id = store::owned_id(&self.owner_key, owner);
         if let Err(err) = self.results.put(&id, data.get(), ttl).await {
             tracing::warn!(tool = %crate::echo::echo(&self.tool), %err, "a large result could not be stored; it is given inline");
             return if notes == OutputNotes::default() {

@@ -202,8 +202,56 @@ impl ResultStore for crate::idempotency::RedisStore {
     }
 }
 
-/// A new, unguessable id: 128 bits of a [`random_key`], in hex. The URI is a capability:
-/// whoever has it can read the result.
+/// The id a result is kept under: a [`new_id`], and, for a result of a call with a principal,
+/// a tag binding it to that principal (`<id>.<tag>`), so that only that principal reads it.
+pub(crate) fn owned_id(key: &[u8; 32], owner: Option<&str>) -> String {
+    let id = new_id();
+    match owner {
+        Some(owner) => {
+            let tag = owner_tag(key, &id, owner);
+            format!("{id}.{tag}")
+        }
+        None => id,
+    }
+}
+
+/// Whether `principal` may read the result kept under `id`: one kept without an owner is
+/// read by whoever has its URI; one kept for an owner only by that owner.
+pub(crate) fn may_read(key: &[u8; 32], id: &str, principal: Option<&str>) -> bool {
+    match id.split_once('.') {
+        None => true,
+        Some((random, tag)) => principal.is_some_and(|principal| {
+            let expected = owner_tag(key, random, principal);
+            // Compared in constant time: the tag is a MAC.
+            expected.len() == tag.len()
+                && expected
+                    .bytes()
+                    .zip(tag.bytes())
+                    .fold(0u8, |diff, (a, b)| diff | (a ^ b))
+                    == 0
+        }),
+    }
+}
+
+/// HMAC-SHA256 of a result's random id and its owner, under the toolbox's key, in hex (128
+/// bits).
+fn owner_tag(key: &[u8; 32], id: &str, owner: &str) -> String {
+    use hmac::{Hmac, Mac};
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(key) else {
+        return String::new();
+    };
+    mac.update(b"toolsmith/result/v1\n");
+    mac.update(id.as_bytes());
+    mac.update(b"\n");
+    mac.update(owner.as_bytes());
+    mac.finalize().into_bytes()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A new, unguessable id: 128 bits of a [`random_key`], in hex. The URI of a result kept
+/// without an owner is a capability: whoever has it can read the result.
 pub(crate) fn new_id() -> String {
     random_key()[..16]
         .iter()

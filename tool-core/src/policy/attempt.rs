@@ -113,13 +113,19 @@ impl Attempts {
                 None => self.attempt(&mut call).await,
             };
             let Some(delay) = policy.retry(&mut call.arguments, &mut ran) else {
-                return Done::new(checks::spill(&self.output, ran).await, attempts);
+                return Done::new(
+                    checks::spill(&self.output, ran, call.ctx.principal()).await,
+                    attempts,
+                );
             };
             if let Some(budgets) = &self.budgets
                 && let Err(exhausted) = budgets.take_retry(call.ctx, call.name).await
             {
                 policy.refused(&mut ran, exhausted);
-                return Done::new(checks::spill(&self.output, ran).await, attempts);
+                return Done::new(
+                    checks::spill(&self.output, ran, call.ctx.principal()).await,
+                    attempts,
+                );
             }
             if let Some(delay) = timer(delay) {
                 delay.await;

@@ -64,11 +64,11 @@ pub(crate) fn waits(output: &OutputChecks, ran: &Ran) -> bool {
         || matches!(ran, Ran::Outcome(o) if o.data().is_some_and(|d| output.is_large(d.get().len())))
 }
 
-/// A result too large to give inline, kept in the result store (data written in place stays
-/// where it is).
-pub(crate) async fn spill(output: &OutputChecks, ran: Ran) -> Ran {
+/// A result too large to give inline, kept in the result store for the call's principal, if
+/// any (data written in place stays where it is).
+pub(crate) async fn spill(output: &OutputChecks, ran: Ran, owner: Option<&str>) -> Ran {
     match ran {
-        Ran::Outcome(outcome) => Ran::Outcome(output.spill(outcome).await),
+        Ran::Outcome(outcome) => Ran::Outcome(output.spill(outcome, owner).await),
         written => written,
     }
 }

@@ -42,7 +42,11 @@ impl Step for Fallback {
             let reason = err.code().as_str().to_owned();
             let answer =
                 run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
-            match self.output.spill(self.output.outcome(answer)).await {
+            match self
+                .output
+                .spill(self.output.outcome(answer), ctx.principal())
+                .await
+            {
                 // What the checks said about the fallback's data outweighs the degraded mark,
                 // and a stored answer is its reference.
                 kept @ (ToolOutcome::Checked(..) | ToolOutcome::Stored(..)) => {

@@ -863,8 +863,60 @@ impl Toolbox {
         &self,
         uri: &str,
     ) -> Result<Option<String>, crate::output::ResultStoreError> {
+        self.stored_result_as(uri, None).await
+    }
+
+    /// The data of a stored result, read for the principal of `ctx`: a result of a call made
+    /// with a principal is kept for that principal only, and for anyone else it is `None`, as
+    /// a result that is not kept (nothing says it exists). [`stored_result`] reads as no
+    /// principal: only results of calls made without one.
+    ///
+    /// [`stored_result`]: Self::stored_result
+    ///
+    /// # Errors
+    ///
+    /// When the result store cannot be read.
+    ///
+    /// ```
+    /// use toolsmith::{tool, ToolContext, ToolOutcome, Toolbox};
+    ///
+    /// /// Lists every order. Read-only. Not for one order.
+    /// #[tool(effect = "read")]
+    /// fn list_orders() -> Vec<u32> {
+    ///     (0..5_000).collect()
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(ListOrders);
+    /// let alice = ToolContext::new().with_principal("alice");
+    /// let out = toolbox.call("list_orders", "{}", &alice).await;
+    /// let ToolOutcome::Stored(_, stored) = &out else { panic!("{out}") };
+    /// assert!(toolbox.stored_result_for(&stored.uri, &alice).await.unwrap().is_some());
+    /// let bob = ToolContext::new().with_principal("bob");
+    /// assert!(toolbox.stored_result_for(&stored.uri, &bob).await.unwrap().is_none());
+    /// assert!(toolbox.stored_result(&stored.uri).await.unwrap().is_none());
+    /// # });
+    /// ```
+    pub async fn stored_result_for(
+        &self,
+        uri: &str,
+        ctx: &ToolContext,
+    ) -> Result<Option<String>, crate::output::ResultStoreError> {
+        self.stored_result_as(uri, ctx.principal()).await
+    }
+
+    async fn stored_result_as(
+        &self,
+        uri: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<String>, crate::output::ResultStoreError> {
         match uri.strip_prefix(crate::output::RESULT_URI_PREFIX) {
-            Some(id) if !id.is_empty() => self.settings.results.get(id).await,
+            Some(id)
+                if !id.is_empty()
+                    && crate::output::may_read(&self.settings.cursor_key, id, principal) =>
+            {
+                self.settings.results.get(id).await
+            }
             _ => Ok(None),
         }
     }
