@@ -1,6 +1,7 @@
 //! The output contract: what tools return is checked before a model reads it (docs/output.md).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolsmith::audit::MemorySink;
@@ -802,6 +803,42 @@ mod pages {
             def.input_schema()["properties"]["cursor"]["maxLength"],
             1024
         );
+    }
+
+    #[tokio::test]
+    async fn a_cursor_expires_when_the_toolbox_limits_it_and_its_expiry_is_signed() {
+        let toolbox = Toolbox::new()
+            .with(ListTickets)
+            .with_cursor_ttl(Duration::from_millis(300));
+        let first = envelope(&page(&toolbox, "list_tickets", None).await);
+        let cursor = first["data"]["next_cursor"].as_str().unwrap().to_owned();
+        // Within its time, the next page.
+        let second = envelope(&page(&toolbox, "list_tickets", Some(&json!(cursor))).await);
+        assert_eq!(second["data"]["items"][0], 10, "{second}");
+        // A later expiry written into it is not signed: refused as not this tool's.
+        let parts: Vec<&str> = cursor.split('.').collect();
+        assert_eq!(parts.len(), 3, "{cursor}");
+        let later = format!("{}.{}.{}", parts[0], "f_________8", parts[2]);
+        // A cursor with no expiry (given out before the limit) is refused too.
+        let unlimited = Toolbox::new().with(ListTickets);
+        let old =
+            envelope(&page(&unlimited, "list_tickets", None).await)["data"]["next_cursor"].clone();
+        let old = old.as_str().unwrap();
+        let stripped = format!("{}.{}", parts[0], parts[2]);
+        for bad in [later, old.to_owned(), stripped] {
+            let out = page(&toolbox, "list_tickets", Some(&json!(bad))).await;
+            let err = out.error().expect("refused");
+            assert!(
+                err.message().contains("not one this tool gave out"),
+                "{bad}: {err}"
+            );
+        }
+        // Past its time: expired, and told to start over.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let out = page(&toolbox, "list_tickets", Some(&json!(cursor))).await;
+        let err = out.error().expect("expired");
+        assert_eq!(err.code(), ErrorCode::InvalidArguments);
+        assert!(err.message().contains("expired"), "{err}");
     }
 
     #[tokio::test]

@@ -49,6 +49,8 @@ pub struct ToolContext {
 pub(crate) struct CursorScope {
     pub(crate) tool: Arc<str>,
     pub(crate) key: Arc<[u8; 32]>,
+    /// How long a cursor is good for, when the toolbox limits it.
+    pub(crate) ttl: Option<std::time::Duration>,
 }
 
 /// The cancellation of one attempt: a child of the context's signal that a timeout fires. It

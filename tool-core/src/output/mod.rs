@@ -98,6 +98,7 @@ impl OutputChecks {
         large: LargeResults,
         results: Arc<dyn ResultStore>,
         cursor_key: &Arc<[u8; 32]>,
+        cursor_ttl: Option<Duration>,
     ) -> Self {
         let open_world = def.annotations().open_world == Some(true);
         let schema = if def.output_is_typed() {
@@ -128,7 +129,7 @@ impl OutputChecks {
             scope: def
                 .output_schema()
                 .is_some_and(page::is_page_schema)
-                .then(|| page::cursor_scope(def.name(), cursor_key)),
+                .then(|| page::cursor_scope(def.name(), cursor_key, cursor_ttl)),
             batch: def.output_schema().is_some_and(batch::is_batch_schema),
             clean_mark: None,
             owner_key: Arc::clone(cursor_key),

@@ -143,14 +143,40 @@ fn process_key() -> &'static [u8; 32] {
 }
 
 /// The signature of a cursor: over the tool, the principal it was given to, and the state.
-fn mac(key: &[u8; 32], tool: &str, principal: &str, payload: &[u8]) -> Option<HmacSha256> {
+fn mac(
+    key: &[u8; 32],
+    tool: &str,
+    principal: &str,
+    expires: Option<u64>,
+    payload: &[u8],
+) -> Option<HmacSha256> {
     let mut mac = HmacSha256::new_from_slice(key).ok()?;
     for part in [tool.as_bytes(), principal.as_bytes()] {
         mac.update(&(part.len() as u64).to_le_bytes());
         mac.update(part);
     }
+    // A cursor with an expiry signs it too (a marker first, so no payload of a cursor
+    // without one can pass for one with it).
+    if let Some(expires) = expires {
+        mac.update(b"\xffexpires");
+        mac.update(&expires.to_le_bytes());
+    }
     mac.update(payload);
     Some(mac)
+}
+
+/// Now, in milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+fn expired() -> ToolError {
+    ToolError::new(
+        ErrorCode::InvalidArguments,
+        "The cursor has expired. Leave the cursor out to start again from the first page.",
+    )
 }
 
 fn refused() -> ToolError {
@@ -169,17 +195,27 @@ impl Cursor {
     pub fn seal<S: Serialize + ?Sized>(state: &S, ctx: &ToolContext) -> Result<Self, ToolError> {
         let payload = serde_json::to_vec(state)
             .map_err(|err| ToolError::internal(format_args!("a cursor state: {err}")))?;
-        let (tool, key) = scope(ctx);
+        let (tool, key, ttl) = scope(ctx);
         let principal = ctx.principal().unwrap_or_default();
-        let tag = mac(key, tool, principal, &payload)
+        let expires = ttl
+            .map(|ttl| now_ms().saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)));
+        let tag = mac(key, tool, principal, expires, &payload)
             .ok_or_else(|| ToolError::internal("the cursor key is unusable"))?
             .finalize()
             .into_bytes();
-        let text = format!(
-            "{}.{}",
-            URL_SAFE_NO_PAD.encode(&payload),
-            URL_SAFE_NO_PAD.encode(&tag[..16])
-        );
+        let text = match expires {
+            Some(expires) => format!(
+                "{}.{}.{}",
+                URL_SAFE_NO_PAD.encode(&payload),
+                URL_SAFE_NO_PAD.encode(expires.to_be_bytes()),
+                URL_SAFE_NO_PAD.encode(&tag[..16])
+            ),
+            None => format!(
+                "{}.{}",
+                URL_SAFE_NO_PAD.encode(&payload),
+                URL_SAFE_NO_PAD.encode(&tag[..16])
+            ),
+        };
         if text.len() > MAX_CURSOR_LEN {
             return Err(ToolError::internal(format_args!(
                 "a cursor of {} bytes is longer than {MAX_CURSOR_LEN}: keep less state in it",
@@ -197,19 +233,36 @@ impl Cursor {
     /// An `invalid_arguments` error for a cursor that was changed or comes from elsewhere,
     /// telling the model to start over without one.
     pub fn open<S: DeserializeOwned>(&self, ctx: &ToolContext) -> Result<S, ToolError> {
-        let (tool, key) = scope(ctx);
+        let (tool, key, ttl) = scope(ctx);
         let principal = ctx.principal().unwrap_or_default();
-        let (payload, tag) = self.0.split_once('.').ok_or_else(refused)?;
+        let parts: Vec<&str> = self.0.splitn(4, '.').collect();
+        let (payload, expires, tag) = match parts.as_slice() {
+            [payload, tag] => (*payload, None, *tag),
+            [payload, expires, tag] => {
+                let bytes = URL_SAFE_NO_PAD.decode(expires).map_err(|_| refused())?;
+                let bytes: [u8; 8] = bytes.try_into().map_err(|_| refused())?;
+                (*payload, Some(u64::from_be_bytes(bytes)), *tag)
+            }
+            _ => return Err(refused()),
+        };
+        // A toolbox that limits cursors takes none without an expiry.
+        if ttl.is_some() && expires.is_none() {
+            return Err(refused());
+        }
         let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| refused())?;
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| refused())?;
         // The whole 16 bytes, compared in constant time.
         if tag.len() != 16 {
             return Err(refused());
         }
-        mac(key, tool, principal, &payload)
+        mac(key, tool, principal, expires, &payload)
             .ok_or_else(refused)?
             .verify_truncated_left(&tag)
             .map_err(|_| refused())?;
+        // Checked once the cursor is known to be this tool's: a forged expiry never gets here.
+        if expires.is_some_and(|expires| now_ms() > expires) {
+            return Err(expired());
+        }
         serde_json::from_slice(&payload).map_err(|_| refused())
     }
 
@@ -220,18 +273,23 @@ impl Cursor {
     }
 }
 
-fn scope(ctx: &ToolContext) -> (&str, &[u8; 32]) {
+fn scope(ctx: &ToolContext) -> (&str, &[u8; 32], Option<std::time::Duration>) {
     match ctx.cursor_scope() {
-        Some(scope) => (&scope.tool, &scope.key),
-        None => ("", process_key()),
+        Some(scope) => (&scope.tool, &scope.key, scope.ttl),
+        None => ("", process_key(), None),
     }
 }
 
 /// The binding of one paging tool's cursors, for its calls' contexts.
-pub(crate) fn cursor_scope(tool: &str, key: &Arc<[u8; 32]>) -> Arc<crate::context::CursorScope> {
+pub(crate) fn cursor_scope(
+    tool: &str,
+    key: &Arc<[u8; 32]>,
+    ttl: Option<std::time::Duration>,
+) -> Arc<crate::context::CursorScope> {
     Arc::new(crate::context::CursorScope {
         tool: Arc::from(tool),
         key: Arc::clone(key),
+        ttl,
     })
 }
 

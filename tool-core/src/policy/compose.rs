@@ -56,6 +56,8 @@ pub(crate) struct Settings {
     pub(crate) large_results: LargeResults,
     /// The key that signs paging tools' cursors.
     pub(crate) cursor_key: Arc<[u8; 32]>,
+    /// How long a cursor is good for, when limited.
+    pub(crate) cursor_ttl: Option<Duration>,
     /// Where rate limits keep their counts.
     pub(crate) limiter: Arc<dyn RateLimiter>,
     /// The limits of named upstreams.
@@ -84,6 +86,7 @@ impl Default for Settings {
             results: Arc::new(MemoryResultStore::default()),
             large_results: LargeResults::default(),
             cursor_key: Arc::new(crate::output::random_key()),
+            cursor_ttl: None,
             limiter: Arc::new(MemoryRateLimiter::new()),
             upstreams: HashMap::new(),
             shared_budgets: None,
@@ -132,6 +135,7 @@ impl Settings {
             self.large_results,
             Arc::clone(&self.results),
             &self.cursor_key,
+            self.cursor_ttl,
         )
     }
 

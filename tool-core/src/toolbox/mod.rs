@@ -833,6 +833,23 @@ impl Toolbox {
         self.configured()
     }
 
+    /// Limits how long a paging tool's cursor is good for (by default it does not expire): a
+    /// cursor past `ttl` from when it was given out is refused with `invalid_arguments`,
+    /// telling the model to start again from the first page, and one without an expiry (given
+    /// out before the limit was set) is refused as not this tool's. The expiry is signed with
+    /// the cursor.
+    ///
+    /// ```
+    /// let toolbox = toolsmith::Toolbox::new()
+    ///     .with_cursor_ttl(std::time::Duration::from_secs(15 * 60));
+    /// # let _ = toolbox;
+    /// ```
+    #[must_use]
+    pub fn with_cursor_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.settings.cursor_ttl = Some(ttl);
+        self.configured()
+    }
+
     /// The data of a stored result (a [`ToolOutcome::Stored`]'s `uri`), while it is kept.
     ///
     /// # Errors
