@@ -470,3 +470,64 @@ async fn an_approval_for_a_call_that_did_not_run_stays_for_the_fleet() {
     assert_eq!(REFUNDED.load(Ordering::SeqCst) - before, 1);
     assert!(approvals.pending().await.unwrap().is_empty());
 }
+
+/// Files a note for review. Writes. Not for drafts.
+#[tool(effect = "write", requires_approval, idempotent)]
+async fn file_note(
+    /// The note.
+    #[arg(length(max = 300_000))]
+    text: String,
+) -> usize {
+    text.len()
+}
+
+#[tokio::test]
+async fn the_waiting_approvals_in_redis_are_bounded_by_count_and_bytes() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = Arc::new(RedisStore::open(&server.url).unwrap());
+    let approvals = SharedApprovals::new(Arc::clone(&store));
+    let toolbox = replica(&server.url)
+        .with(FileNote)
+        .with(RefundOrder)
+        .with_approver(approvals.clone());
+    let ctx = ToolContext::new().with_principal("ada");
+    // By bytes: 400 requests of 200 KiB (80 MB if kept), bounded to 64 MiB.
+    for i in 0..400 {
+        let text = format!("{i:06}{}", "x".repeat(200 * 1024));
+        let out = toolbox
+            .call("file_note", json!({ "text": text }), &ctx)
+            .await;
+        assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    }
+    let pending = approvals.pending().await.unwrap();
+    let bytes: usize = pending
+        .iter()
+        .map(|p| serde_json::to_string(&p.arguments).unwrap().len())
+        .sum();
+    assert!(bytes <= 64 << 20, "{bytes} bytes waiting");
+    assert!(
+        pending.len() < 400 && pending.len() > 200,
+        "{}",
+        pending.len()
+    );
+    let newest = |p: &toolsmith::policy::PendingApproval| {
+        p.arguments["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("000399"))
+    };
+    assert!(pending.iter().any(newest), "the newest is kept");
+    // By count: 4,100 small requests, at most 4,096 kept.
+    for order in 1..=4_100 {
+        let out = toolbox
+            .call("refund_order", json!({ "order": order }), &ctx)
+            .await;
+        assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    }
+    let pending = approvals.pending().await.unwrap();
+    assert_eq!(pending.len(), 4_096);
+    // A decision takes its request off the list and out of the bound's count.
+    approvals.approve(&pending[0]).await.unwrap();
+    assert_eq!(approvals.pending().await.unwrap().len(), 4_095);
+}

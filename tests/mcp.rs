@@ -1688,6 +1688,29 @@ mod tasks {
     }
 
     #[tokio::test]
+    async fn the_tasks_kept_are_bounded_and_a_task_past_the_bound_is_told_when_to_retry() {
+        let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
+        let addr = http_server.local_addr();
+        // 1,024 tasks are kept (running, or finished within their time to live)...
+        for _ in 0..1_024 {
+            let created = call(addr, "crunch", json!({"ms": 0}), with_tasks()).await;
+            assert_eq!(created["result"]["resultType"], "task", "{created}");
+        }
+        // ...and the next is refused, not queued, with the time to retry after.
+        let refused = call(addr, "crunch", json!({"ms": 0}), with_tasks()).await;
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            text.contains("rate_limited") && text.contains("retry_after"),
+            "{text}"
+        );
+        // An ordinary call (from a client that does not take tasks) is not affected.
+        let direct = call(addr, "crunch", json!({"ms": 0}), json!({})).await;
+        assert_eq!(direct["result"]["isError"], false, "{direct}");
+        http_server.shutdown().await.unwrap();
+    }
+
+    #[tokio::test]
     async fn a_task_tool_answers_with_a_task_whose_result_tasks_get_returns() {
         let http_server = server(&Arc::default()).bind_local_http(0).await.unwrap();
         let addr = http_server.local_addr();

@@ -1344,6 +1344,24 @@ impl ServerHandler for McpServer {
             round: round.clone(),
             detach: detach.as_ref().map(|(detach, _)| Arc::clone(detach)),
         }));
+        // The tasks kept are bounded: past the bound, a task call is told when to retry.
+        if as_task.is_some()
+            && let Err(wait) = self.config.tasks.admit()
+        {
+            let outcome = crate::ToolOutcome::Error(
+                crate::ToolError::new(
+                    crate::ErrorCode::RateLimited,
+                    "The server keeps as many tasks as it can at once. Retry after the time given.",
+                )
+                .retry_after(wait)
+                .with_trace_id(ctx.trace_id()),
+            );
+            return Ok(CallToolResponse::Complete(complete(
+                name,
+                tool.definition(),
+                &outcome,
+            )));
+        }
         let outcome = match (as_task, detach) {
             (Some(support), Some((detach, wish))) => {
                 let call = TaskCall {
@@ -1468,10 +1486,20 @@ impl TaskCall {
                 }))
             }
         };
+        let tasks = config.tasks.clone();
         let task =
             move |run, task: rmcp::task_manager::TaskContext| -> rmcp::task_manager::TaskFuture {
                 detach.became(task.clone());
-                Box::pin(finish_task(tool, run, task, cancellation, slot))
+                let kept = tasks.keep();
+                Box::pin(async move {
+                    let result = finish_task(tool, run, task, cancellation, slot).await;
+                    let bytes = match &result {
+                        Ok(result) => serde_json::to_string(result).map_or(0, |t| t.len()),
+                        Err(_) => 0,
+                    };
+                    kept.finished(bytes);
+                    result
+                })
             };
         if support != TaskSupport::OnDetach {
             return Ok(manager.spawn(options, |context| task(run(), context)));

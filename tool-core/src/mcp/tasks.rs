@@ -6,7 +6,8 @@
 //! status and result, answers what the tool asks through `tasks/update`, and may cancel it
 //! with `tasks/cancel`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,28 @@ pub(crate) struct Tasks {
     pub(crate) manager: rmcp::task_manager::TaskManager,
     /// Who each task started with a principal belongs to, until it expires.
     pub(crate) owners: Arc<Mutex<HashMap<String, (String, Instant)>>>,
+    /// The tasks this server keeps (running, or finished and kept for their time to live),
+    /// with the size of each result: bounded by [`MAX_TASKS`] and [`MAX_TASK_BYTES`].
+    pub(crate) ledger: Arc<Mutex<VecDeque<Arc<Kept>>>>,
+}
+
+/// Tasks kept at once, at most (running, or finished within their time to live).
+pub(crate) const MAX_TASKS: usize = 1_024;
+/// Bytes of finished tasks' results kept at once, at most.
+pub(crate) const MAX_TASK_BYTES: usize = 64 << 20;
+
+/// One task as the ledger counts it: until when it may be kept, and its result's size once
+/// it has one.
+pub(crate) struct Kept {
+    until: Instant,
+    bytes: AtomicUsize,
+}
+
+impl Kept {
+    /// The task's result is `bytes` long.
+    pub(crate) fn finished(&self, bytes: usize) {
+        self.bytes.store(bytes, Ordering::Relaxed);
+    }
 }
 
 impl Default for Tasks {
@@ -57,6 +80,7 @@ impl Default for Tasks {
             poll_interval: DEFAULT_POLL_INTERVAL,
             manager: rmcp::task_manager::TaskManager::new(),
             owners: Arc::default(),
+            ledger: Arc::default(),
         }
     }
 }
@@ -108,6 +132,39 @@ impl Tasks {
             ),
             _ => Ok(()),
         }
+    }
+
+    /// Room for one more task: `Err` with how long until the oldest kept task is let go,
+    /// when the server keeps as many tasks, or as many bytes of results, as it may.
+    pub(crate) fn admit(&self) -> Result<(), Duration> {
+        let Ok(mut ledger) = self.ledger.lock() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        while ledger.front().is_some_and(|kept| kept.until <= now) {
+            ledger.pop_front();
+        }
+        let bytes: usize = ledger.iter().map(|k| k.bytes.load(Ordering::Relaxed)).sum();
+        if ledger.len() >= MAX_TASKS || bytes >= MAX_TASK_BYTES {
+            let wait = ledger
+                .front()
+                .map_or(Duration::from_secs(1), |k| k.until - now);
+            return Err(wait.max(Duration::from_secs(1)));
+        }
+        Ok(())
+    }
+
+    /// Counts a task just started: kept at most twice its time to live (it runs for at most
+    /// one, and its result is kept for one after it ends).
+    pub(crate) fn keep(&self) -> Arc<Kept> {
+        let kept = Arc::new(Kept {
+            until: Instant::now() + self.ttl + self.ttl,
+            bytes: AtomicUsize::new(0),
+        });
+        if let Ok(mut ledger) = self.ledger.lock() {
+            ledger.push_back(Arc::clone(&kept));
+        }
+        kept
     }
 
     pub(crate) fn options(&self) -> rmcp::task_manager::TaskOptions {

@@ -226,6 +226,28 @@ pub struct PendingApproval {
 }
 
 impl PendingApproval {
+    /// About how many bytes the request holds: its arguments as JSON, and its texts.
+    fn weight(&self) -> usize {
+        struct Count(usize);
+        impl std::io::Write for Count {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.0 += buf.len();
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut count = Count(0);
+        let _ = serde_json::to_writer(&mut count, &self.arguments);
+        count.0
+            + self.tool.len()
+            + self.description.len()
+            + self.title.as_ref().map_or(0, String::len)
+            + self.arguments_hash.len()
+            + 256
+    }
+
     fn new(request: &ApprovalRequest<'_>) -> Self {
         let def = request.definition;
         Self {
@@ -316,13 +338,48 @@ enum Grant {
 #[derive(Default)]
 struct State {
     grants: HashMap<Ticket, Grant>,
-    /// Pending requests, oldest first.
-    pending: VecDeque<PendingApproval>,
+    /// Pending requests, oldest first, each with its size in bytes.
+    pending: VecDeque<(PendingApproval, usize)>,
+    /// The sum of the pending requests' sizes.
+    pending_bytes: usize,
+}
+
+impl State {
+    /// Keeps a pending request, dropping the oldest while the kept ones are over
+    /// [`MAX_PENDING`] or [`MAX_PENDING_BYTES`].
+    fn add_pending(&mut self, pending: PendingApproval) {
+        let bytes = pending.weight();
+        while !self.pending.is_empty()
+            && (self.pending.len() >= MAX_PENDING || self.pending_bytes + bytes > MAX_PENDING_BYTES)
+        {
+            if let Some((_, dropped)) = self.pending.pop_front() {
+                self.pending_bytes -= dropped;
+            }
+        }
+        self.pending_bytes += bytes;
+        self.pending.push_back((pending, bytes));
+    }
+
+    /// Forgets the pending request of `ticket`.
+    fn remove_pending(&mut self, ticket: &Ticket) {
+        let mut freed = 0;
+        self.pending.retain(|(p, bytes)| {
+            let keep = p.ticket != *ticket;
+            if !keep {
+                freed += bytes;
+            }
+            keep
+        });
+        self.pending_bytes -= freed;
+    }
 }
 
 /// The pending requests kept, at most: past it the oldest is dropped (its call stays
-/// refused until asked again).
+/// refused until asked again, which records it again).
 const MAX_PENDING: usize = 1024;
+/// The bytes of pending requests kept, at most (their arguments as JSON and their texts):
+/// past it the oldest are dropped, as past [`MAX_PENDING`].
+const MAX_PENDING_BYTES: usize = 16 << 20;
 /// Decisions kept, at most: past it expired ones go first, then the oldest are dropped.
 const MAX_GRANTS: usize = 65_536;
 
@@ -415,7 +472,7 @@ impl Approvals {
     pub fn pending(&self) -> Vec<PendingApproval> {
         self.state
             .lock()
-            .map(|state| state.pending.iter().cloned().collect())
+            .map(|state| state.pending.iter().map(|(p, _)| p.clone()).collect())
             .unwrap_or_default()
     }
 
@@ -465,7 +522,7 @@ impl Approvals {
 
     fn forget_pending(&self, ticket: &Ticket) {
         if let Ok(mut state) = self.state.lock() {
-            state.pending.retain(|p| p.ticket != *ticket);
+            state.remove_pending(ticket);
         }
     }
 
@@ -477,7 +534,7 @@ impl Approvals {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        state.pending.retain(|p| p.ticket != ticket);
+        state.remove_pending(&ticket);
         if state.grants.len() >= MAX_GRANTS && !state.grants.contains_key(&ticket) {
             let now = Instant::now();
             state.grants.retain(|_, grant| match grant {
@@ -521,11 +578,8 @@ impl Approvals {
         match decision {
             Some(decision) => decision,
             None => {
-                if !state.pending.iter().any(|p| p.ticket == ticket) {
-                    if state.pending.len() >= MAX_PENDING {
-                        state.pending.pop_front();
-                    }
-                    state.pending.push_back(PendingApproval::new(request));
+                if !state.pending.iter().any(|(p, _)| p.ticket == ticket) {
+                    state.add_pending(PendingApproval::new(request));
                 }
                 ApprovalDecision::Pending
             }

@@ -13,8 +13,11 @@ use crate::spec::{Annotations, Effect};
 use crate::tool::BoxFuture;
 
 /// Takes a decision: `{"approved"}`, `{"denied", reason}`, or `{"pending"}` after recording
-/// the request (once). KEYS: the grant, the pending request; ARGV: the request's record and
-/// how long it waits, in ms.
+/// the request (once). The waiting requests are bounded: an index (a sorted set by expiry) and
+/// their sizes (a hash) let the script drop the expired ones and then the oldest, while more
+/// than ARGV[4] requests or ARGV[5] bytes are kept. KEYS: the grant, the pending request, the
+/// index, the sizes; ARGV: the request's record, how long it waits in ms, now in ms, the
+/// bounds.
 const DECIDE: &str = r"
 local g = redis.call('GET', KEYS[1])
 if g then
@@ -25,17 +28,47 @@ if g then
   end
   return {'approved', ''}
 end
-redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'pending', ''} end
+local now = tonumber(ARGV[3])
+for _, k in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now)) do
+  redis.call('HDEL', KEYS[4], k)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local size = string.len(ARGV[1])
+local total = 0
+for _, v in ipairs(redis.call('HVALS', KEYS[4])) do total = total + tonumber(v) end
+while redis.call('ZCARD', KEYS[3]) > 0 and (redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[4]) or total + size > tonumber(ARGV[5])) do
+  local oldest = redis.call('ZPOPMIN', KEYS[3])
+  local k = oldest[1]
+  total = total - tonumber(redis.call('HGET', KEYS[4], k) or '0')
+  redis.call('HDEL', KEYS[4], k)
+  redis.call('DEL', k)
+end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), KEYS[2])
+redis.call('HSET', KEYS[4], KEYS[2], size)
 return {'pending', ''}
 ";
 
 /// Records a decision and takes its request off the waiting list, in one step. KEYS: the
-/// grant, the pending request; ARGV: the decision, how long it holds in ms.
+/// grant, the pending request, the index, the sizes; ARGV: the decision, how long it holds in
+/// ms.
 const RECORD: &str = r"
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('DEL', KEYS[2])
+redis.call('ZREM', KEYS[3], KEYS[2])
+redis.call('HDEL', KEYS[4], KEYS[2])
 return 0
 ";
+
+/// The sorted set of waiting requests by expiry, and the hash of their sizes.
+const INDEX: &str = "toolsmith:approval:pending-index";
+const SIZES: &str = "toolsmith:approval:pending-sizes";
+
+/// Waiting requests kept in Redis, at most, and their bytes: past either, the oldest are
+/// dropped (their calls stay refused until made again, which records them again).
+pub(crate) const MAX_SHARED_PENDING: usize = 4_096;
+pub(crate) const MAX_SHARED_PENDING_BYTES: usize = 64 << 20;
 
 /// An [`Approver`] whose decisions and waiting requests live in Redis (feature `redis`): a
 /// person approves through any process, and the call runs on whichever process it reaches
@@ -261,9 +294,11 @@ impl SharedApprovals {
     ) -> Result<(), crate::idempotency::StoreError> {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(RECORD)
-            .arg(2)
+            .arg(4)
             .arg(key("grant", ticket))
             .arg(key("pending", ticket))
+            .arg(INDEX)
+            .arg(SIZES)
             .arg(grant)
             .arg(millis(self.ttl));
         self.store.command::<i64>(cmd).await?;
@@ -292,12 +327,20 @@ impl Approver for SharedApprovals {
             let ticket = Ticket::of(request);
             let record = Record::of(&PendingApproval::new(request));
             let mut cmd = redis::cmd("EVAL");
+            let now = std::time::SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
             cmd.arg(DECIDE)
-                .arg(2)
+                .arg(4)
                 .arg(key("grant", &ticket))
                 .arg(key("pending", &ticket))
+                .arg(INDEX)
+                .arg(SIZES)
                 .arg(serde_json::to_string(&record).unwrap_or_default())
-                .arg(millis(self.ttl));
+                .arg(millis(self.ttl))
+                .arg(now)
+                .arg(MAX_SHARED_PENDING)
+                .arg(MAX_SHARED_PENDING_BYTES);
             match self.store.command::<(String, String)>(cmd).await {
                 Ok((decision, _)) if decision == "approved" => ApprovalDecision::Approved,
                 Ok((decision, reason)) if decision == "denied" => ApprovalDecision::Denied(reason),
