@@ -13,7 +13,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
 fi
 export RUSTC_BOOTSTRAP=1
 status=0
-for target in call_text mcp_line; do
+for target in ${TARGETS:-call_text mcp_line output_text ordinary_text}; do
   mkdir -p "fuzz/corpus/$target"
   log="target/fuzz-$target.log"
   mkdir -p target

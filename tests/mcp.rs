@@ -1228,6 +1228,7 @@ mod rounds {
         #[arg(range(max = 1_000_000))]
         amount: u32,
         /// A note, if any.
+        #[arg(length(max = 200))]
         note: Option<String>,
     ) -> Result<String, ToolError> {
         let _ = note;

@@ -601,7 +601,7 @@ impl Pass<'_> {
                     each(Hit::Steer(family), start, end);
                 }
                 Sign::Invisible => {
-                    if !invisible_is_ordinary(bytes, start, end) {
+                    if !invisible_is_ordinary(bytes, start) {
                         each(Hit::Steer(Family::InvisibleCharacter), start, end);
                     }
                 }
@@ -953,21 +953,18 @@ fn joins(c: Option<char>) -> bool {
     c.is_some_and(|c| !c.is_ascii() && !c.is_whitespace() && !INVISIBLE.contains(&c))
 }
 
-/// Whether the invisible character at `start..end` is one ordinary text needs: a joiner or a
+/// Whether the invisible character at `start` is one ordinary text needs: a joiner or a
 /// zero-width space after a letter of a script that uses them (Persian, the Indic scripts,
 /// Thai) or inside an emoji sequence; a direction mark or isolate in text with
 /// right-to-left letters; a byte order mark at the very start.
-fn invisible_is_ordinary(bytes: &[u8], start: usize, end: usize) -> bool {
+fn invisible_is_ordinary(bytes: &[u8], start: usize) -> bool {
     let Some(c) = char_at(bytes, start) else {
         return false;
     };
     match c {
-        // After a letter of such a script, before another or at the end of a word (a
-        // Malayalam chillu); never beside an ASCII letter or digit.
-        '\u{200B}'..='\u{200D}' => {
-            joins(char_before(bytes, start))
-                && char_at(bytes, end).is_none_or(|c| !c.is_ascii_alphanumeric())
-        }
+        // After a letter of such a script (or an emoji, or a Malayalam chillu before
+        // anything); never after ASCII. In a run, only the first.
+        '\u{200B}'..='\u{200D}' => joins(char_before(bytes, start)),
         '\u{200E}' | '\u{200F}' | '\u{061C}' | '\u{2066}'..='\u{2069}' => has_rtl(bytes),
         '\u{FEFF}' => start == 0,
         _ => false,
