@@ -1309,16 +1309,9 @@ impl ServerHandler for McpServer {
                         ));
                     }
                 },
-                None if request
-                    .input_responses
-                    .as_ref()
-                    .is_some_and(|r| !r.is_empty()) =>
-                {
-                    return Err(ErrorData::invalid_params(
-                        "inputResponses answer what the server asked in an earlier round: send them with that round's requestState, or call again without them",
-                        None,
-                    ));
-                }
+                // Answers without the state of the round that asked are not taken: the call
+                // starts over, and the tool asks again (a new input-required result, as the
+                // MCP conformance suite expects of a retry with missing or wrong answers).
                 None => std::collections::BTreeMap::new(),
             };
             let capabilities = request_info
