@@ -221,6 +221,10 @@ struct Inner {
     /// tool's circuit does not count it (never serialized).
     #[serde(skip)]
     throttled: bool,
+    /// The toolbox's own refusal of a call's arguments: its words, and the model's own input
+    /// echoed cut and quoted, with nothing from a tool or an upstream (never serialized).
+    #[serde(skip)]
+    refusal: bool,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.
@@ -280,6 +284,18 @@ impl ToolError {
         out
     }
 
+    /// Marks the error as the toolbox's own refusal of a call's arguments.
+    pub(crate) fn marked_refusal(mut self) -> Self {
+        self.inner.refusal = true;
+        self
+    }
+
+    /// Whether the error is the toolbox's own refusal of the arguments: its message holds
+    /// every field's message, and `Block` neutralizes it instead of withholding it.
+    pub(crate) fn is_refusal(&self) -> bool {
+        self.inner.refusal
+    }
+
     /// Whether the toolbox held the call back before the tool ran (a rate limit, or its
     /// state unreachable).
     pub(crate) fn is_throttled(&self) -> bool {
@@ -315,6 +331,7 @@ impl ToolError {
                 redacted: Vec::new(),
                 panicked: false,
                 throttled: false,
+                refusal: false,
             }),
         }
     }

@@ -272,14 +272,21 @@ impl OutputChecks {
     /// Checks an error's texts (its message, its message for people, each field's message)
     /// as success data is checked: a tool's error can quote what an upstream said. Secrets
     /// and paths are redacted, steering text is escaped, and in `Block` mode an error with
-    /// steering text is withheld as success data would be.
+    /// steering text is withheld as success data would be, except in the toolbox's own refusal
+    /// of the arguments, which is neutralized.
     pub(crate) fn error(&self, err: &mut ToolError) {
         let notes = std::cell::RefCell::new(Notes::default());
-        err.rewrite_texts(|text| {
-            rewrite(text, everything(self.redact_paths), &mut notes.borrow_mut())
-        });
+        let what = everything(self.redact_paths);
+        // A refusal's message holds each of its fields' messages: when nothing is found in
+        // it, nothing is in them.
+        if err.is_refusal() && rewrite(err.message(), what, &mut Notes::default()).is_none() {
+            return;
+        }
+        err.rewrite_texts(|text| rewrite(text, what, &mut notes.borrow_mut()));
         let notes = notes.into_inner();
-        if self.safety == OutputSafety::Block && !notes.steer.is_empty() {
+        // The toolbox's refusal of the model's own arguments is kept, neutralized, even in
+        // `Block`: the model needs it to fix its call.
+        if self.safety == OutputSafety::Block && !notes.steer.is_empty() && !err.is_refusal() {
             *err = self.blocked(&notes);
             return;
         }

@@ -494,6 +494,7 @@ fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolError {
     fields
         .into_iter()
         .fold(ToolError::invalid_arguments(message), ToolError::with_field)
+        .marked_refusal()
 }
 
 fn invalid_json(def: &Validation, err: &serde_json::Error) -> ToolError {
