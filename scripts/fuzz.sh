@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the fuzz targets (fuzz/fuzz_targets) with cargo-fuzz and libFuzzer.
 #   bash scripts/fuzz.sh [RUNS]      # each target for RUNS executions (default 10,000,000)
+# TARGETS="a b" picks targets; MAX_LEN sets the longest input tried (default 65,536 bytes).
 # Installs cargo-fuzz from crates.io when missing. cargo-fuzz passes nightly-only flags to
 # rustc; RUSTC_BOOTSTRAP=1 lets the stable toolchain take them. Each target's corpus and any
 # crash inputs stay under fuzz/ (ignored by git). Prints, per target, the executions, the
@@ -20,7 +21,7 @@ for target in ${TARGETS:-call_text mcp_line output_text ordinary_text}; do
   echo "== $target: $runs runs"
   start=$(date +%s)
   if /usr/bin/time -v cargo fuzz run --release "$target" -- \
-      -runs="$runs" -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+      -runs="$runs" -max_len="${MAX_LEN:-65536}" -rss_limit_mb=2048 -print_final_stats=1 \
       >"$log" 2>&1; then
     result="no crash"
   else
