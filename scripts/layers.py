@@ -1,12 +1,16 @@
-"""Checks tool-core's module graph: no cycles, and every import points down the floors.
+"""Checks the crates' module graphs: no cycles, no path through a crate's root, and in
+tool-core every import points down the floors.
 
-Reads the graph `cargo modules dependencies` prints (DOT, modules only, `uses` edges) on
-stdin. Exits 1, printing the cycle or the upward import, when the layering is broken.
-The floors are those of docs/architecture.md.
+Reads the sources (scripts/modgraph.py). Exits 1, printing each cycle, upward import or path
+through the root, when the layering is broken. The floors are those of
+docs/architecture.md.
 """
 
-import re
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import modgraph  # noqa: E402
 
 # Module (by its first path segment below the crate) -> floor. Submodules share their
 # parent's floor unless listed on their own.
@@ -30,9 +34,6 @@ FLOORS = {
     "mcp": 8, "registry": 8, "testing": 8, "__macro_support": 8,
 }
 
-CRATE = "toolsmith_core"
-
-
 def floor(module):
     head = module.split("::")[0]
     if head not in FLOORS:
@@ -40,37 +41,16 @@ def floor(module):
     return FLOORS[head]
 
 
-def main():
-    edges = set()
-    for line in sys.stdin:
-        m = re.match(r'\s*"([^"]+)" -> "([^"]+)" \[label="uses"', line)
-        if not m:
-            continue
-        a, b = (x.removeprefix(CRATE).removeprefix("::") for x in m.groups())
-        # The crate root is the table of contents: it re-exports, and nothing may import it.
-        if a == "":
-            continue
-        if b == "":
-            sys.exit(f"layers: `{a}` imports through the crate root; name the module instead")
-        if a != b:
-            edges.add((a, b))
-    graph = {}
-    for a, b in edges:
-        graph.setdefault(a, set()).add(b)
-    problems = []
-    for a, b in sorted(edges):
-        if floor(b) > floor(a):
-            problems.append(f"`{a}` (floor {floor(a)}) imports `{b}` (floor {floor(b)}), which is above it")
-    # Cycles, by depth-first search with colours.
-    colour, stack = {}, []
+def cycles(graph):
+    """Each cycle found by a depth-first search with colours."""
+    colour, stack, found = {}, [], []
 
     def visit(node):
         colour[node] = 1
         stack.append(node)
         for nxt in sorted(graph.get(node, ())):
             if colour.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
-                problems.append("import cycle: " + " -> ".join(cycle))
+                found.append(stack[stack.index(nxt):] + [nxt])
             elif nxt not in colour:
                 visit(nxt)
         stack.pop()
@@ -79,11 +59,43 @@ def main():
     for node in sorted(graph):
         if node not in colour:
             visit(node)
+    return found
+
+
+def check(crate, src, floors):
+    edges, through_root = modgraph.edges(src)
+    problems = []
+    for here, path in sorted(set(through_root)):
+        problems.append(f"{crate}: `{here or 'the root'}` names `{path}` through the crate root; name its module instead")
+    # The crate root is the table of contents: it re-exports, and nothing may import it.
+    edges = {(a, b) for a, b in edges if a != ""}
+    for a, b in sorted(edges):
+        if b == "":
+            problems.append(f"{crate}: `{a}` imports through the crate root; name the module instead")
+    edges = {(a, b) for a, b in edges if b != ""}
+    graph = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+    if floors:
+        for a, b in sorted(edges):
+            if floor(b) > floor(a):
+                problems.append(f"{crate}: `{a}` (floor {floor(a)}) imports `{b}` (floor {floor(b)}), which is above it")
+    for cycle in cycles(graph):
+        problems.append(f"{crate}: import cycle: " + " -> ".join(cycle))
     for p in problems:
         print("layers:", p)
-    if problems:
+    if not problems:
+        what = ", every import points down" if floors else ""
+        print(f"layers: {crate}: {len(graph)} modules, {len(edges)} imports, no cycles{what}")
+    return not problems
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ok = check("toolsmith-core", os.path.join(root, "tool-core", "src"), True)
+    ok = check("toolsmith-macros", os.path.join(root, "tool-macros", "src"), False) and ok
+    if not ok:
         sys.exit(1)
-    print(f"layers: {len(graph)} modules, {len(edges)} imports, no cycles, every import points down")
 
 
 main()

@@ -23,7 +23,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::LitStr;
 use syn::spanned::Spanned;
 
-use crate::model::{Number, NumberLit, Param, ToolFn};
+use crate::model::{Number, NumberLit, Param, ToolFn, result_halves};
 
 pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let function = function(tool);
@@ -441,11 +441,11 @@ fn call_value(param: &Param, local: &syn::Ident) -> TokenStream {
     }
 }
 
-fn level_tokens(lint: &str, level: crate::lints::rules::Level) -> TokenStream {
+fn level_tokens(lint: &str, level: toolsmith_lint_rules::Level) -> TokenStream {
     let variant = match level {
-        crate::lints::rules::Level::Allow => format_ident!("Allow"),
-        crate::lints::rules::Level::Warn => format_ident!("Warn"),
-        crate::lints::rules::Level::Deny => format_ident!("Deny"),
+        toolsmith_lint_rules::Level::Allow => format_ident!("Allow"),
+        toolsmith_lint_rules::Level::Warn => format_ident!("Warn"),
+        toolsmith_lint_rules::Level::Deny => format_ident!("Deny"),
     };
     quote!((#lint, ::toolsmith::__private::LintLevel::#variant))
 }
@@ -590,28 +590,4 @@ fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
         ));
     }
     out
-}
-
-/// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result` with two
-/// type arguments).
-pub(crate) fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
-    let syn::ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let syn::Type::Path(path) = &**ty else {
-        return None;
-    };
-    let last = path.path.segments.last()?;
-    if last.ident != "Result" {
-        return None;
-    }
-    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
-        return None;
-    };
-    let mut types = args.args.iter().filter_map(|arg| match arg {
-        syn::GenericArgument::Type(ty) => Some(ty),
-        _ => None,
-    });
-    let (ok, err) = (types.next()?, types.next()?);
-    types.next().is_none().then_some((ok, err))
 }

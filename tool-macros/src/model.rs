@@ -2,8 +2,8 @@
 
 use proc_macro2::{Span, TokenStream};
 
-use crate::lints::rules::Level;
 use syn::{Attribute, Expr, Ident, LitFloat, LitInt, LitStr, Signature, Type, Visibility};
+use toolsmith_lint_rules::Level;
 
 /// A `#[tool]` function.
 pub(crate) struct ToolFn {
@@ -181,6 +181,30 @@ impl Param {
 pub(crate) fn unraw(ident: &Ident) -> String {
     let text = ident.to_string();
     text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
+}
+
+/// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result` with two
+/// type arguments).
+pub(crate) fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let syn::Type::Path(path) = &**ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let (ok, err) = (types.next()?, types.next()?);
+    types.next().is_none().then_some((ok, err))
 }
 
 #[cfg(test)]

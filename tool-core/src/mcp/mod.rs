@@ -1267,9 +1267,9 @@ impl ServerHandler for McpServer {
         };
         // A bounded number of calls at once: one beyond it is told to retry, not queued.
         let Ok(slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
-            let outcome = crate::ToolOutcome::Error(
-                crate::ToolError::new(
-                    crate::ErrorCode::RateLimited,
+            let outcome = crate::outcome::ToolOutcome::Error(
+                crate::error::ToolError::new(
+                    crate::error::ErrorCode::RateLimited,
                     format!(
                         "The server is running its limit of {} calls at once. Retry in a moment.",
                         self.config.max_in_flight
@@ -1341,9 +1341,9 @@ impl ServerHandler for McpServer {
         if as_task.is_some()
             && let Err(wait) = self.config.tasks.admit()
         {
-            let outcome = crate::ToolOutcome::Error(
-                crate::ToolError::new(
-                    crate::ErrorCode::RateLimited,
+            let outcome = crate::outcome::ToolOutcome::Error(
+                crate::error::ToolError::new(
+                    crate::error::ErrorCode::RateLimited,
                     "The server keeps as many tasks as it can at once. Retry after the time given.",
                 )
                 .retry_after(wait)
@@ -1425,7 +1425,7 @@ impl ServerHandler for McpServer {
         // is a protocol error too.
         if outcome
             .error()
-            .is_some_and(|err| err.code() == crate::ErrorCode::UnknownTool)
+            .is_some_and(|err| err.code() == crate::error::ErrorCode::UnknownTool)
         {
             return Err(self.unknown_tool(name, &ctx).await);
         }
@@ -1440,7 +1440,7 @@ impl ServerHandler for McpServer {
 /// A call of a task tool from a client that takes tasks, before it is started.
 struct TaskCall {
     config: Arc<Config>,
-    tool: Arc<dyn crate::Tool>,
+    tool: Arc<dyn crate::tool::Tool>,
     arguments: Value,
     ctx: ToolContext,
     cancellation: CancellationToken,
@@ -1456,7 +1456,7 @@ impl TaskCall {
         support: TaskSupport,
         wish: tokio::sync::oneshot::Receiver<()>,
         request: &CancellationToken,
-    ) -> Result<rmcp::model::Task, crate::ToolOutcome> {
+    ) -> Result<rmcp::model::Task, crate::outcome::ToolOutcome> {
         let Self {
             config,
             tool,
@@ -1521,10 +1521,10 @@ impl TaskCall {
 
 /// A spawned call's outcome; a call that did not end (aborted) as an internal error.
 fn joined_outcome(
-    joined: Result<crate::ToolOutcome, tokio::task::JoinError>,
-) -> crate::ToolOutcome {
+    joined: Result<crate::outcome::ToolOutcome, tokio::task::JoinError>,
+) -> crate::outcome::ToolOutcome {
     joined.unwrap_or_else(|err| {
-        crate::ToolOutcome::Error(crate::ToolError::internal(format_args!(
+        crate::outcome::ToolOutcome::Error(crate::error::ToolError::internal(format_args!(
             "the call stopped: {err}"
         )))
     })
@@ -1535,8 +1535,8 @@ fn joined_outcome(
 /// no longer offered) as a failed task with a JSON-RPC error; a cancellation as a cancelled
 /// task once the tool has wound down (or its grace ran out).
 async fn finish_task(
-    tool: Arc<dyn crate::Tool>,
-    mut running: tokio_util::task::AbortOnDropHandle<crate::ToolOutcome>,
+    tool: Arc<dyn crate::tool::Tool>,
+    mut running: tokio_util::task::AbortOnDropHandle<crate::outcome::ToolOutcome>,
     task: rmcp::task_manager::TaskContext,
     cancellation: CancellationToken,
     slot: tokio::sync::OwnedSemaphorePermit,
@@ -1556,7 +1556,7 @@ async fn finish_task(
     };
     let outcome = joined_outcome(joined);
     if let Some(err) = outcome.error()
-        && (err.is_panic() || err.code() == crate::ErrorCode::UnknownTool)
+        && (err.is_panic() || err.code() == crate::error::ErrorCode::UnknownTool)
     {
         let mut data = json!({"code": err.code().as_str()});
         if let Some(trace_id) = err.trace_id() {
@@ -1573,12 +1573,12 @@ async fn finish_task(
 /// The `tools/call` result of a finished call of the tool `name`.
 fn complete(
     name: &str,
-    definition: &crate::ToolDefinition,
-    outcome: &crate::ToolOutcome,
+    definition: &crate::definition::ToolDefinition,
+    outcome: &crate::outcome::ToolOutcome,
 ) -> CallToolResult {
     if crate::output::is_content_tool(definition) && outcome.is_success() {
         // Rich content: its parts are MCP content blocks already.
-        let call = crate::ToolCall {
+        let call = crate::provider::ToolCall {
             id: None,
             name: name.to_owned(),
             arguments: Value::Null,
@@ -1705,7 +1705,7 @@ const STATE_TTL: std::time::Duration = std::time::Duration::from_secs(600);
 fn state_binding(
     principal: Option<&str>,
     tool: &str,
-    definition: &crate::ToolDefinition,
+    definition: &crate::definition::ToolDefinition,
     arguments: &Value,
 ) -> String {
     let canonical = definition
@@ -1742,7 +1742,7 @@ impl ApprovalPrompt for Elicit {
     fn ask<'a>(
         &'a self,
         request: &'a ApprovalRequest<'a>,
-    ) -> crate::BoxFuture<'a, Option<ApprovalDecision>> {
+    ) -> crate::tool::BoxFuture<'a, Option<ApprovalDecision>> {
         Box::pin(async move {
             let def = request.definition;
             let arguments = request.redacted_arguments().to_string();

@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::call::{CallParseError, Reader, ToolCall};
 use super::transform::{Target, derive, downgrade, strict_common};
-use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
+use crate::dialect::{Dialect, ExportError};
 use crate::outcome::ToolOutcome;
 
 /// Formats strict tool use accepts (Structured outputs, "JSON Schema limitations").

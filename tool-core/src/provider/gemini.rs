@@ -13,8 +13,8 @@ use super::transform::{
     Target, describe, downgrade, inline_refs, is_null, merge_all_of, one_of_to_any_of,
     reject_unsupported,
 };
-use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
+use crate::dialect::{Dialect, ExportError};
 use crate::outcome::ToolOutcome;
 use crate::schema::visit_mut;
 
@@ -61,7 +61,7 @@ pub(super) fn declaration(def: &ToolDefinition, name: &str) -> Result<Value, Exp
     }
     // The result's schema goes in `responseJsonSchema`, which takes full JSON Schema.
     if let Some(output) = def.output_schema() {
-        declaration["responseJsonSchema"] = super::without_dialect(output);
+        declaration["responseJsonSchema"] = super::transform::without_dialect(output);
     }
     Ok(declaration)
 }

@@ -18,7 +18,7 @@ pub(super) fn tool(def: &ToolDefinition) -> Value {
     tool.insert("description".into(), def.description().into());
     let mut input_schema = def.input_schema().clone();
     // MCP has no field for examples; JSON Schema 2020-12 has the `examples` annotation.
-    let examples = super::valid_examples(def);
+    let examples = super::transform::valid_examples(def);
     if let (false, Value::Object(schema)) = (examples.is_empty(), &mut input_schema) {
         schema.insert("examples".into(), Value::Array(examples));
     }
@@ -170,7 +170,7 @@ pub(crate) fn encode(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Val
             name: String::new(),
             arguments: Value::Null,
         };
-        return super::rich(Dialect::Mcp, &call, outcome, &parts);
+        return super::rich::rich(Dialect::Mcp, &call, outcome, &parts);
     }
     let parts = CallResult::new(outcome, def);
     let mut content = vec![json!({"type": "text", "text": parts.text})];

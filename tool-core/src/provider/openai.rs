@@ -10,8 +10,8 @@ use serde_json::{Map, Value, json};
 
 use super::call::{CallParseError, Reader, ToolCall};
 use super::transform::{Target, derive, downgrade, is_object, strict_common};
-use super::{Dialect, ExportError};
 use crate::definition::ToolDefinition;
+use crate::dialect::{Dialect, ExportError};
 
 /// Formats strict mode accepts ("Supported schemas", Structured Outputs guide).
 const STRICT_FORMATS: &[&str] = &[

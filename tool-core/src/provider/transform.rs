@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
-use super::{Dialect, ExportError};
+use crate::dialect::{Dialect, ExportError};
 use crate::schema::{SUBSCHEMA_KEYS, SUBSCHEMA_LISTS, SUBSCHEMA_MAPS};
 
 /// Who is being exported for which dialect: the context of every error.
@@ -33,7 +33,7 @@ pub(super) fn derive(
     keep_recursive: bool,
     rule: NodeRule,
 ) -> Result<Value, ExportError> {
-    let schema = super::without_dialect(def.input_schema());
+    let schema = without_dialect(def.input_schema());
     if !strict {
         return Ok(schema);
     }
@@ -444,4 +444,22 @@ pub(super) fn strict_common(
         downgrade(node, &["format"]);
     }
     Ok(object)
+}
+
+/// The arguments of a tool's valid example calls.
+pub(crate) fn valid_examples(def: &crate::definition::ToolDefinition) -> Vec<Value> {
+    def.examples()
+        .iter()
+        .filter(|e| e.error.is_none())
+        .map(|e| e.arguments.clone())
+        .collect()
+}
+
+/// A schema without its `$schema` keyword.
+pub(crate) fn without_dialect(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.shift_remove("$schema");
+    }
+    schema
 }

@@ -150,7 +150,7 @@ pub enum CallStatus {
     /// An idempotent write's stored result (`"replayed": true`).
     Replayed,
     /// An error envelope, with this code.
-    Error(crate::ErrorCode),
+    Error(crate::error::ErrorCode),
 }
 
 impl CallStatus {
@@ -173,7 +173,7 @@ impl CallStatus {
 
     /// The error's code, for an error.
     #[must_use]
-    pub fn error_code(self) -> Option<crate::ErrorCode> {
+    pub fn error_code(self) -> Option<crate::error::ErrorCode> {
         match self {
             Self::Error(code) => Some(code),
             _ => None,

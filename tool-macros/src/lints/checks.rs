@@ -5,9 +5,17 @@ use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, GenericArgument, Lit, PathArguments, Type};
 
-use super::Finding;
-use super::rules::{self, *};
 use crate::model::{Param, ToolFn};
+use toolsmith_lint_rules::{self as rules, *};
+
+/// One lint finding.
+pub(crate) struct Finding {
+    pub(crate) lint: &'static str,
+    pub(crate) span: Span,
+    pub(crate) message: String,
+    /// The parameter it concerns, for parameter-level `allow`.
+    pub(crate) param: Option<usize>,
+}
 
 pub(crate) fn all(tool: &ToolFn) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -134,7 +142,7 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
 /// A tool that returns a list (`Vec<T>`, a set, or either in `Result`) and has no numeric
 /// parameter bounded by `range(max = ..)` named like a limit.
 fn unbounded_list(tool: &ToolFn, out: &mut Vec<Finding>) {
-    let ty = match crate::expand::result_halves(&tool.sig.output) {
+    let ty = match crate::model::result_halves(&tool.sig.output) {
         Some((ok, _)) => ok,
         None => match &tool.sig.output {
             syn::ReturnType::Type(_, ty) => &**ty,

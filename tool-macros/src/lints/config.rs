@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 
-use super::rules::{self, Level};
+use toolsmith_lint_rules::{self as rules, Level};
 
 const TABLE: &str = "[package.metadata.toolsmith.lints]";
 

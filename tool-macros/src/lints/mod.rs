@@ -7,24 +7,14 @@
 
 mod checks;
 pub(crate) mod config;
-pub(crate) use toolsmith_lint_rules as rules;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 use self::config::Config;
-use self::rules::Level;
 use crate::errors::Errors;
 use crate::model::{LevelSetting, Param, ToolFn};
-
-/// One lint finding.
-pub(crate) struct Finding {
-    pub(crate) lint: &'static str,
-    pub(crate) span: Span,
-    pub(crate) message: String,
-    /// The parameter it concerns, for parameter-level `allow`.
-    pub(crate) param: Option<usize>,
-}
+use toolsmith_lint_rules::{self as rules, Level};
 
 fn setting(levels: &[LevelSetting], lint: &str) -> Option<Level> {
     levels.iter().find(|s| s.lint == lint).map(|s| s.level)

@@ -7,8 +7,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned;
 
 use crate::errors::Errors;
-use crate::lints::rules::{self, Level};
 use crate::model::{LevelSetting, ToolArgs};
+use toolsmith_lint_rules::{self as rules, Level};
 
 pub(crate) const NAME: &str = "name";
 pub(crate) const DESCRIPTION: &str = "description";

@@ -6,7 +6,7 @@ mod param;
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, FnArg, Signature, Visibility};
+use syn::{Attribute, Signature, Visibility};
 
 use crate::errors::Errors;
 use crate::model::ToolFn;
@@ -56,17 +56,5 @@ impl ToolFn {
             params,
             lint_levels: Vec::new(),
         }
-    }
-}
-
-/// Removes doc comments and `#[arg]` from every parameter: rustc rejects doc comments on
-/// parameters, and `#[arg]` is ours.
-pub(crate) fn strip_param_attrs(sig: &mut Signature) {
-    for input in &mut sig.inputs {
-        let attrs = match input {
-            FnArg::Typed(pat) => &mut pat.attrs,
-            FnArg::Receiver(recv) => &mut recv.attrs,
-        };
-        attrs.retain(|attr| !attr.path().is_ident("doc") && !attr.path().is_ident("arg"));
     }
 }

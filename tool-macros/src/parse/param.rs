@@ -149,7 +149,7 @@ pub(crate) fn parse_all(errors: &Errors, sig: &mut Signature) -> (bool, Vec<Para
             args,
         });
     }
-    super::strip_param_attrs(sig);
+    strip_param_attrs(sig);
     (takes_context, params)
 }
 
@@ -335,4 +335,16 @@ fn empty_parens(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<bool> {
         return Ok(true);
     }
     Ok(false)
+}
+
+/// Removes doc comments and `#[arg]` from every parameter: rustc rejects doc comments on
+/// parameters, and `#[arg]` is ours.
+fn strip_param_attrs(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        let attrs = match input {
+            FnArg::Typed(pat) => &mut pat.attrs,
+            FnArg::Receiver(recv) => &mut recv.attrs,
+        };
+        attrs.retain(|attr| !attr.path().is_ident("doc") && !attr.path().is_ident("arg"));
+    }
 }
