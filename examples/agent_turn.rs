@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 use serde_json::{Value, json};
+use toolsmith::output::{Cursor, Page};
 use toolsmith::policy::Approvals;
 use toolsmith::{Dialect, ToolContext, ToolError, Toolbox, tool};
 
@@ -29,15 +30,6 @@ struct Ticket {
     open: bool,
 }
 
-/// A page of tickets.
-#[derive(Serialize, schemars::JsonSchema)]
-struct Page {
-    /// The tickets on this page, as `id: title`.
-    items: Vec<String>,
-    /// Pass back as `cursor` for the next page; absent on the last page.
-    next_cursor: Option<u64>,
-}
-
 fn desk(ctx: &ToolContext) -> Result<&Desk, ToolError> {
     ctx.get::<Desk>()
         .ok_or_else(|| ToolError::internal("the desk is missing from the context"))
@@ -50,9 +42,14 @@ async fn search_tickets(
     /// Words to look for in ticket titles.
     #[arg(length(min = 1, max = 100))]
     text: String,
-    /// Where to continue: the `next_cursor` of the previous page.
-    cursor: Option<u64>,
-) -> Result<Page, ToolError> {
+    /// Where to continue: the `next_cursor` of the previous page; leave it out for the first.
+    cursor: Option<Cursor>,
+) -> Result<Page<String>, ToolError> {
+    // The cursor holds the id of the last ticket shown, signed by the toolbox.
+    let after: u64 = match &cursor {
+        Some(cursor) => cursor.open(ctx)?,
+        None => 0,
+    };
     let tickets = desk(ctx)?
         .tickets
         .lock()
@@ -61,18 +58,18 @@ async fn search_tickets(
     let found: Vec<&Ticket> = tickets
         .iter()
         .filter(|t| t.open && t.title.to_lowercase().contains(&needle))
-        .filter(|t| t.id > cursor.unwrap_or(0))
+        .filter(|t| t.id > after)
         .collect();
     let page: Vec<String> = found
         .iter()
         .take(2)
         .map(|t| format!("{}: {}", t.id, t.title))
         .collect();
-    let next_cursor = (found.len() > 2).then(|| found[1].id);
-    Ok(Page {
-        items: page,
-        next_cursor,
-    })
+    if found.len() > 2 {
+        Page::more(page, &found[1].id, ctx)
+    } else {
+        Ok(Page::last(page))
+    }
 }
 
 /// Gets one ticket by id. Read-only. Not for searching.

@@ -56,6 +56,12 @@ pub struct AgentLoopDoctests;
 #[doc = include_str!("../docs/registry.md")]
 pub struct RegistryDoctests;
 
+/// The output contract guide's examples (a paging tool, a batch tool), compiled and run as
+/// doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/output.md")]
+pub struct OutputDoctests;
+
 /// The MCP guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "mcp"))]
 #[doc = include_str!("../docs/mcp.md")]

@@ -1,19 +1,27 @@
 //! Model → tokens. Takes a checked model and cannot fail.
 //!
 //! `#[tool] async fn add(ctx: &ToolContext, /** doc */ #[arg(range(min = 0))] a: i32) -> i32`
-//! expands to, in outline:
+//! expands to, in outline (every path goes through `::toolsmith::__private`):
 //!
 //! ```text
 //! async fn add(ctx: &ToolContext, a: i32) -> i32 { .. }      // docs and #[arg] stripped
 //! pub struct Add;                                            // the tool users register
 //! const _: () = {
-//!     struct __Args { a: i32 }                               // derives Deserialize + JsonSchema
+//!     #[derive(Deserialize, JsonSchema)]                     // deny_unknown_fields
+//!     struct __Args { a: i32 }
+//!     const _: () = { assert_param::<i32>(); };              // one per parameter's type
 //!     static __PARAMS: [ParamSpec; 1] = [..];                // names, docs, constraints, defaults
-//!     static __SPEC: ToolSpec = ..;
-//!     fn __check(a: &__Args, d: &ToolDefinition) -> bool    // typed #[arg] checks
+//!     static __SPEC: ToolSpec = ..;                          // name, effect, policy, limits, lints
+//!     fn __check(a: &__Args, v: &Validation) -> bool        // typed #[arg] checks
 //!     impl Tool for Add {
-//!         fn definition(&self) -> &ToolDefinition            // built once, in a OnceLock
-//!         fn call(..) -> BoxFuture<ToolOutcome>              // parse_arguments, call, finish
+//!         fn definition(&self) -> &ToolDefinition            // built once (a static OnceLock)
+//!                                                            // from __SPEC and schema_of::<__Args>
+//!         fn call(&self, arguments, ctx) -> BoxFuture<ToolOutcome>
+//!             // parse_arguments::<__Args>(validation, arguments, ctx, __check), then the
+//!             // function: awaited for an `async fn`, on `run_blocking` for a plain one;
+//!             // its value or error made an outcome (ValueTag / ResultTag)
+//!         fn call_inline(..) -> Option<Result<Emitted, ToolError>>
+//!             // `#[tool(inline)]` only: the same, in place; `call` wraps it in a ready future
 //!     }
 //! };
 //! ```

@@ -1,6 +1,7 @@
 //! Serving a [`Toolbox`] to Model Context Protocol clients, on stdio or streamable HTTP.
 //!
-//! [`McpServer`] speaks MCP 2025-11-25 through [rmcp](https://docs.rs/rmcp), the official Rust
+//! [`McpServer`] speaks MCP 2025-11-25 and 2026-07-28 (each client gets the revision it asks
+//! for; 2026-07-28 needs no session) through [rmcp](https://docs.rs/rmcp), the official Rust
 //! SDK; toolsmith supplies what the protocol carries:
 //!
 //! - `tools/list`: the tools enabled for the request's context, each as
@@ -15,7 +16,8 @@
 //!   store) carries `_meta: {"toolsmith/replayed": true}`, as the envelope says `"replayed": true`;
 //! - a call that needs a person's approval and has none asks the client's user through
 //!   elicitation (a form with one `approve` checkbox, naming the tool and its arguments with
-//!   sensitive ones redacted) when the client supports it; a client that does not gets the
+//!   sensitive ones redacted; on 2026-07-28, an input request of the call's round) when the
+//!   client supports it; a client that does not gets the
 //!   `approval_required` error as any caller would;
 //! - `notifications/cancelled` fires the call's [`ToolContext::cancellation`] signal;
 //! - `notifications/tools/list_changed` goes to every connected client when the toolbox's

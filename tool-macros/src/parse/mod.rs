@@ -58,3 +58,56 @@ impl ToolFn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::args::{LIMIT_KEYS, TOOL_KEYS};
+    use super::param::ARG_KEYS;
+
+    /// The keys the first column of the table under `heading` names: the name at the start of
+    /// each code span (`limits(max_bytes = ..)` names `limits`), and every name a span holds.
+    fn documented(guide: &str, heading: &str) -> (BTreeSet<String>, String) {
+        let start = guide
+            .find(heading)
+            .unwrap_or_else(|| panic!("no `{heading}` in docs/tool-attribute.md"));
+        let section = &guide[start + heading.len()..];
+        let section = &section[..section.find("\n# ").unwrap_or(section.len())];
+        let mut keys = BTreeSet::new();
+        let mut cells = String::new();
+        for row in section.lines().filter(|l| l.starts_with("| `")) {
+            let first = row.split(" | ").next().unwrap_or_default();
+            cells.push_str(first);
+            for span in first.split('`').skip(1).step_by(2) {
+                let name: String = span
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    keys.insert(name);
+                }
+            }
+        }
+        (keys, cells)
+    }
+
+    fn set(keys: &[&str]) -> BTreeSet<String> {
+        keys.iter().map(|k| (*k).to_owned()).collect()
+    }
+
+    /// docs/tool-attribute.md lists exactly the keys the parser accepts, for `#[tool]`,
+    /// `limits(..)` and `#[arg]`.
+    #[test]
+    fn the_guide_lists_every_key_the_parser_accepts() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/tool-attribute.md");
+        let guide = std::fs::read_to_string(path).expect("docs/tool-attribute.md");
+        let (tool, cells) = documented(&guide, "# `#[tool(...)]` keys");
+        assert_eq!(tool, set(TOOL_KEYS), "`#[tool]` keys in the guide");
+        for key in LIMIT_KEYS {
+            assert!(cells.contains(key), "`limits({key})` is not in the guide");
+        }
+        let (arg, _) = documented(&guide, "# `#[arg(...)]` keys");
+        assert_eq!(arg, set(ARG_KEYS), "`#[arg]` keys in the guide");
+    }
+}

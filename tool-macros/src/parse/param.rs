@@ -21,7 +21,7 @@ const WARN: &str = "warn";
 const DENY: &str = "deny";
 const SENSITIVE: &str = "sensitive";
 /// Every key `#[arg]` accepts; drives the parser and the "expected one of" message.
-const ARG_KEYS: &[&str] = &[
+pub(crate) const ARG_KEYS: &[&str] = &[
     LENGTH,
     RANGE,
     PATTERN,

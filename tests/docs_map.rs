@@ -1,0 +1,143 @@
+//! docs/ has a map: docs/README.md lists every guide, each guide links to the guides it leans
+//! on, and every link between guides reaches a file and, with an anchor, a heading in it.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+const REPOSITORY_DOCS: &str = "https://github.com/toolsmith-rs/toolsmith/blob/main/docs/";
+
+fn docs() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("docs")
+}
+
+fn guides() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(docs())
+        .expect("docs/")
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            let text = std::fs::read_to_string(docs().join(&name)).ok()?;
+            name.ends_with(".md").then_some((name, text))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The targets of the Markdown links `[text](target)` in `text`, outside code blocks.
+fn links(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            out.push(after[..end].to_owned());
+            rest = &after[end..];
+        }
+    }
+    out
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation but `-` and `_` dropped,
+/// spaces made `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    let mut in_code = false;
+    let mut out = BTreeSet::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code && line.starts_with('#') {
+            out.insert(slug(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// The guide a link names, and its anchor: a relative `x.md#a` or the repository's
+/// `.../docs/x.md#a` (the form the guides shown on docs.rs use). Other links are not guides.
+fn guide_link(target: &str) -> Option<(String, Option<String>)> {
+    let local = target.strip_prefix(REPOSITORY_DOCS).unwrap_or(target);
+    if local.contains("://") || local.starts_with('#') {
+        return None;
+    }
+    let (file, anchor) = match local.split_once('#') {
+        Some((file, anchor)) => (file, Some(anchor.to_owned())),
+        None => (local, None),
+    };
+    file.ends_with(".md").then(|| (file.to_owned(), anchor))
+}
+
+#[test]
+fn the_map_lists_every_guide() {
+    let map = std::fs::read_to_string(docs().join("README.md")).expect("docs/README.md");
+    let listed: BTreeSet<String> = links(&map)
+        .iter()
+        .filter_map(|l| guide_link(l))
+        .map(|(file, _)| file)
+        .collect();
+    for (name, _) in guides() {
+        if name != "README.md" {
+            assert!(
+                listed.contains(&name),
+                "docs/README.md does not list {name}"
+            );
+        }
+    }
+    for group in ["## Start", "## Reference", "## Operate", "## Internals"] {
+        assert!(map.contains(group), "docs/README.md has no `{group}` group");
+    }
+}
+
+#[test]
+fn every_guide_links_to_the_guides_it_leans_on() {
+    for (name, text) in guides() {
+        if name == "README.md" {
+            continue;
+        }
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Leans on: "))
+            .unwrap_or_else(|| panic!("{name} has no `Leans on:` line"));
+        let leaned: Vec<_> = links(line).iter().filter_map(|l| guide_link(l)).collect();
+        assert!(!leaned.is_empty(), "{name}: `Leans on:` links to no guide");
+    }
+}
+
+#[test]
+fn every_link_between_guides_reaches_a_file_and_a_heading() {
+    let all = guides();
+    for (name, text) in &all {
+        for target in links(text) {
+            let Some((file, anchor)) = guide_link(&target) else {
+                continue;
+            };
+            let Some((_, linked)) = all.iter().find(|(n, _)| *n == file) else {
+                panic!("{name}: link to {target}, which is not in docs/");
+            };
+            if let Some(anchor) = anchor {
+                assert!(
+                    anchors(linked).contains(&anchor),
+                    "{name}: link to {target}: {file} has no heading `#{anchor}`"
+                );
+            }
+        }
+    }
+}
