@@ -200,7 +200,7 @@ fn call_into(
     arguments: &str,
     ctx: &ToolContext,
     out: &mut Vec<u8>,
-) -> toolsmith::CallStatus {
+) -> toolsmith::outcome::CallStatus {
     out.clear();
     support::run(rt, toolbox.call_into(name, black_box(arguments), ctx, out))
 }

@@ -760,7 +760,7 @@ impl toolsmith::Tool for SchemaTool {
         &'a self,
         arguments: toolsmith::Arguments<'a>,
         _: &'a ToolContext,
-    ) -> toolsmith::BoxFuture<'a, toolsmith::ToolOutcome> {
+    ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
         Box::pin(async move {
             match self.0.validate(arguments) {
                 Ok(args) => toolsmith::ToolOutcome::success(&args)

@@ -9,7 +9,8 @@ use serde_json::json;
 use toolsmith::policy::{
     ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, PromptForApproval,
 };
-use toolsmith::{BoxFuture, Dialect, Effect, ErrorCode, ToolCall, ToolContext, Toolbox, tool};
+use toolsmith::tool::BoxFuture;
+use toolsmith::{Dialect, Effect, ErrorCode, ToolCall, ToolContext, Toolbox, tool};
 
 /// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
 #[tool(

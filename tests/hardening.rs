@@ -480,7 +480,7 @@ async fn quotes_of_the_input_are_cut_and_escaped() {
     let out = call(&toolbox, "echo_i64", format!(r#"{{"id": 1, "{key}": 2}}"#)).await;
     assert!(out.to_string().len() < 2_000, "{}", out.to_string().len());
     let field = &out["error"]["fields"][0];
-    assert!(field["pointer"].as_str().unwrap().chars().count() <= toolsmith::ECHO_CAP + 2);
+    assert!(field["pointer"].as_str().unwrap().chars().count() <= toolsmith::error::ECHO_CAP + 2);
     let out = call(&toolbox, "echo_i64", r#"{"id": 1, "a\u0007\nb": 2}"#).await;
     assert_eq!(out["error"]["fields"][0]["pointer"], "/a\\u{7}\\nb");
     let message = out["error"]["message"].as_str().unwrap();

@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use toolsmith::audit::MemorySink;
+use toolsmith::outcome::CallStatus;
 use toolsmith::policy::RetryPolicy;
-use toolsmith::{CallStatus, ErrorCode, ToolContext, ToolError, Toolbox, tool};
+use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
 
 /// Add two integers. Pure; no side effects. Not for floating-point numbers.
 #[tool(name = "add", effect = "read", inline)]

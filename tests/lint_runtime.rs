@@ -133,7 +133,7 @@ fn hand_written_definitions_are_linted_too() {
             &'a self,
             _: toolsmith::Arguments<'a>,
             _: &'a toolsmith::ToolContext,
-        ) -> toolsmith::BoxFuture<'a, toolsmith::ToolOutcome> {
+        ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
             Box::pin(async {
                 toolsmith::ToolOutcome::success(&()).unwrap_or_else(toolsmith::ToolOutcome::Error)
             })
@@ -183,9 +183,8 @@ fn provider_names_are_portable() {
 
 #[test]
 fn a_hand_written_tool_returning_an_unbounded_list_is_found() {
-    use toolsmith::{
-        Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox,
-    };
+    use toolsmith::tool::BoxFuture;
+    use toolsmith::{Arguments, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
     struct Lister(ToolDefinition);
     impl Tool for Lister {
         fn definition(&self) -> &ToolDefinition {

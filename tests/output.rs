@@ -8,9 +8,10 @@ use toolsmith::audit::MemorySink;
 use toolsmith::output::{Family, OutputSafety, neutralize, redact, scan};
 use toolsmith::policy::ToolPolicy;
 use toolsmith::testing::{Fault, Faulty};
+use toolsmith::tool::BoxFuture;
 use toolsmith::{
-    Arguments, BoxFuture, Dialect, ErrorCode, Tool, ToolCall, ToolContext, ToolDefinition,
-    ToolOutcome, Toolbox, tool,
+    Arguments, Dialect, ErrorCode, Tool, ToolCall, ToolContext, ToolDefinition, ToolOutcome,
+    Toolbox, tool,
 };
 
 /// Fetches a web page and returns its text. Read-only. Not for pages behind a login.

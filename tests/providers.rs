@@ -844,7 +844,7 @@ fn anthropic_strict_request_limits() {
             &'a self,
             _: toolsmith::Arguments<'a>,
             _: &'a ToolContext,
-        ) -> toolsmith::BoxFuture<'a, toolsmith::ToolOutcome> {
+        ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
             Box::pin(async {
                 toolsmith::ToolOutcome::success(&()).unwrap_or_else(toolsmith::ToolOutcome::Error)
             })

@@ -71,7 +71,7 @@ impl toolsmith::Tool for Defined {
         &'a self,
         _arguments: toolsmith::Arguments<'a>,
         _ctx: &'a toolsmith::ToolContext,
-    ) -> toolsmith::BoxFuture<'a, toolsmith::ToolOutcome> {
+    ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
         Box::pin(std::future::ready(toolsmith::ToolOutcome::Error(
             toolsmith::ToolError::not_found("A tool defined for the benchmark only."),
         )))

@@ -2,7 +2,8 @@
 //! not make: it reads its arguments with the definition's validator and returns them as its
 //! data.
 
-use toolsmith::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome};
+use toolsmith::tool::BoxFuture;
+use toolsmith::{Arguments, Tool, ToolContext, ToolDefinition, ToolOutcome};
 
 /// A tool that is only its definition.
 pub struct Defined(pub ToolDefinition);

@@ -1,5 +1,6 @@
 //! The error a tool call ends with, shaped for the model that has to act on it.
 
+pub use crate::echo::ECHO_CAP;
 use std::fmt;
 use std::time::Duration;
 

@@ -12,10 +12,10 @@ pub mod caller;
 mod context;
 mod dialect;
 mod echo;
-mod error;
+pub mod error;
 mod json;
 mod limits;
-mod outcome;
+pub mod outcome;
 mod spec;
 // Floor 2: the canonical schema.
 mod schema;
@@ -23,7 +23,7 @@ mod schema;
 mod validate;
 // Floor 4: the tool and its definition.
 mod definition;
-mod tool;
+pub mod tool;
 // Floor 5: readers of definitions.
 pub mod idempotency;
 pub mod lint;
@@ -66,20 +66,20 @@ pub mod testing;
 #[path = "macro_support.rs"]
 pub mod __macro_support;
 
-// The core path. Everything else is under its module: `policy`, `audit`, `idempotency`,
-// `provider`, `lint`, `mcp`, `testing`.
+// What every user touches. Everything else is under its module: `error` (`ECHO_CAP`),
+// `outcome` (`CallStatus`, `Degradation`), `tool` (`BoxFuture`, `Emit`, `Emitted`, for a tool
+// written by hand), `policy`, `audit`, `idempotency`, `provider`, `lint`, `mcp`, `testing`.
 pub use arguments::Arguments;
 pub use context::ToolContext;
 pub use definition::ToolDefinition;
 pub use dialect::Dialect;
-pub use echo::ECHO_CAP;
 pub use error::{ErrorCode, FieldError, ToolError};
 pub use limits::InputLimits;
-pub use outcome::{Degradation, ToolOutcome};
+pub use outcome::ToolOutcome;
 pub use provider::ToolCall;
 pub use spec::{Annotations, Effect, ToolExample};
-pub use tool::{BoxFuture, Emit, Emitted, Tool};
-pub use toolbox::{CallStatus, ProviderToolbox, RegistrationError, Toolbox, Turn};
+pub use tool::Tool;
+pub use toolbox::{ProviderToolbox, RegistrationError, Toolbox, Turn};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.
 pub use tokio_util::sync::CancellationToken;

@@ -135,7 +135,8 @@ pub struct Untrusted {
 /// How a degraded result came about: which fallback answered, why, and when.
 ///
 /// ```
-/// use toolsmith::{Degradation, ToolOutcome};
+/// use toolsmith::{ToolOutcome};
+/// use toolsmith::outcome::Degradation;
 /// let data = toolsmith::serde_json::value::to_raw_value(&[1, 2]).unwrap();
 /// let out = ToolOutcome::Degraded(data, Box::new(Degradation { fallback: "search_cache".into(), reason: "timeout".into(), at_unix_ms: 1 }));
 /// assert_eq!(out.to_json(), r#"{"status":"success","data":[1,2],"degraded":{"fallback":"search_cache","reason":"timeout","at_unix_ms":1}}"#);
@@ -442,6 +443,60 @@ impl<'de> Deserialize<'de> for ToolOutcome {
             (Status::Error, _, _) => Err(D::Error::custom(
                 "an error envelope has `error` and no `data`",
             )),
+        }
+    }
+}
+
+/// How a call written by [`Toolbox::call_into`](crate::Toolbox::call_into) ended; the envelope in the buffer says the
+/// rest.
+///
+/// ```
+/// use toolsmith::outcome::CallStatus;
+/// use toolsmith::{ErrorCode, ToolContext, Toolbox};
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut out = Vec::new();
+/// let status = Toolbox::new().call_into("nope", "{}", &ToolContext::new(), &mut out).await;
+/// assert_eq!(status, CallStatus::Error(ErrorCode::UnknownTool));
+/// assert!(!status.is_success());
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallStatus {
+    /// The tool returned data.
+    Success,
+    /// A fallback tool answered (`"degraded"` in the envelope).
+    Degraded,
+    /// An idempotent write's stored result (`"replayed": true`).
+    Replayed,
+    /// An error envelope, with this code.
+    Error(crate::error::ErrorCode),
+}
+
+impl CallStatus {
+    pub(crate) fn of(outcome: &ToolOutcome) -> Self {
+        match outcome {
+            ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..) => {
+                Self::Success
+            }
+            ToolOutcome::Degraded(..) => Self::Degraded,
+            ToolOutcome::Replayed(_) => Self::Replayed,
+            ToolOutcome::Error(err) => Self::Error(err.code()),
+        }
+    }
+
+    /// Whether there is data (success, degraded or replayed).
+    #[must_use]
+    pub fn is_success(self) -> bool {
+        !matches!(self, Self::Error(_))
+    }
+
+    /// The error's code, for an error.
+    #[must_use]
+    pub fn error_code(self) -> Option<crate::error::ErrorCode> {
+        match self {
+            Self::Error(code) => Some(code),
+            _ => None,
         }
     }
 }

@@ -19,7 +19,8 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// ```
 /// use toolsmith::serde_json::json;
-/// use toolsmith::{Arguments, BoxFuture, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+/// use toolsmith::{Arguments, Tool, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+/// use toolsmith::tool::BoxFuture;
 ///
 /// struct Echo(ToolDefinition);
 ///
@@ -96,7 +97,7 @@ impl Emit<'_> {
     /// (and leaves the buffer as it was).
     ///
     /// ```
-    /// use toolsmith::{Emit, Emitted};
+    /// use toolsmith::tool::{Emit, Emitted};
     /// let mut buf = b"data=".to_vec();
     /// assert!(matches!(Emit::Into(&mut buf).data(&[1, 2]), Ok(Emitted::Written)));
     /// assert_eq!(buf, b"data=[1,2]");

@@ -146,7 +146,8 @@ pub trait ApprovalPrompt: Send + Sync + 'static {
 ///
 /// ```
 /// use toolsmith::policy::{ApprovalDecision, ApprovalPrompt, ApprovalRequest, PromptForApproval};
-/// use toolsmith::{BoxFuture, ToolContext};
+/// use toolsmith::{ToolContext};
+/// use toolsmith::tool::BoxFuture;
 ///
 /// struct AlwaysYes;
 /// impl ApprovalPrompt for AlwaysYes {

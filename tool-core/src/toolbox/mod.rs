@@ -8,7 +8,7 @@ use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{CallStatus, ToolOutcome};
 use crate::policy::audit::AuditSink;
 use crate::policy::{
     Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Flow, Plans, Ran, RetryPolicy,
@@ -17,14 +17,14 @@ use crate::policy::{
 use crate::provider::{Dialect, ExportError, ToolCall};
 
 mod approval;
+mod index;
 mod join;
 mod provider;
-mod registry;
 
 use crate::tool::Tool;
 use crate::validate::canonical::Checked;
-pub use registry::RegistrationError;
-use registry::Registry;
+pub use index::RegistrationError;
+use index::ToolIndex;
 use serde_json::Value;
 
 /// A [`Toolbox`] seen through one provider's [`Dialect`]: made by [`Toolbox::provider`].
@@ -121,64 +121,11 @@ impl Turn {
 /// ```
 #[derive(Clone, Default)]
 pub struct Toolbox {
-    registry: Registry,
+    registry: ToolIndex,
     settings: Settings,
     /// Each tool's plan, composed from the settings on the first call after the toolbox was
     /// last configured; shared by clones, which share the circuits and run budgets it holds.
     plans: Arc<OnceLock<Plans>>,
-}
-
-/// How a call written by [`Toolbox::call_into`] ended; the envelope in the buffer says the
-/// rest.
-///
-/// ```
-/// use toolsmith::{CallStatus, ErrorCode, ToolContext, Toolbox};
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let mut out = Vec::new();
-/// let status = Toolbox::new().call_into("nope", "{}", &ToolContext::new(), &mut out).await;
-/// assert_eq!(status, CallStatus::Error(ErrorCode::UnknownTool));
-/// assert!(!status.is_success());
-/// # });
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CallStatus {
-    /// The tool returned data.
-    Success,
-    /// A fallback tool answered (`"degraded"` in the envelope).
-    Degraded,
-    /// An idempotent write's stored result (`"replayed": true`).
-    Replayed,
-    /// An error envelope, with this code.
-    Error(crate::error::ErrorCode),
-}
-
-impl CallStatus {
-    fn of(outcome: &ToolOutcome) -> Self {
-        match outcome {
-            ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..) => {
-                Self::Success
-            }
-            ToolOutcome::Degraded(..) => Self::Degraded,
-            ToolOutcome::Replayed(_) => Self::Replayed,
-            ToolOutcome::Error(err) => Self::Error(err.code()),
-        }
-    }
-
-    /// Whether there is data (success, degraded or replayed).
-    #[must_use]
-    pub fn is_success(self) -> bool {
-        !matches!(self, Self::Error(_))
-    }
-
-    /// The error's code, for an error.
-    #[must_use]
-    pub fn error_code(self) -> Option<crate::error::ErrorCode> {
-        match self {
-            Self::Error(code) => Some(code),
-            _ => None,
-        }
-    }
 }
 
 impl Toolbox {

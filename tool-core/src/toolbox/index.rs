@@ -1,4 +1,4 @@
-//! The registry: tools by name and in order, each provider's spelling of their names, and
+//! The tool index: tools by name and in order, each provider's spelling of their names, and
 //! which tools are offered where.
 
 use std::collections::HashMap;
@@ -17,7 +17,7 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// The tools of a toolbox.
 #[derive(Clone)]
-pub(crate) struct Registry {
+pub(crate) struct ToolIndex {
     /// Registered name → index in `in_order`.
     pub(crate) by_name: FastMap<Arc<str>, usize>,
     pub(crate) in_order: Vec<Arc<dyn Tool>>,
@@ -99,7 +99,7 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
 }
 
-impl Default for Registry {
+impl Default for ToolIndex {
     fn default() -> Self {
         Self {
             by_name: FastMap::default(),
@@ -111,7 +111,7 @@ impl Default for Registry {
     }
 }
 
-impl Registry {
+impl ToolIndex {
     /// Adds a tool, or says why it cannot be added.
     pub(crate) fn insert(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistrationError> {
         let def = tool.definition();
