@@ -1,0 +1,584 @@
+//! The server's settings: the [`McpServer`] type, what it is built from, and the builders that set
+//! it up.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{Implementation, Tool as McpTool};
+use rmcp::service::RoleServer;
+use serde_json::Value;
+
+use super::request::McpRequest;
+use super::rounds::state_codec;
+use super::tasks::TaskSupport;
+use super::{caller, delegate, stdio, tasks};
+use crate::context::ToolContext;
+use crate::limits::InputLimits;
+use crate::provider::Dialect;
+use crate::toolbox::Toolbox;
+
+/// The MCP revision served.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// The `_meta` key in which a client names the run a `tools/call` belongs to: 16 to 128
+/// printable ASCII characters, best a random id. Within an MCP session the named run is a
+/// run inside that session; without a session (MCP 2026-07-28 over HTTP, a stateless server)
+/// it is the run. See [`RunScope`].
+pub const RUN_META: &str = "toolsmith/run";
+
+/// Which run a call over MCP belongs to: what idempotency keys and run budgets are scoped to
+/// (docs/idempotency.md). Set with [`McpServer::with_run_scope`].
+///
+/// A client's retry of a write in the same run replays the first result instead of running
+/// it again. With no run, every call is an action of its own: a retry runs again, unless the
+/// call carries its own `idempotency_key`.
+///
+/// ```
+/// use toolsmith::mcp::{McpServer, RunScope};
+/// let server = McpServer::new(toolsmith::Toolbox::new()).with_run_scope(RunScope::None);
+/// # let _ = server;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RunScope {
+    /// The default. The run is the MCP session: the connection on stdio (either revision) or
+    /// an in-process transport, the `Mcp-Session-Id` of an HTTP session (2025-11-25). A
+    /// client may name a run inside it in `_meta` ([`RUN_META`]). A request with no session
+    /// (2026-07-28 over HTTP, a stateless server) belongs to the run the client names there,
+    /// and to none if it names none.
+    #[default]
+    Session,
+    /// No run from MCP: every call is an action of its own (unless a
+    /// [`with_context`](McpServer::with_context) hook sets one).
+    None,
+}
+
+/// The path of the streamable HTTP endpoint.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// Open HTTP sessions unless [`McpServer::with_max_sessions`] says otherwise: each holds a
+/// worker task and its buffers (tens of kilobytes), so a client that opens sessions without
+/// end must not exhaust the server.
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+
+/// How long an HTTP session may go without a request before it is closed, unless
+/// [`McpServer::with_session_idle_timeout`] says otherwise (rmcp's own default).
+pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Tool calls running at once, per server, unless [`McpServer::with_max_in_flight`] says
+/// otherwise; a call beyond it is answered at once with a retryable `rate_limited` error.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
+
+/// The least bytes one JSON-RPC message may take (rmcp's own HTTP body limit): room for a
+/// call whose arguments are at their limit, and the envelope around them.
+pub const MIN_MESSAGE_BYTES: usize = 4 << 20;
+
+pub(super) type ContextHook = dyn Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync;
+
+/// An MCP server for one toolbox.
+///
+/// Cheap to clone: clones share the toolbox and the list of connected clients. Build one,
+/// then serve it with [`serve_stdio`](Self::serve_stdio), [`bind_http`](Self::bind_http) or,
+/// since it is an [`rmcp::ServerHandler`], any rmcp transport.
+#[derive(Clone)]
+pub struct McpServer {
+    pub(super) config: Arc<Config>,
+    pub(super) peers: Arc<Peers>,
+    /// What the connected client chose (its log level); one per connection.
+    pub(super) session: Arc<caller::Session>,
+    /// Seals the state a call carries between rounds on MCP 2026-07-28.
+    pub(super) state_codec: Arc<rmcp::model::RequestStateCodec>,
+}
+
+#[derive(Clone)]
+pub(super) struct Config {
+    pub(super) toolbox: Toolbox,
+    /// Each tool as MCP lists it, by name, converted once.
+    pub(super) tools: HashMap<Arc<str>, McpTool>,
+    pub(super) implementation: Implementation,
+    pub(super) instructions: Option<String>,
+    pub(super) page_size: usize,
+    pub(super) allowed_hosts: Vec<String>,
+    pub(super) allowed_origins: Vec<String>,
+    pub(super) context: Option<Arc<ContextHook>>,
+    /// Resources, prompts and completions from a handler written with rmcp.
+    pub(super) delegate: Option<Arc<dyn delegate::Delegate>>,
+    /// The limits on one message: what the tools' own limits allow, plus the envelope.
+    pub(super) message_limits: InputLimits,
+    pub(super) max_sessions: usize,
+    pub(super) session_idle: std::time::Duration,
+    pub(super) in_flight: Arc<tokio::sync::Semaphore>,
+    pub(super) max_in_flight: usize,
+    /// Whether HTTP requests of MCP 2025-11-25 are served without sessions too.
+    pub(super) stateless_http: bool,
+    /// Which run a call belongs to.
+    pub(super) runs: RunScope,
+    /// The tools that run as tasks, and the tasks themselves.
+    pub(super) tasks: tasks::Tasks,
+    /// The rounds' states already answered (by their nonce), until they expire.
+    pub(super) used_states:
+        Arc<std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>>,
+}
+
+/// The connected clients that get `notifications/tools/list_changed`.
+#[derive(Default)]
+pub(super) struct Peers {
+    pub(super) peers: Mutex<Vec<rmcp::Peer<RoleServer>>>,
+    pub(super) watching: std::sync::OnceLock<()>,
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("tools", &self.config.toolbox.len())
+            .field("name", &self.config.implementation.name)
+            .field("page_size", &self.config.page_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for `toolbox`, introducing itself as `toolsmith` with this crate's version.
+    ///
+    /// ```
+    /// use toolsmith::mcp::McpServer;
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_name("notes", "1.2.0");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn new(toolbox: Toolbox) -> Self {
+        let toolbox_limits: Vec<InputLimits> = toolbox
+            .input_limits()
+            .copied()
+            .into_iter()
+            .chain(
+                toolbox
+                    .definitions()
+                    .filter_map(|d| d.input_limits().copied()),
+            )
+            .collect();
+        let tools = toolbox
+            .definitions()
+            .filter_map(|def| {
+                let exported = def.export(Dialect::Mcp).ok()?.clone();
+                match serde_json::from_value::<McpTool>(exported) {
+                    Ok(tool) => Some((Arc::from(def.name()), tool)),
+                    Err(error) => {
+                        tracing::error!(tool = def.name(), %error, "tool left out of the MCP list");
+                        None
+                    }
+                }
+            })
+            .collect();
+        Self {
+            config: Arc::new(Config {
+                toolbox,
+                tools,
+                implementation: Implementation::new("toolsmith", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                page_size: DEFAULT_PAGE_SIZE,
+                allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+                allowed_origins: Vec::new(),
+                context: None,
+                delegate: None,
+                message_limits: message_limits(&toolbox_limits),
+                max_sessions: DEFAULT_MAX_SESSIONS,
+                session_idle: DEFAULT_SESSION_IDLE,
+                in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
+                max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+                stateless_http: false,
+                runs: RunScope::default(),
+                tasks: tasks::Tasks::default(),
+                used_states: Arc::default(),
+            }),
+            peers: Arc::default(),
+            session: Arc::default(),
+            state_codec: state_codec(crate::output::random_key()),
+        }
+    }
+
+    /// Seals the state calls carry between rounds on MCP 2026-07-28 with a key made from
+    /// `secret`, instead of one this server makes up: servers of one fleet share it, so that
+    /// any of them can take the next round. At least 32 random bytes.
+    ///
+    /// # Panics
+    ///
+    /// When `secret` is shorter than 32 bytes: anyone could guess a short key and forge the
+    /// sealed state, so it is refused where the server is built.
+    #[must_use]
+    pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        crate::output::check_secret("McpServer::with_state_key", secret.as_ref());
+        self.state_codec = state_codec(crate::output::key_from_secret(secret.as_ref()));
+        self
+    }
+
+    /// Runs the tool `name` as an MCP task when the client takes tasks (the
+    /// `io.modelcontextprotocol/tasks` extension of MCP 2026-07-28), as `support` says: the
+    /// client gets the task's id at once, polls `tasks/get` for its status and result, answers
+    /// what the tool asks with `tasks/update`, and may cancel it with `tasks/cancel` (the tool's
+    /// cancellation token fires; a tool still running a second later is dropped). A task's
+    /// call holds one of the server's in-flight slots while it runs ([`with_max_in_flight`]);
+    /// a task and its result are kept for [`with_task_ttl`] from its start.
+    ///
+    /// A task started with a principal (see [`with_context`](Self::with_context)) is that
+    /// principal's: another principal's `tasks/get`, `tasks/update` or `tasks/cancel` is
+    /// answered as for an unknown task. One started without a principal is open to whoever
+    /// holds its id, a random UUID.
+    ///
+    /// [`with_max_in_flight`]: Self::with_max_in_flight
+    /// [`with_task_ttl`]: Self::with_task_ttl
+    ///
+    /// ```
+    /// use toolsmith::mcp::{McpServer, TaskSupport};
+    /// let server = McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_task_tool("build_index", TaskSupport::Required)
+    ///     .with_task_tool("deploy", TaskSupport::OnDetach);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_task_tool(self, name: impl Into<String>, support: TaskSupport) -> Self {
+        self.edit(|c| {
+            c.tasks.tools.insert(name.into(), support);
+        })
+    }
+
+    /// Mirrors the argument `param` of the tool `tool` into the HTTP header
+    /// `Mcp-Param-{header}` (MCP 2026-07-28, SEP-2243), so that a load balancer or gateway
+    /// can route on it without reading the body: `tools/list` marks the parameter with
+    /// `x-mcp-header`, clients send the header, and the server refuses a call whose header
+    /// is missing or differs from the body (`-32020`, HTTP 400) before the tool runs.
+    ///
+    /// # Panics
+    ///
+    /// When the server is built wrong, as `Toolbox::with` does: no tool `tool`, no top-level
+    /// parameter `param` of type string, integer or boolean, a `header` that is not an HTTP
+    /// token (RFC 9110: letters, digits and ``!#$%&'*+-.^_`|~``), or a header the tool already
+    /// uses (in any case).
+    ///
+    /// ```
+    /// #[toolsmith::tool(effect = "read")]
+    /// /// The weather in a region now. Not for forecasts.
+    /// fn current_weather(
+    ///     /// The region, e.g. "eu-west".
+    ///     #[arg(length(max = 40))]
+    ///     region: String,
+    /// ) -> String {
+    ///     format!("sunny in {region}")
+    /// }
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new().with(CurrentWeather))
+    ///     .with_param_header("current_weather", "region", "Region");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_param_header(self, tool: &str, param: &str, header: &str) -> Self {
+        self.edit(|c| {
+            let Some(listed) = c.tools.get_mut(tool) else {
+                panic!("with_param_header: no tool `{tool}` is served");
+            };
+            if let Err(problem) = add_param_header(listed, param, header) {
+                panic!("with_param_header(`{tool}`, `{param}`, `{header}`): {problem}");
+            }
+        })
+    }
+
+    /// Serves every HTTP request on its own, with no session, whatever revision the client
+    /// speaks: replicas of this server behind a load balancer with no session affinity give
+    /// the same answers, as each request carries all it needs. MCP 2026-07-28 requests are
+    /// served so anyway; this extends it to 2025-11-25 clients (rmcp's stateless mode), which
+    /// then get no `Mcp-Session-Id`, no log level kept between requests, no
+    /// `tools/list_changed` pushed, and no resumable streams. Share the keys that state
+    /// depends on across the fleet too: [`with_state_key`](Self::with_state_key) for
+    /// 2026-07-28 rounds, `Toolbox::with_cursor_key` for pages, and
+    /// `Toolbox::with_shared_state` for idempotency, results, limits, budgets and circuits
+    /// (docs/deployment.md).
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_stateless_http()
+    ///     .with_state_key("a secret of at least 32 random bytes, shared by the fleet");
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_stateless_http(self) -> Self {
+        self.edit(|c| c.stateless_http = true)
+    }
+
+    /// How long a task and its result are kept from its start (default five minutes): a
+    /// task still running then is stopped and reported failed, and a finished one is
+    /// forgotten a while after.
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_task_ttl(std::time::Duration::from_secs(3600));
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_task_ttl(self, ttl: std::time::Duration) -> Self {
+        self.edit(|c| c.tasks.ttl = ttl.max(std::time::Duration::from_millis(1)))
+    }
+
+    /// This server for a new connection: the same tools and clients, a session of its own.
+    pub(super) fn for_session(&self) -> Self {
+        Self {
+            config: Arc::clone(&self.config),
+            peers: Arc::clone(&self.peers),
+            session: Arc::default(),
+            state_codec: Arc::clone(&self.state_codec),
+        }
+    }
+
+    pub(super) fn edit(mut self, f: impl FnOnce(&mut Config)) -> Self {
+        f(Arc::make_mut(&mut self.config));
+        self
+    }
+
+    /// The name and version the server gives in `initialize` (`serverInfo`).
+    #[must_use]
+    pub fn with_name(self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        let implementation = Implementation::new(name, version);
+        self.edit(|c| c.implementation = implementation)
+    }
+
+    /// The `instructions` the server gives in `initialize`: how to use its tools together.
+    #[must_use]
+    pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
+        let instructions = instructions.into();
+        self.edit(|c| c.instructions = Some(instructions))
+    }
+
+    /// How many tools one `tools/list` page holds (at least 1; default
+    /// [`DEFAULT_PAGE_SIZE`]). Longer lists come with a `nextCursor`.
+    #[must_use]
+    pub fn with_page_size(self, tools: usize) -> Self {
+        self.edit(|c| c.page_size = tools.max(1))
+    }
+
+    /// The `Host` header values the HTTP endpoint accepts (default: `localhost`, `127.0.0.1`
+    /// and `::1`, which protects a local server from DNS rebinding). Set this when serving
+    /// on another address.
+    #[must_use]
+    pub fn with_allowed_hosts(self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let hosts = hosts.into_iter().map(Into::into).collect();
+        self.edit(|c| c.allowed_hosts = hosts)
+    }
+
+    /// The browser origins the HTTP endpoint accepts besides loopback ones (`http://localhost`,
+    /// `http://127.0.0.1`, `http://[::1]`, any port), as `https://app.example.com` (any port)
+    /// or `https://app.example.com:8443`; `*` allows every origin. A request with another
+    /// `Origin` gets 403, as the MCP transport specification requires; a request without one
+    /// (not from a browser) is not affected.
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_allowed_origins(["https://app.example.com"]);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_allowed_origins(
+        self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        let origins = origins.into_iter().map(Into::into).collect();
+        self.edit(|c| c.allowed_origins = origins)
+    }
+
+    /// The most bytes one JSON-RPC message may take, on stdio (one line) and HTTP (one
+    /// body). By default twice the largest `max_bytes` of the tools' limits plus room for the
+    /// envelope, and at least [`MIN_MESSAGE_BYTES`]. A longer message is answered with a
+    /// `-32700` parse error (HTTP 413) and never held whole.
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_max_message_bytes(16 << 20);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_max_message_bytes(self, bytes: usize) -> Self {
+        self.edit(|c| c.message_limits.max_bytes = bytes.max(1024))
+    }
+
+    /// How many HTTP sessions may be open at once (default [`DEFAULT_MAX_SESSIONS`]); an
+    /// `initialize` beyond it gets 503 with `Retry-After`, after idle sessions are closed.
+    #[must_use]
+    pub fn with_max_sessions(self, sessions: usize) -> Self {
+        self.edit(|c| c.max_sessions = sessions.max(1))
+    }
+
+    /// How long an HTTP session may go without a request before it is closed (default
+    /// [`DEFAULT_SESSION_IDLE`]).
+    #[must_use]
+    pub fn with_session_idle_timeout(self, idle: std::time::Duration) -> Self {
+        self.edit(|c| c.session_idle = idle)
+    }
+
+    /// How many tool calls may run at once across all of this server's clients (default
+    /// [`DEFAULT_MAX_IN_FLIGHT`]). A call beyond it is answered at once with a retryable
+    /// `rate_limited` tool error instead of queueing without bound.
+    ///
+    /// ```
+    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_max_in_flight(8);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_max_in_flight(self, calls: usize) -> Self {
+        let calls = calls.max(1);
+        self.edit(|c| {
+            c.max_in_flight = calls;
+            c.in_flight = Arc::new(tokio::sync::Semaphore::new(calls));
+        })
+    }
+
+    /// Which run each call belongs to (default [`RunScope::Session`]): what idempotency keys
+    /// and run budgets are scoped to. A [`with_context`](Self::with_context) hook can set
+    /// another run with `ctx.with_run_id(..)`.
+    ///
+    /// ```
+    /// use toolsmith::mcp::{McpServer, RunScope};
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_run_scope(RunScope::Session);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_run_scope(self, runs: RunScope) -> Self {
+        self.edit(|c| c.runs = runs)
+    }
+
+    /// Adds to each request's context: `hook` gets the context the server made (call id,
+    /// cancellation, trace id, run) and the request, and returns the context the tool sees.
+    ///
+    /// ```
+    /// use toolsmith::mcp::McpServer;
+    ///
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_context(|ctx, request| {
+    ///     match request.header("x-user") {
+    ///         Some(user) => ctx.with_principal(user),
+    ///         None => ctx,
+    ///     }
+    /// });
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_context(
+        self,
+        hook: impl Fn(ToolContext, &McpRequest) -> ToolContext + Send + Sync + 'static,
+    ) -> Self {
+        self.edit(|c| c.context = Some(Arc::new(hook)))
+    }
+
+    /// Serves the resources, prompts and completions of `handler`, an [`rmcp::ServerHandler`]
+    /// written with rmcp's own API (its `#[prompt_router]`, its resource methods), from the
+    /// same endpoint as the toolbox's tools. Its capabilities for resources, prompts and
+    /// completions are advertised; its tool methods are not used (the toolbox serves the
+    /// tools). Stored large results (`toolsmith://results/...`) are read by the server
+    /// itself; every other `resources/read` goes to `handler`.
+    ///
+    /// ```
+    /// use toolsmith::mcp::rmcp::{self, model::{ListPromptsResult, Prompt, ServerCapabilities, ServerConfig}};
+    /// use toolsmith::mcp::McpServer;
+    ///
+    /// struct Prompts;
+    /// impl rmcp::ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    ///     async fn list_prompts(
+    ///         &self,
+    ///         _: Option<rmcp::model::PaginatedRequestParams>,
+    ///         _: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ///     ) -> Result<ListPromptsResult, rmcp::ErrorData> {
+    ///         Ok(ListPromptsResult::with_all_items(vec![Prompt::new("triage", Some("Triage a ticket"), None)]))
+    ///     }
+    /// }
+    ///
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_handler(Prompts);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_handler(self, handler: impl rmcp::ServerHandler + 'static) -> Self {
+        self.edit(|c| c.delegate = Some(Arc::new(handler)))
+    }
+
+    /// What the stdio transport does with one line (without its newline): `Ok` when it is a
+    /// message handed to the protocol, `Err(answer)` with the JSON-RPC error line written
+    /// back otherwise, `Ok` for a blank line. For fuzzing the framing; not a stable API.
+    #[doc(hidden)]
+    pub fn frame_line(&self, line: &[u8]) -> Result<(), String> {
+        stdio::frame(line, &self.config.message_limits)
+    }
+
+    /// The toolbox served.
+    #[must_use]
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.config.toolbox
+    }
+}
+
+/// Marks the parameter `param` of `tool` with `x-mcp-header: header` (SEP-2243), when it
+/// may carry one.
+pub(super) fn add_param_header(
+    tool: &mut McpTool,
+    param: &str,
+    header: &str,
+) -> Result<(), String> {
+    const TCHAR: &str = "!#$%&'*+-.^_`|~";
+    if header.is_empty()
+        || !header
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || TCHAR.contains(c))
+    {
+        return Err("the header is not an HTTP token (RFC 9110)".to_owned());
+    }
+    let mut schema = (*tool.input_schema).clone();
+    let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+        return Err("the tool has no parameters".to_owned());
+    };
+    let taken = properties.values().any(|p| {
+        p.get("x-mcp-header")
+            .and_then(Value::as_str)
+            .is_some_and(|h| h.eq_ignore_ascii_case(header))
+    });
+    if taken {
+        return Err("the tool already uses this header".to_owned());
+    }
+    let Some(property) = properties.get_mut(param).and_then(Value::as_object_mut) else {
+        return Err("the tool has no such parameter".to_owned());
+    };
+    let primitive = match property.get("type") {
+        Some(Value::String(t)) => ["string", "integer", "boolean"].contains(&t.as_str()),
+        _ => false,
+    };
+    if !primitive {
+        return Err("only a string, integer or boolean parameter can be a header".to_owned());
+    }
+    property.insert("x-mcp-header".to_owned(), Value::String(header.to_owned()));
+    tool.input_schema = Arc::new(schema);
+    Ok(())
+}
+
+/// The limits on one message: the largest of the tools' (and the toolbox's) limits, with
+/// room for the JSON-RPC envelope around the arguments.
+pub(super) fn message_limits(tools: &[InputLimits]) -> InputLimits {
+    let most = |f: fn(&InputLimits) -> usize| {
+        tools
+            .iter()
+            .map(f)
+            .chain(std::iter::once(f(&InputLimits::DEFAULT)))
+            .max()
+            .unwrap_or(0)
+    };
+    InputLimits::DEFAULT
+        .with_max_bytes(
+            most(|l| l.max_bytes)
+                .saturating_mul(2)
+                .saturating_add(64 << 10)
+                .max(MIN_MESSAGE_BYTES),
+        )
+        .with_max_depth(most(|l| l.max_depth).saturating_add(4))
+        .with_max_nodes(most(|l| l.max_nodes).saturating_add(1024))
+        .with_max_members(most(|l| l.max_members).max(64))
+        .with_max_items(most(|l| l.max_items))
+}
