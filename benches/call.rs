@@ -317,9 +317,10 @@ fn failure(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
 }
 
 fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
-    let toolbox = Toolbox::new()
-        .with(CreateTicket)
-        .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
+    let toolbox = Toolbox::new().with(CreateTicket).with_state(
+        toolsmith::state::State::memory()
+            .with_idempotency(toolsmith::state::MemoryIdempotencyStore::new(100_000)),
+    );
     let ctx = ToolContext::new().with_run_id("bench");
     let replayed = r#"{"title":"Printer on fire"}"#;
     let _ = support::run(rt, toolbox.call("create_ticket", replayed, &ctx));
@@ -388,7 +389,10 @@ fn count(rt: &tokio::runtime::Runtime, path: &str, n: u64) {
         .with(SearchWeb)
         .with(SearchWebAsync)
         .with(CreateTicket)
-        .with_idempotency_store(toolsmith::idempotency::MemoryStore::new(100_000));
+        .with_state(
+            toolsmith::state::State::memory()
+                .with_idempotency(toolsmith::state::MemoryIdempotencyStore::new(100_000)),
+        );
     let ctx = ToolContext::new().with_run_id("bench");
     let parsed: serde_json::Value = serde_json::from_str(VALID).expect("valid JSON");
     let mut out = Vec::with_capacity(2048);

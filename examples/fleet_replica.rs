@@ -20,11 +20,11 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use toolsmith::idempotency::RedisStore;
 use toolsmith::mcp::McpServer;
 use toolsmith::policy::{
     CircuitPolicy, RateLimit, RetryPolicy, RunBudget, SharedApprovals, ToolPolicy,
 };
+use toolsmith::state::{RedisStore, State};
 use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
 
 #[path = "tools/mod.rs"]
@@ -111,12 +111,16 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
         .with(RefundOrder)
         .with(tools::Add)
         .with(tools::SearchWeb);
+    // The key signs cursors and stored results' ids: the same on every replica.
+    let key = "the fleet's cursor key, 32 bytes or more of it";
     let toolbox = if redis == "memory" {
-        toolbox.with_approver(toolsmith::policy::Approvals::new())
+        toolbox
+            .with_state(State::memory().with_key(key))
+            .with_approver(toolsmith::policy::Approvals::new())
     } else {
         let store = Arc::new(RedisStore::open(redis).map_err(|e| e.to_string())?);
         toolbox
-            .with_shared_state(Arc::clone(&store))
+            .with_state(State::shared(Arc::clone(&store)).with_key(key))
             .with_approver(SharedApprovals::new(store))
     };
     Ok(toolbox
@@ -138,8 +142,7 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
                 rate_limit: Some(RateLimit::per_second(20)),
                 ..one_try
             },
-        )
-        .with_cursor_key("the fleet's cursor key, 32 bytes or more of it"))
+        ))
 }
 
 #[tokio::main]

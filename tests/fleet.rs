@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use redis_server::RedisServer;
 use serde_json::json;
-use toolsmith::idempotency::RedisStore;
 use toolsmith::policy::{CircuitPolicy, RetryPolicy, RunBudget, SharedApprovals};
+use toolsmith::state::RedisStore;
 use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
 
 static LISTED: AtomicUsize = AtomicUsize::new(0);
@@ -62,7 +62,9 @@ fn replica(url: &str) -> Toolbox {
         .with(ListOrders)
         .with(FetchRate)
         .with(CheckStock)
-        .with_shared_state(Arc::new(RedisStore::open(url).unwrap()))
+        .with_state(toolsmith::state::State::shared(Arc::new(
+            RedisStore::open(url).unwrap(),
+        )))
         .with_budget(RunBudget {
             max_calls: 10,
             ..Default::default()

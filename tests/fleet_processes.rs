@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 use http_exchange::{exchange, message, whole_message};
 use redis_server::RedisServer;
 use serde_json::{Value, json};
-use toolsmith::idempotency::RedisStore;
 use toolsmith::policy::SharedApprovals;
+use toolsmith::state::RedisStore;
 
 /// A `fleet_replica` process, killed when dropped.
 struct Replica {

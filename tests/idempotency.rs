@@ -6,11 +6,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolsmith::idempotency::{
-    IdempotencyPolicy, IdempotencyScope, IdempotencyStore, MemoryStore, Reservation,
-    derive_idempotency_key,
-};
+use toolsmith::idempotency::{IdempotencyPolicy, IdempotencyScope, derive_idempotency_key};
 use toolsmith::policy::ToolPolicy;
+use toolsmith::state::{IdempotencyStore, MemoryIdempotencyStore, Reservation};
 use toolsmith::{ErrorCode, ToolCall, ToolContext, ToolError, ToolOutcome, Toolbox, tool};
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
@@ -247,9 +245,9 @@ async fn a_duplicate_of_a_running_call_waits_then_gets_a_retryable_error() {
 
 #[tokio::test(start_paused = true)]
 async fn derived_keys_are_scoped_to_the_run_by_default() {
-    let toolbox = Toolbox::new()
-        .with(SendMemo)
-        .with_idempotency_store(MemoryStore::new(10));
+    let toolbox = Toolbox::new().with(SendMemo).with_state(
+        toolsmith::state::State::memory().with_idempotency(MemoryIdempotencyStore::new(10)),
+    );
     let args = r#"{"title": "Weekly report"}"#;
     let monday = ToolContext::new().with_run_id("monday");
     let tuesday = ToolContext::new().with_run_id("tuesday");
@@ -370,12 +368,12 @@ fn derived_keys_normalise_numbers_and_key_order() {
     assert_ne!(a, derive_idempotency_key("u", &json!({"n": 5}), None, None));
     assert_ne!(a, derive_idempotency_key("t", &args, None, Some("run")));
     assert_ne!(a, derive_idempotency_key("t", &args, Some("ada"), None));
-    let _ = Arc::new(MemoryStore::default());
+    let _ = Arc::new(MemoryIdempotencyStore::default());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_full_memory_store_evicts_the_oldest_results_never_running_calls() {
-    let store = MemoryStore::new(10);
+    let store = MemoryIdempotencyStore::new(10);
     let ttl = Duration::from_secs(3600);
     store.reserve("running", "fp", ttl).await.unwrap();
     for i in 0..100 {
@@ -410,7 +408,7 @@ async fn a_full_memory_store_evicts_the_oldest_results_never_running_calls() {
 #[tokio::test(start_paused = true)]
 async fn the_memory_store_is_bounded_in_bytes() {
     let budget = 256 << 10;
-    let store = MemoryStore::new(1_000_000).with_max_bytes(budget);
+    let store = MemoryIdempotencyStore::new(1_000_000).with_max_bytes(budget);
     let ttl = Duration::from_secs(3600);
     store.reserve("running", "fp", ttl).await.unwrap();
     let envelope = format!(r#"{{"status":"success","data":"{}"}}"#, "x".repeat(10_000));
@@ -466,7 +464,10 @@ async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
     let toolbox = Toolbox::new()
         .with(WriteBigReport)
         .with_large_results(toolsmith::output::LargeResults::Inline)
-        .with_idempotency_store(MemoryStore::default().with_max_bytes(64 << 10));
+        .with_state(
+            toolsmith::state::State::memory()
+                .with_idempotency(MemoryIdempotencyStore::default().with_max_bytes(64 << 10)),
+        );
     let ctx = ctx();
     let first = toolbox
         .call("write_big_report", r#"{"size": 100000}"#, &ctx)
@@ -483,9 +484,10 @@ async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
     );
 
     // By default the result goes to the result store, and the replay gives its reference.
-    let toolbox = Toolbox::new()
-        .with(WriteBigReport)
-        .with_idempotency_store(MemoryStore::default().with_max_bytes(64 << 10));
+    let toolbox = Toolbox::new().with(WriteBigReport).with_state(
+        toolsmith::state::State::memory()
+            .with_idempotency(MemoryIdempotencyStore::default().with_max_bytes(64 << 10)),
+    );
     let first = toolbox
         .call("write_big_report", r#"{"size": 100001}"#, &ctx)
         .await;

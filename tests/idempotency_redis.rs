@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use toolsmith::idempotency::RedisStore;
+use toolsmith::state::RedisStore;
 use toolsmith::{ErrorCode, ToolCall, ToolContext, Toolbox, tool};
 
 static CREATED: AtomicUsize = AtomicUsize::new(0);
@@ -67,7 +67,9 @@ fn redis_toolbox(url: &str) -> Toolbox {
         .with(PlaceOrder)
         .with(SendAlert)
         .with_concurrency(1000)
-        .with_idempotency_store(RedisStore::open(url).unwrap())
+        .with_state(
+            toolsmith::state::State::memory().with_idempotency(RedisStore::open(url).unwrap()),
+        )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -174,15 +176,17 @@ async fn large_results_kept_in_redis_are_read_by_another_process() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let one = Toolbox::new()
-        .with(ListShipments)
-        .with_result_store(RedisStore::open(&redis.url).unwrap());
+    let one = Toolbox::new().with(ListShipments).with_state(
+        toolsmith::state::State::memory().with_results(RedisStore::open(&redis.url).unwrap()),
+    );
     let out = one.call("list_shipments", "{}", &ToolContext::new()).await;
     let toolsmith::ToolOutcome::Stored(_, stored) = &out else {
         panic!("{out}")
     };
     // Another toolbox (another replica) on the same Redis reads it.
-    let other = Toolbox::new().with_result_store(RedisStore::open(&redis.url).unwrap());
+    let other = Toolbox::new().with_state(
+        toolsmith::state::State::memory().with_results(RedisStore::open(&redis.url).unwrap()),
+    );
     let kept = other.stored_result(&stored.uri).await.unwrap().unwrap();
     assert_eq!(
         serde_json::from_str::<Vec<u32>>(&kept).unwrap().len(),

@@ -907,8 +907,12 @@ mod pages {
     #[tokio::test]
     async fn a_fleet_sharing_the_key_accepts_each_others_cursors() {
         let secret = b"a secret shared by every replica, 32+ bytes long";
-        let one = Toolbox::new().with(ListTickets).with_cursor_key(secret);
-        let two = Toolbox::new().with(ListTickets).with_cursor_key(secret);
+        let one = Toolbox::new()
+            .with(ListTickets)
+            .with_state(toolsmith::state::State::memory().with_key(secret));
+        let two = Toolbox::new()
+            .with(ListTickets)
+            .with_state(toolsmith::state::State::memory().with_key(secret));
         let first = envelope(&page(&one, "list_tickets", None).await);
         let next = first["data"]["next_cursor"].clone();
         let second = envelope(&page(&two, "list_tickets", Some(&next)).await);
@@ -1104,11 +1108,11 @@ mod rich {
 #[test]
 #[should_panic(expected = "give at least 32 random bytes")]
 fn a_short_cursor_key_is_refused_where_the_toolbox_is_built() {
-    let _ = Toolbox::new().with_cursor_key("short");
+    let _ = Toolbox::new().with_state(toolsmith::state::State::memory().with_key("short"));
 }
 
 #[test]
 #[should_panic(expected = "the secret is 0 bytes long")]
 fn an_empty_cursor_key_is_refused() {
-    let _ = Toolbox::new().with_cursor_key("");
+    let _ = Toolbox::new().with_state(toolsmith::state::State::memory().with_key(""));
 }

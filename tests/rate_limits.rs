@@ -191,12 +191,14 @@ async fn being_held_back_does_not_open_the_circuit() {
 
 mod redis {
     use super::*;
-    use toolsmith::idempotency::RedisStore;
+    use toolsmith::state::RedisStore;
 
     fn replica(url: &str, limit: RateLimit) -> Toolbox {
         Toolbox::new()
             .with(LookUp)
-            .with_rate_limiter(RedisStore::open(url).unwrap())
+            .with_state(
+                toolsmith::state::State::memory().with_rate_limits(RedisStore::open(url).unwrap()),
+            )
             .configure("look_up", limited(limit, 1))
     }
 
@@ -236,7 +238,9 @@ mod redis {
         drop(server);
         let toolbox = Toolbox::new()
             .with(Spell)
-            .with_rate_limiter(RedisStore::open(&url).unwrap())
+            .with_state(
+                toolsmith::state::State::memory().with_rate_limits(RedisStore::open(&url).unwrap()),
+            )
             .configure("spell", limited(RateLimit::per_second(100), 3));
         let ctx = ToolContext::new();
         let outcome = toolbox.call("spell", json!({"word": "lost"}), &ctx).await;

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use serde_json::json;
-use toolsmith::output::{MemoryResultStore, ResultStore};
 use toolsmith::policy::Approvals;
+use toolsmith::state::{MemoryResultStore, ResultStore};
 use toolsmith::{ErrorCode, ToolContext, Toolbox, tool};
 
 /// Files a note for review. Writes. Not for drafts.

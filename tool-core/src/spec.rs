@@ -454,7 +454,7 @@ pub struct ToolPolicy {
     /// [`LargeResults::default`]).
     pub large_results: Option<LargeResults>,
     /// This tool's own rate limit, across every process that shares the toolbox's rate
-    /// limiter ([`Toolbox::with_rate_limiter`](crate::Toolbox::with_rate_limiter)).
+    /// limiter ([`State::with_rate_limits`](crate::state::State::with_rate_limits)).
     pub rate_limit: Option<RateLimit>,
     /// The named upstream this tool calls, whose limit
     /// ([`Toolbox::with_upstream_limit`](crate::Toolbox::with_upstream_limit)) it shares with

@@ -292,8 +292,8 @@ impl McpServer {
     /// then get no `Mcp-Session-Id`, no log level kept between requests, no
     /// `tools/list_changed` pushed, and no resumable streams. Share the keys that state
     /// depends on across the fleet too: [`with_state_key`](Self::with_state_key) for
-    /// 2026-07-28 rounds, `Toolbox::with_cursor_key` for pages, and
-    /// `Toolbox::with_shared_state` for idempotency, results, limits, budgets and circuits
+    /// 2026-07-28 rounds, and `Toolbox::with_state(State::shared(redis).with_key(..))` for
+    /// idempotency, results, limits, budgets, circuits, pages and result ids
     /// (docs/deployment.md).
     ///
     /// ```

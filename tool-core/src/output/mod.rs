@@ -32,6 +32,7 @@ use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
 use crate::spec::ToolPolicy;
+use crate::state::ResultStore;
 
 pub use crate::outcome::{OutputNotes, Partial, StoredResult, Untrusted};
 pub use crate::spec::{LargeResults, OutputSafety};
@@ -41,9 +42,9 @@ pub use content::{Content, Embedded, Part};
 pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
+pub use store::RESULT_URI_PREFIX;
 #[cfg(feature = "mcp")]
 pub(crate) use store::new_id;
-pub use store::{MemoryResultStore, RESULT_URI_PREFIX, ResultStore, ResultStoreError};
 pub(crate) use store::{check_secret, key_from_secret, may_read, random_key};
 
 use scan::{Hit, Secret, hits};

@@ -110,7 +110,7 @@ impl<T> Page<T> {
 /// is refused.
 ///
 /// It reads and writes as a string. Several processes serving one fleet share the key with
-/// [`Toolbox::with_cursor_key`](crate::Toolbox::with_cursor_key); by default each toolbox
+/// [`State::with_key`](crate::state::State::with_key); by default each toolbox
 /// makes its own.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]

@@ -9,11 +9,14 @@ use std::time::Duration;
 use tokio::sync::{RwLock, Semaphore};
 
 use crate::definition::ToolDefinition;
-use crate::idempotency::{IdempotencyPolicy, IdempotencyStore, MemoryStore};
+use crate::idempotency::IdempotencyPolicy;
 use crate::limits::InputLimits;
-use crate::output::{LargeResults, MemoryResultStore, OutputChecks, ResultStore};
+use crate::output::{LargeResults, OutputChecks};
 use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
-use crate::state::{BudgetStore, CircuitStore, MemoryRateLimiter, RateLimiter};
+use crate::state::{
+    BudgetStore, CircuitStore, IdempotencyStore, MemoryIdempotencyStore, MemoryRateLimiter,
+    MemoryResultStore, RateLimiter, ResultStore,
+};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
@@ -80,7 +83,7 @@ impl Default for Settings {
             approver: None,
             sinks: Vec::new(),
             overrides: HashMap::new(),
-            store: Arc::new(MemoryStore::default()),
+            store: Arc::new(MemoryIdempotencyStore::default()),
             idempotency: IdempotencyPolicy::default(),
             input_limits: None,
             results: Arc::new(MemoryResultStore::default()),

@@ -8,11 +8,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::error::{ErrorCode, ToolError};
-use crate::idempotency::{
-    CallKey, IdempotencyPolicy, IdempotencyStore, KeyScope, Reservation, StoreError, call_key,
-};
+use crate::idempotency::{CallKey, IdempotencyPolicy, KeyScope, call_key};
 use crate::outcome::ToolOutcome;
 use crate::spec::IdempotencyScope;
+use crate::state::{IdempotencyStore, Reservation, StoreError};
 use crate::tool::Tool;
 
 use super::attempt::timer;

@@ -606,13 +606,30 @@ impl Toolbox {
         self.configured()
     }
 
-    /// Sets where idempotency keys and first results are kept (default: in memory).
+    /// Keeps the toolbox's state in `state`: its idempotency keys, large results, rate
+    /// limits, and for a fleet run budgets and circuits, and the key that signs cursors and
+    /// stored results' ids. By default everything is in this process's memory with a random
+    /// key ([`State::memory`](crate::state::State::memory)); the replicas of a fleet share one
+    /// store and one key ([`State::shared`](crate::state::State::shared)).
+    ///
+    /// ```
+    /// use toolsmith::state::{MemoryIdempotencyStore, State};
+    /// let state = State::memory()
+    ///     .with_idempotency(MemoryIdempotencyStore::new(10_000))
+    ///     .with_key("a secret of at least 32 random bytes, shared by the fleet");
+    /// let toolbox = toolsmith::Toolbox::new().with_state(state);
+    /// # let _ = toolbox;
+    /// ```
     #[must_use]
-    pub fn with_idempotency_store(
-        mut self,
-        store: impl crate::idempotency::IdempotencyStore,
-    ) -> Self {
-        self.settings.store = Arc::new(store);
+    pub fn with_state(mut self, state: crate::state::State) -> Self {
+        self.settings.store = state.idempotency;
+        self.settings.results = state.results;
+        self.settings.limiter = state.rate_limits;
+        self.settings.shared_budgets = state.budgets;
+        self.settings.shared_circuits = state.circuits;
+        if let Some(key) = state.key {
+            self.settings.cursor_key = key;
+        }
         self.configured()
     }
 
@@ -636,98 +653,6 @@ impl Toolbox {
     #[must_use]
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
         self.settings.approver = Some(Arc::new(approver));
-        self.configured()
-    }
-
-    /// Keeps results too large to give a model inline in `store` (default: a
-    /// [`MemoryResultStore`](crate::output::MemoryResultStore) of at most 64 MiB); with
-    /// several processes, a store they share (`RedisStore`, feature `redis`).
-    #[must_use]
-    pub fn with_result_store(mut self, store: impl crate::output::ResultStore) -> Self {
-        self.settings.results = Arc::new(store);
-        self.configured()
-    }
-
-    /// Where rate limits keep their counts: this process's memory by default
-    /// ([`MemoryRateLimiter`](crate::state::MemoryRateLimiter)); a `RedisStore` (feature
-    /// `redis`) shares them with every process of a fleet, so a limit holds for the fleet.
-    ///
-    /// ```
-    /// let toolbox = toolsmith::Toolbox::new()
-    ///     .with_rate_limiter(toolsmith::state::MemoryRateLimiter::new());
-    /// # let _ = toolbox;
-    /// ```
-    #[must_use]
-    pub fn with_rate_limiter(mut self, limiter: impl crate::state::RateLimiter) -> Self {
-        self.settings.limiter = Arc::new(limiter);
-        self.configured()
-    }
-
-    /// Keeps the runtime's shared state in `state`, for a fleet of processes that serve the
-    /// same runs: idempotency keys, stored large results, rate limits, run budgets and circuit
-    /// breakers (a `RedisStore`, feature `redis`, is all of these). Each operation is atomic
-    /// in the store, with a deadline; when the store cannot be reached, calls are refused with
-    /// a retryable error, never run twice or let through unlimited. See docs/deployment.md.
-    ///
-    /// ```
-    /// # #[cfg(feature = "redis")]
-    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
-    /// let state = std::sync::Arc::new(toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?);
-    /// let toolbox = toolsmith::Toolbox::new().with_shared_state(state);
-    /// # let _ = toolbox;
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_shared_state<S>(mut self, state: Arc<S>) -> Self
-    where
-        S: crate::idempotency::IdempotencyStore
-            + crate::output::ResultStore
-            + crate::state::RateLimiter
-            + crate::state::BudgetStore
-            + crate::state::CircuitStore,
-    {
-        self.settings.store = state.clone();
-        self.settings.results = state.clone();
-        self.settings.limiter = state.clone();
-        self.settings.shared_budgets = Some(state.clone());
-        self.settings.shared_circuits = Some(state);
-        self.configured()
-    }
-
-    /// Counts run budgets in `store` instead of this toolbox's memory (see
-    /// [`with_shared_state`](Self::with_shared_state), which sets this and the rest).
-    ///
-    /// ```
-    /// # #[cfg(feature = "redis")]
-    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
-    /// let store = toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?;
-    /// let toolbox = toolsmith::Toolbox::new().with_budget_store(store);
-    /// # let _ = toolbox;
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_budget_store(mut self, store: impl crate::state::BudgetStore) -> Self {
-        self.settings.shared_budgets = Some(Arc::new(store));
-        self.configured()
-    }
-
-    /// Keeps circuit breakers in `store` instead of this toolbox's memory (see
-    /// [`with_shared_state`](Self::with_shared_state)).
-    ///
-    /// ```
-    /// # #[cfg(feature = "redis")]
-    /// # fn fleet() -> Result<(), toolsmith::idempotency::StoreError> {
-    /// let store = toolsmith::idempotency::RedisStore::open("redis://127.0.0.1:6379/")?;
-    /// let toolbox = toolsmith::Toolbox::new().with_circuit_store(store);
-    /// # let _ = toolbox;
-    /// # Ok(())
-    /// # }
-    /// ```
-    #[must_use]
-    pub fn with_circuit_store(mut self, store: impl crate::state::CircuitStore) -> Self {
-        self.settings.shared_circuits = Some(Arc::new(store));
         self.configured()
     }
 
@@ -755,28 +680,6 @@ impl Toolbox {
     #[must_use]
     pub fn with_large_results(mut self, large: crate::output::LargeResults) -> Self {
         self.settings.large_results = large;
-        self.configured()
-    }
-
-    /// Signs paging tools' cursors ([`Cursor`](crate::output::Cursor)) with a key made from
-    /// `secret`, instead of one this toolbox makes up: processes that serve one fleet share
-    /// it, so a cursor one gave out is good on another. Keep `secret` as secret as a session
-    /// key; at least 32 random bytes.
-    ///
-    /// ```
-    /// let toolbox = toolsmith::Toolbox::new()
-    ///     .with_cursor_key("a secret of at least 32 random bytes, shared by the fleet");
-    /// # let _ = toolbox;
-    /// ```
-    ///
-    /// # Panics
-    ///
-    /// When `secret` is shorter than 32 bytes: anyone could guess a short key and forge
-    /// cursors, so it is refused where the toolbox is built.
-    #[must_use]
-    pub fn with_cursor_key(mut self, secret: impl AsRef<[u8]>) -> Self {
-        crate::output::check_secret("Toolbox::with_cursor_key", secret.as_ref());
-        self.settings.cursor_key = Arc::new(crate::output::key_from_secret(secret.as_ref()));
         self.configured()
     }
 
@@ -826,7 +729,7 @@ impl Toolbox {
     pub async fn stored_result(
         &self,
         uri: &str,
-    ) -> Result<Option<String>, crate::output::ResultStoreError> {
+    ) -> Result<Option<String>, crate::state::StoreError> {
         self.stored_result_as(uri, None).await
     }
 
@@ -865,7 +768,7 @@ impl Toolbox {
         &self,
         uri: &str,
         ctx: &ToolContext,
-    ) -> Result<Option<String>, crate::output::ResultStoreError> {
+    ) -> Result<Option<String>, crate::state::StoreError> {
         self.stored_result_as(uri, ctx.principal()).await
     }
 
@@ -873,7 +776,7 @@ impl Toolbox {
         &self,
         uri: &str,
         principal: Option<&str>,
-    ) -> Result<Option<String>, crate::output::ResultStoreError> {
+    ) -> Result<Option<String>, crate::state::StoreError> {
         match uri.strip_prefix(crate::output::RESULT_URI_PREFIX) {
             Some(id)
                 if !id.is_empty()

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{ApprovalDecision, ApprovalRequest, Approver, PendingApproval, Ticket};
-use crate::idempotency::RedisStore;
 use crate::spec::{Annotations, Effect};
+use crate::state::RedisStore;
 use crate::tool::BoxFuture;
 
 /// Takes a decision: `{"approved"}`, `{"denied", reason}`, or `{"pending"}` after recording
@@ -80,7 +80,7 @@ pub(crate) const MAX_SHARED_PENDING_BYTES: usize = 64 << 20;
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::sync::Arc;
-/// use toolsmith::idempotency::RedisStore;
+/// use toolsmith::state::RedisStore;
 /// use toolsmith::policy::SharedApprovals;
 ///
 /// let approvals = SharedApprovals::new(Arc::new(RedisStore::open("redis://127.0.0.1:6379/")?));
@@ -227,8 +227,8 @@ impl SharedApprovals {
     ///
     /// # Errors
     ///
-    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
-    pub async fn pending(&self) -> Result<Vec<PendingApproval>, crate::idempotency::StoreError> {
+    /// A [`StoreError`](crate::state::StoreError) when Redis cannot be reached.
+    pub async fn pending(&self) -> Result<Vec<PendingApproval>, crate::state::StoreError> {
         let mut found = Vec::new();
         let mut cursor: u64 = 0;
         loop {
@@ -260,11 +260,8 @@ impl SharedApprovals {
     ///
     /// # Errors
     ///
-    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
-    pub async fn approve(
-        &self,
-        pending: &PendingApproval,
-    ) -> Result<(), crate::idempotency::StoreError> {
+    /// A [`StoreError`](crate::state::StoreError) when Redis cannot be reached.
+    pub async fn approve(&self, pending: &PendingApproval) -> Result<(), crate::state::StoreError> {
         let grant = if self.reusable {
             "approved:any"
         } else {
@@ -277,12 +274,12 @@ impl SharedApprovals {
     ///
     /// # Errors
     ///
-    /// A [`StoreError`](crate::idempotency::StoreError) when Redis cannot be reached.
+    /// A [`StoreError`](crate::state::StoreError) when Redis cannot be reached.
     pub async fn deny(
         &self,
         pending: &PendingApproval,
         reason: impl Into<String>,
-    ) -> Result<(), crate::idempotency::StoreError> {
+    ) -> Result<(), crate::state::StoreError> {
         let grant = format!("denied:{}", reason.into());
         self.decide_on(&pending.ticket, &grant).await
     }
@@ -291,7 +288,7 @@ impl SharedApprovals {
         &self,
         ticket: &Ticket,
         grant: &str,
-    ) -> Result<(), crate::idempotency::StoreError> {
+    ) -> Result<(), crate::state::StoreError> {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(RECORD)
             .arg(4)

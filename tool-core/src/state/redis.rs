@@ -1,21 +1,27 @@
-//! The Redis store: `SET key value NX PX ttl` reserves atomically, so processes sharing one
-//! Redis (and a restarted process) see each other's keys.
+//! The one Redis type of the state family: every store trait, on one connection, so the
+//! processes of a fleet (and a restarted process) share idempotency keys, large results, rate
+//! limits, run budgets and circuits.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
-use super::store::{IdempotencyStore, Reservation, StoreError};
+use super::error::StoreError;
+use super::idempotency::{IdempotencyStore, Reservation};
 use crate::tool::BoxFuture;
 
 /// How long one Redis operation may take before the store reports itself unavailable.
 const OP_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// An [`IdempotencyStore`] in Redis (feature `redis`). Keys are `toolsmith:idem:<key>`.
+/// Every store of the state family in Redis (feature `redis`): idempotency keys
+/// (`toolsmith:idem:<key>`, reserved with `SET NX PX`), large results, rate limits, run
+/// budgets and circuits; give it to a toolbox with
+/// [`State::shared`](crate::state::State::shared), and to
+/// [`SharedApprovals`](crate::policy::SharedApprovals) for approvals.
 ///
-/// When Redis cannot be reached, every operation fails with a [`StoreError`], which the toolbox
-/// turns into a retryable error: the call is not run, so it cannot run twice.
+/// When Redis cannot be reached, every operation fails with a [`StoreError`]: a call the
+/// store guards is not run (a retryable error), so it cannot run twice or past its limits.
 pub struct RedisStore {
     client: redis::Client,
     connection: Mutex<Option<redis::aio::MultiplexedConnection>>,
@@ -118,12 +124,12 @@ redis.call('SET', KEYS[1], string.format('%.0f', next_tat), 'PX', math.ceil((nex
 return 0
 ";
 
-impl crate::state::RateLimiter for RedisStore {
+impl super::limits::RateLimiter for RedisStore {
     fn acquire<'a>(
         &'a self,
         key: &'a str,
         limit: &'a crate::spec::RateLimit,
-    ) -> BoxFuture<'a, Result<Option<Duration>, crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<Option<Duration>, StoreError>> {
         Box::pin(async move {
             let interval = limit.interval();
             let tolerance = interval * limit.burst.max(1).saturating_sub(1);
@@ -181,8 +187,8 @@ fn micros(d: Duration) -> u64 {
     u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
-fn state_error(err: StoreError) -> crate::state::StateError {
-    crate::state::StateError(err.0)
+fn state_error(err: StoreError) -> StoreError {
+    StoreError(err.0)
 }
 
 fn script(source: &str, keys: &[String]) -> redis::Cmd {
@@ -194,16 +200,16 @@ fn script(source: &str, keys: &[String]) -> redis::Cmd {
     cmd
 }
 
-impl crate::state::BudgetStore for RedisStore {
+impl super::runs::BudgetStore for RedisStore {
     fn count_call<'a>(
         &'a self,
         run: &'a str,
-    ) -> BoxFuture<'a, Result<crate::state::RunUsage, crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<super::runs::RunUsage, StoreError>> {
         Box::pin(async move {
             let mut cmd = script(COUNT_CALL, &[format!("toolsmith:run:{run}")]);
             cmd.arg(RUN_TTL_MS);
             let (calls, us): (u64, u64) = self.run(cmd).await.map_err(state_error)?;
-            Ok(crate::state::RunUsage {
+            Ok(super::runs::RunUsage {
                 calls: u32::try_from(calls).unwrap_or(u32::MAX),
                 tool_time: Duration::from_micros(us),
             })
@@ -214,7 +220,7 @@ impl crate::state::BudgetStore for RedisStore {
         &'a self,
         run: &'a str,
         tool: &'a str,
-    ) -> BoxFuture<'a, Result<u32, crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<u32, StoreError>> {
         Box::pin(async move {
             let mut cmd = redis::cmd("HINCRBY");
             cmd.arg(format!("toolsmith:run:{run}"))
@@ -229,7 +235,7 @@ impl crate::state::BudgetStore for RedisStore {
         &'a self,
         run: &'a str,
         took: Duration,
-    ) -> BoxFuture<'a, Result<(), crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut cmd = redis::cmd("HINCRBY");
             cmd.arg(format!("toolsmith:run:{run}"))
@@ -241,12 +247,12 @@ impl crate::state::BudgetStore for RedisStore {
     }
 }
 
-impl crate::state::CircuitStore for RedisStore {
+impl super::circuits::CircuitStore for RedisStore {
     fn admit<'a>(
         &'a self,
         tool: &'a str,
         cooldown: Duration,
-    ) -> BoxFuture<'a, Result<Option<Duration>, crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<Option<Duration>, StoreError>> {
         Box::pin(async move {
             let keys = [
                 format!("toolsmith:circuit:{tool}"),
@@ -265,7 +271,7 @@ impl crate::state::CircuitStore for RedisStore {
         failed: bool,
         failures: u32,
         cooldown: Duration,
-    ) -> BoxFuture<'a, Result<(), crate::state::StateError>> {
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let keys = [
                 format!("toolsmith:circuit:{tool}"),
@@ -348,6 +354,35 @@ impl IdempotencyStore for RedisStore {
                 Some(text) => parse(&text).map(Some),
                 None => Ok(None),
             }
+        })
+    }
+}
+
+impl super::results::ResultStore for RedisStore {
+    /// `SET toolsmith:result:<id> <data> PX <ttl>`: one command.
+    fn put<'a>(
+        &'a self,
+        id: &'a str,
+        data: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(format!("toolsmith:result:{id}"))
+                .arg(data)
+                .arg("PX")
+                .arg(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1));
+            self.command::<()>(cmd).await.map_err(|e| StoreError(e.0))
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(format!("toolsmith:result:{id}"));
+            self.command::<Option<String>>(cmd)
+                .await
+                .map_err(|e| StoreError(e.0))
         })
     }
 }

@@ -1,8 +1,8 @@
-//! Where keys and first results are kept: the store trait and what it answers.
+//! Where idempotency keys and first results are kept: the store trait and what it answers.
 
-use std::fmt;
 use std::time::Duration;
 
+use super::error::StoreError;
 use crate::tool::BoxFuture;
 
 /// What `reserve` found.
@@ -23,18 +23,6 @@ pub enum Reservation {
         envelope: String,
     },
 }
-
-/// The store could not be reached or answered nonsense.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoreError(pub String);
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "idempotency store: {}", self.0)
-    }
-}
-
-impl std::error::Error for StoreError {}
 
 /// Where idempotency keys and first results are kept. `reserve` must be atomic: of concurrent
 /// reservations of one key, exactly one gets `Reserved`.

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::store::{IdempotencyStore, Reservation, StoreError};
+use super::error::StoreError;
+use super::idempotency::{IdempotencyStore, Reservation};
 use crate::tool::BoxFuture;
 
 enum Slot {
@@ -48,10 +49,10 @@ const SLOT_OVERHEAD: usize = 128;
 /// repeat is answered with a replay that says so instead of running the action again.
 ///
 /// ```
-/// let store = toolsmith::idempotency::MemoryStore::new(10_000).with_max_bytes(16 << 20);
+/// let store = toolsmith::state::MemoryIdempotencyStore::new(10_000).with_max_bytes(16 << 20);
 /// # let _ = store;
 /// ```
-pub struct MemoryStore {
+pub struct MemoryIdempotencyStore {
     inner: Mutex<Inner>,
     capacity: usize,
     max_bytes: usize,
@@ -66,13 +67,13 @@ struct Inner {
 /// Keys are digests or caller-given keys scoped by a digest; foldhash is seeded per process.
 type Slots = HashMap<String, (Slot, usize), foldhash::fast::RandomState>;
 
-impl Default for MemoryStore {
+impl Default for MemoryIdempotencyStore {
     fn default() -> Self {
         Self::new(100_000)
     }
 }
 
-impl MemoryStore {
+impl MemoryIdempotencyStore {
     /// The default byte budget.
     pub const DEFAULT_MAX_BYTES: usize = 64 << 20;
 
@@ -92,7 +93,7 @@ impl MemoryStore {
     /// Sets the most bytes the store keeps (keys, fingerprints and stored results).
     ///
     /// ```
-    /// let store = toolsmith::idempotency::MemoryStore::default().with_max_bytes(1 << 20);
+    /// let store = toolsmith::state::MemoryIdempotencyStore::default().with_max_bytes(1 << 20);
     /// # let _ = store;
     /// ```
     #[must_use]
@@ -104,7 +105,7 @@ impl MemoryStore {
     /// The keys kept now (running, finished, and expired ones not yet evicted).
     ///
     /// ```
-    /// assert_eq!(toolsmith::idempotency::MemoryStore::default().len(), 0);
+    /// assert_eq!(toolsmith::state::MemoryIdempotencyStore::default().len(), 0);
     /// ```
     #[must_use]
     pub fn len(&self) -> usize {
@@ -120,7 +121,7 @@ impl MemoryStore {
     /// The bytes the kept keys, fingerprints and results take, as the budget counts them.
     ///
     /// ```
-    /// assert_eq!(toolsmith::idempotency::MemoryStore::default().size_in_bytes(), 0);
+    /// assert_eq!(toolsmith::state::MemoryIdempotencyStore::default().size_in_bytes(), 0);
     /// ```
     #[must_use]
     pub fn size_in_bytes(&self) -> usize {
@@ -210,7 +211,7 @@ fn poisoned() -> StoreError {
     StoreError("the in-memory store's lock is poisoned".into())
 }
 
-impl IdempotencyStore for MemoryStore {
+impl IdempotencyStore for MemoryIdempotencyStore {
     fn reserve<'a>(
         &'a self,
         key: &'a str,

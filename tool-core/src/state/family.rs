@@ -1,0 +1,158 @@
+//! [`State`]: the stores a toolbox keeps its state in, and the key it signs with.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::circuits::CircuitStore;
+use super::idempotency::IdempotencyStore;
+use super::limits::{MemoryRateLimiter, RateLimiter};
+use super::memory::MemoryIdempotencyStore;
+use super::results::{MemoryResultStore, ResultStore};
+use super::runs::BudgetStore;
+
+/// Where a toolbox keeps its state, given to
+/// [`Toolbox::with_state`](crate::toolbox::Toolbox::with_state): one value for every store,
+/// in memory by default, one shared store for a fleet, and any store overridden on its own.
+///
+/// The key signs paging tools' cursors and the ids of stored results. By default each toolbox
+/// makes a random one; the replicas of a fleet share one ([`with_key`](Self::with_key)), so a
+/// cursor or a result id one replica gave out is good on another.
+///
+/// ```
+/// use toolsmith::Toolbox;
+/// use toolsmith::state::{MemoryIdempotencyStore, State};
+///
+/// // One process: the default, everything in memory.
+/// let one = Toolbox::new().with_state(State::memory());
+///
+/// // A bounded idempotency store in memory, the rest as by default.
+/// let bounded = State::memory().with_idempotency(MemoryIdempotencyStore::new(10_000));
+/// let toolbox = Toolbox::new().with_state(bounded);
+/// # let _ = (one, toolbox);
+/// ```
+///
+/// For a fleet, one Redis for every store (feature `redis`), and one key:
+///
+/// ```no_run
+/// # #[cfg(feature = "redis")]
+/// # fn fleet() -> Result<(), toolsmith::state::StoreError> {
+/// use std::sync::Arc;
+/// use toolsmith::state::{RedisStore, State};
+///
+/// let redis = Arc::new(RedisStore::open("redis://127.0.0.1:6379/")?);
+/// let state = State::shared(redis).with_key("the fleet's key: 32 random bytes or more");
+/// let toolbox = toolsmith::Toolbox::new().with_state(state);
+/// # let _ = toolbox;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct State {
+    pub(crate) idempotency: Arc<dyn IdempotencyStore>,
+    pub(crate) results: Arc<dyn ResultStore>,
+    pub(crate) rate_limits: Arc<dyn RateLimiter>,
+    pub(crate) budgets: Option<Arc<dyn BudgetStore>>,
+    pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
+    pub(crate) key: Option<Arc<[u8; 32]>>,
+}
+
+impl State {
+    /// Everything in this process's memory: idempotency keys ([`MemoryIdempotencyStore`]),
+    /// large results ([`MemoryResultStore`]), rate limits ([`MemoryRateLimiter`]); run budgets
+    /// and circuits counted by the toolbox itself; a random key.
+    #[must_use]
+    pub fn memory() -> Self {
+        Self {
+            idempotency: Arc::new(MemoryIdempotencyStore::default()),
+            results: Arc::new(MemoryResultStore::default()),
+            rate_limits: Arc::new(MemoryRateLimiter::new()),
+            budgets: None,
+            circuits: None,
+            key: None,
+        }
+    }
+
+    /// Every store in `store`, shared by the processes that use it (a fleet's replicas on one
+    /// Redis: [`RedisStore`](crate::state::RedisStore), feature `redis`). The key is still
+    /// this process's own until [`with_key`](Self::with_key) names the fleet's.
+    #[must_use]
+    pub fn shared<S>(store: Arc<S>) -> Self
+    where
+        S: IdempotencyStore + ResultStore + RateLimiter + BudgetStore + CircuitStore,
+    {
+        Self {
+            idempotency: store.clone(),
+            results: store.clone(),
+            rate_limits: store.clone(),
+            budgets: Some(store.clone()),
+            circuits: Some(store),
+            key: None,
+        }
+    }
+
+    /// Keeps idempotency keys and first results in `store`.
+    #[must_use]
+    pub fn with_idempotency(mut self, store: impl IdempotencyStore) -> Self {
+        self.idempotency = Arc::new(store);
+        self
+    }
+
+    /// Keeps large results in `store`.
+    #[must_use]
+    pub fn with_results(mut self, store: impl ResultStore) -> Self {
+        self.results = Arc::new(store);
+        self
+    }
+
+    /// Keeps rate limits' counts in `limiter`.
+    #[must_use]
+    pub fn with_rate_limits(mut self, limiter: impl RateLimiter) -> Self {
+        self.rate_limits = Arc::new(limiter);
+        self
+    }
+
+    /// Counts run budgets in `store`, shared by the processes that use it.
+    #[must_use]
+    pub fn with_budgets(mut self, store: impl BudgetStore) -> Self {
+        self.budgets = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps circuit breakers in `store`, shared by the processes that use it.
+    #[must_use]
+    pub fn with_circuits(mut self, store: impl CircuitStore) -> Self {
+        self.circuits = Some(Arc::new(store));
+        self
+    }
+
+    /// Signs cursors and stored results' ids with a key made from `secret`, instead of one
+    /// this toolbox makes up: the replicas of a fleet share it. Keep `secret` as secret as a
+    /// session key; at least 32 random bytes.
+    ///
+    /// # Panics
+    ///
+    /// When `secret` is shorter than 32 bytes: anyone could guess a short key and forge
+    /// cursors, so it is refused where the state is built.
+    #[must_use]
+    pub fn with_key(mut self, secret: impl AsRef<[u8]>) -> Self {
+        crate::output::check_secret("State::with_key", secret.as_ref());
+        self.key = Some(Arc::new(crate::output::key_from_secret(secret.as_ref())));
+        self
+    }
+}
+
+impl Default for State {
+    fn default() -> Self {
+        Self::memory()
+    }
+}
+
+impl fmt::Debug for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("State")
+            .field("shared_budgets", &self.budgets.is_some())
+            .field("shared_circuits", &self.circuits.is_some())
+            .field("key", &self.key.as_ref().map(|_| "set"))
+            .finish_non_exhaustive()
+    }
+}
