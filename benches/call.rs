@@ -353,7 +353,7 @@ fn idempotent(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
 /// `search_web` with the output mode of a tool that is not `open_world` (neutralize: the
 /// output scanned, nothing added to a clean envelope).
 fn neutralizing() -> Toolbox {
-    Toolbox::new().with(SearchWeb).configure(
+    Toolbox::new().with(SearchWeb).with_tool_policy(
         "search_web",
         toolsmith::policy::ToolPolicy {
             output_safety: Some(toolsmith::output::OutputSafety::Neutralize),

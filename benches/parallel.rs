@@ -27,7 +27,12 @@ fn main() {
         .enable_all()
         .build()
         .expect("a tokio runtime");
-    let toolbox = Toolbox::new().with(WaitOneMs).with_concurrency(CONCURRENCY);
+    let toolbox = Toolbox::new()
+        .with(WaitOneMs)
+        .with_defaults(toolsmith::policy::Defaults {
+            concurrency: CONCURRENCY,
+            ..toolsmith::policy::Defaults::default()
+        });
     let calls: Vec<ToolCall> = (0..CALLS)
         .map(|i| ToolCall {
             id: Some(format!("call_{i}")),

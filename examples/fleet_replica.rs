@@ -124,19 +124,22 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
             .with_approver(SharedApprovals::new(store))
     };
     Ok(toolbox
-        .with_budget(RunBudget {
-            max_calls: 10,
-            ..Default::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 10,
+                ..Default::default()
+            }),
+            circuit: CircuitPolicy {
+                failures: 3,
+                cooldown: Duration::from_secs(60),
+            },
+            retry: RetryPolicy {
+                max_attempts: 1,
+                ..Default::default()
+            },
+            ..toolsmith::policy::Defaults::default()
         })
-        .with_circuit(CircuitPolicy {
-            failures: 3,
-            cooldown: Duration::from_secs(60),
-        })
-        .with_retry(RetryPolicy {
-            max_attempts: 1,
-            ..Default::default()
-        })
-        .configure(
+        .with_tool_policy(
             "look_up",
             ToolPolicy {
                 rate_limit: Some(RateLimit::per_second(20)),
@@ -174,9 +177,15 @@ async fn main() -> ExitCode {
     };
     let server = McpServer::new(toolbox).with_name("fleet-replica", env!("CARGO_PKG_VERSION"));
     let server = if sessions.is_empty() {
-        server.with_stateless_http()
+        server.with_http(toolsmith::mcp::HttpOptions {
+            stateless: true,
+            ..Default::default()
+        })
     } else {
-        server.with_max_sessions(100_000)
+        server.with_http(toolsmith::mcp::HttpOptions {
+            max_sessions: 100_000,
+            ..Default::default()
+        })
     };
     let server = server
         .with_state_key("the fleet's sealing key, 32 bytes or more of it")

@@ -900,7 +900,7 @@ fn toolbox(switch: &Switch) -> Toolbox {
         .with(TestToolWithTask)
         .with(TestTriggerToolChange)
         .with(TestHiddenTool)
-        .enable_when("test_hidden_tool", switch.clone())
+        .with_enabled_when("test_hidden_tool", switch.clone())
         .with(SchemaTool::new())
         .with(TestLoggingTool)
         .with(TestMissingCapability)

@@ -71,7 +71,10 @@ async fn run(options: Options) -> Result<(), String> {
         .with_name("toolsmith-quickstart", env!("CARGO_PKG_VERSION"))
         .with_instructions("Search the web, add integers and create calendar events.");
     if let Some(n) = options.page_size {
-        server = server.with_page_size(n);
+        server = server.with_limits(toolsmith::mcp::ServerLimits {
+            page_size: n,
+            ..Default::default()
+        });
     }
     match options.http {
         None => {

@@ -227,13 +227,16 @@ async fn migrate(
 
 #[tokio::test]
 async fn batches_honour_sequential_tools_and_limits() {
-    let toolbox = Toolbox::new().with(Migrate).with(GetHumidity).configure(
-        "weather.get_humidity",
-        ToolPolicy {
-            concurrency: Some(1),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(Migrate)
+        .with(GetHumidity)
+        .with_tool_policy(
+            "weather.get_humidity",
+            ToolPolicy {
+                concurrency: Some(1),
+                ..ToolPolicy::default()
+            },
+        );
     let calls: Vec<ToolCall> = (0..4)
         .map(|i| ToolCall {
             id: Some(format!("toolu_{i}")),
@@ -277,7 +280,7 @@ async fn a_disabled_tool_is_unknown_in_the_providers_spelling() {
     let toolbox = Toolbox::new()
         .with(CurrentWeather)
         .with(GetHumidity)
-        .enable_when("weather.get_current", |ctx: &ToolContext| {
+        .with_enabled_when("weather.get_current", |ctx: &ToolContext| {
             ctx.principal() == Some("staff")
         });
     let call = ToolCall {

@@ -99,7 +99,10 @@ async fn approvals_are_single_use_and_per_principal() {
     let ada = ToolContext::new().with_principal("ada");
     let bob = ToolContext::new().with_principal("bob");
     let args = json!({"id": 3, "admin_password": "x"});
-    toolbox.approve("tickets.delete", &args, &ada).unwrap();
+    toolbox
+        .approvals()
+        .approve("tickets.delete", &args, &ada)
+        .unwrap();
     // Ada's approval is not Bob's.
     let out = toolbox.call("tickets.delete", &args, &bob).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalRequired);
@@ -117,7 +120,10 @@ async fn approvals_are_single_use_and_per_principal() {
     // A reusable store lets identical calls through until the approval expires.
     let approvals = Approvals::new().reusable();
     let toolbox = toolbox_with(&approvals);
-    toolbox.approve("tickets.delete", &args, &ada).unwrap();
+    toolbox
+        .approvals()
+        .approve("tickets.delete", &args, &ada)
+        .unwrap();
     for _ in 0..3 {
         assert!(
             toolbox
@@ -145,7 +151,7 @@ async fn a_person_sees_what_is_waiting_without_secrets() {
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalRequired);
     // Asked twice: listed once.
     let _ = toolbox.call("tickets.delete", &args, &ctx).await;
-    let pending = toolbox.pending_approvals();
+    let pending = toolbox.approvals().pending();
     assert_eq!(pending.len(), 1);
     let request = &pending[0];
     assert_eq!(request.tool, "tickets.delete");
@@ -194,10 +200,12 @@ async fn approvals_that_could_change_nothing_are_errors() {
         other => panic!("{other:?}"),
     }
     let err = toolbox
+        .approvals()
         .approve("tickets.search", json!({"text": "x"}), &ctx)
         .unwrap_err();
     assert!(matches!(err, ApprovalError::NotNeeded { .. }), "{err}");
     let err = toolbox
+        .approvals()
         .approve("tickets.delete", json!({"id": 0}), &ctx)
         .unwrap_err();
     assert!(
@@ -211,6 +219,7 @@ async fn approvals_that_could_change_nothing_are_errors() {
         .with(DeleteTicket)
         .with_approver(|_: &ApprovalRequest<'_>| ApprovalDecision::Pending);
     let err = custom
+        .approvals()
         .approve(
             "tickets.delete",
             json!({"id": 1, "admin_password": "x"}),
@@ -273,6 +282,7 @@ async fn a_prompt_in_the_context_asks_the_person_on_the_spot() {
     let toolbox = toolbox_with(&approvals);
     let ctx = ToolContext::new();
     toolbox
+        .approvals()
         .deny("tickets.delete", &args, &ctx, "frozen")
         .unwrap();
     let asking = ctx

@@ -65,17 +65,20 @@ fn replica(url: &str) -> Toolbox {
         .with_state(toolsmith::state::State::shared(Arc::new(
             RedisStore::open(url).unwrap(),
         )))
-        .with_budget(RunBudget {
-            max_calls: 10,
-            ..Default::default()
-        })
-        .with_circuit(CircuitPolicy {
-            failures: 3,
-            cooldown: Duration::from_millis(400),
-        })
-        .with_retry(RetryPolicy {
-            max_attempts: 1,
-            ..Default::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 10,
+                ..Default::default()
+            }),
+            circuit: CircuitPolicy {
+                failures: 3,
+                cooldown: Duration::from_millis(400),
+            },
+            retry: RetryPolicy {
+                max_attempts: 1,
+                ..Default::default()
+            },
+            ..toolsmith::policy::Defaults::default()
         })
 }
 
@@ -338,7 +341,10 @@ mod mcp {
         for _ in 0..3 {
             let toolbox = replica(url).with(GreetUser);
             let server = McpServer::new(toolbox)
-                .with_stateless_http()
+                .with_http(toolsmith::mcp::HttpOptions {
+                    stateless: true,
+                    ..Default::default()
+                })
                 .with_state_key(STATE_KEY)
                 .bind_local_http(0)
                 .await
@@ -437,9 +443,12 @@ async fn an_approval_for_a_call_that_did_not_run_stays_for_the_fleet() {
             replica(&server.url)
                 .with(RefundOrder)
                 .with_approver(approvals.clone())
-                .with_budget(RunBudget {
-                    max_calls: 1,
-                    ..Default::default()
+                .with_defaults(toolsmith::policy::Defaults {
+                    budget: Some(RunBudget {
+                        max_calls: 1,
+                        ..Default::default()
+                    }),
+                    ..toolsmith::policy::Defaults::default()
                 })
         })
         .collect();

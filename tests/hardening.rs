@@ -395,10 +395,14 @@ async fn every_limit_is_named_with_its_value_and_pointer() {
         "{message}"
     );
     // Per toolbox, for tools that set none.
-    let small = Toolbox::new()
-        .with(EchoI64)
-        .with(TakeJson)
-        .with_input_limits(InputLimits::default().with_max_nodes(3));
+    let small =
+        Toolbox::new()
+            .with(EchoI64)
+            .with(TakeJson)
+            .with_defaults(toolsmith::policy::Defaults {
+                input_limits: Some(InputLimits::default().with_max_nodes(3)),
+                ..toolsmith::policy::Defaults::default()
+            });
     let out = call(&small, "echo_i64", r#"{"id": 1, "b": 2, "c": 3}"#).await;
     let message = refused_at(&out, "/c");
     assert!(

@@ -146,7 +146,12 @@ async fn a_duplicate_is_replayed_not_run_and_the_tool_sees_its_key() {
 
 #[tokio::test(start_paused = true)]
 async fn one_thousand_concurrent_duplicates_run_once() {
-    let toolbox = Toolbox::new().with(FileReport).with_concurrency(1000);
+    let toolbox = Toolbox::new()
+        .with(FileReport)
+        .with_defaults(toolsmith::policy::Defaults {
+            concurrency: 1000,
+            ..toolsmith::policy::Defaults::default()
+        });
     let calls: Vec<ToolCall> = (0..1000)
         .map(|i| ToolCall {
             id: Some(format!("c{i}")),
@@ -225,9 +230,12 @@ async fn failures_are_stored_or_released_by_kind() {
 async fn a_duplicate_of_a_running_call_waits_then_gets_a_retryable_error() {
     let toolbox = Toolbox::new()
         .with(RebuildIndex)
-        .with_idempotency(IdempotencyPolicy {
-            wait: Duration::from_secs(1),
-            ..IdempotencyPolicy::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            idempotency: IdempotencyPolicy {
+                wait: Duration::from_secs(1),
+                ..IdempotencyPolicy::default()
+            },
+            ..toolsmith::policy::Defaults::default()
         });
     let args = r#"{"name": "tickets"}"#;
     let c = ctx();
@@ -274,7 +282,7 @@ async fn a_global_content_scope_is_an_opt_in_per_tool() {
     let toolbox = Toolbox::new()
         .with(CreateTicket)
         .with(SetPriority)
-        .configure(
+        .with_tool_policy(
             "set_priority",
             ToolPolicy {
                 idempotency_scope: Some(IdempotencyScope::Global),
@@ -463,7 +471,10 @@ async fn a_write_whose_result_is_too_large_to_keep_is_still_done_once() {
     // Given inline (no result store), the result is too large for the idempotency store.
     let toolbox = Toolbox::new()
         .with(WriteBigReport)
-        .with_large_results(toolsmith::output::LargeResults::Inline)
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: toolsmith::output::LargeResults::Inline,
+            ..toolsmith::policy::Defaults::default()
+        })
         .with_state(
             toolsmith::state::State::memory()
                 .with_idempotency(MemoryIdempotencyStore::default().with_max_bytes(64 << 10)),

@@ -66,7 +66,10 @@ fn redis_toolbox(url: &str) -> Toolbox {
         .with(CreateTicket)
         .with(PlaceOrder)
         .with(SendAlert)
-        .with_concurrency(1000)
+        .with_defaults(toolsmith::policy::Defaults {
+            concurrency: 1000,
+            ..toolsmith::policy::Defaults::default()
+        })
         .with_state(
             toolsmith::state::State::memory().with_idempotency(RedisStore::open(url).unwrap()),
         )

@@ -155,11 +155,16 @@ async fn a_panic_in_an_inline_tool_is_an_internal_error_and_spares_the_buffer() 
 
 #[tokio::test(start_paused = true)]
 async fn retryable_errors_of_inline_tools_are_retried_by_the_policy() {
-    let toolbox = Toolbox::new().with(FetchFlaky).with_retry(RetryPolicy {
-        max_attempts: 3,
-        base: Duration::from_millis(10),
-        ..RetryPolicy::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(FetchFlaky)
+        .with_defaults(toolsmith::policy::Defaults {
+            retry: RetryPolicy {
+                max_attempts: 3,
+                base: Duration::from_millis(10),
+                ..RetryPolicy::default()
+            },
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut out = Vec::new();
     let status = toolbox
         .call_into("fetch_flaky", "{}", &ToolContext::new(), &mut out)

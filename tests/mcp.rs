@@ -102,14 +102,17 @@ fn toolbox(deletes: &Switch) -> Toolbox {
         .with(InspectContext)
         .with(WaitForCancel)
         .with(DeleteDraft)
-        .enable_when("delete_draft", deletes.clone())
+        .with_enabled_when("delete_draft", deletes.clone())
 }
 
 fn server(deletes: &Switch) -> McpServer {
     McpServer::new(toolbox(deletes))
         .with_name("pipe-server", "9.9.9")
         .with_instructions("Test tools.")
-        .with_page_size(2)
+        .with_limits(toolsmith::mcp::ServerLimits {
+            page_size: 2,
+            ..Default::default()
+        })
         .with_context(|ctx, request| match request.meta().get("user") {
             Some(Value::String(user)) => ctx.with_principal(user.as_str()),
             _ => ctx,
@@ -1525,7 +1528,10 @@ mod tasks {
         .with_task_tool("confirm", TaskSupport::Optional)
         .with_task_tool("greet_later", TaskSupport::OnDetach)
         .with_task_tool("linger", TaskSupport::OnDetach)
-        .with_task_ttl(Duration::from_secs(90))
+        .with_limits(toolsmith::mcp::ServerLimits {
+            task_ttl: Duration::from_secs(90),
+            ..Default::default()
+        })
         .with_param_header("route", "region", "Region")
         .with_context(move |ctx, _| ctx.with_extension(Arc::clone(&flags)))
     }
@@ -1893,8 +1899,11 @@ mod tasks {
     async fn a_task_past_its_time_to_live_fails_and_frees_its_slot() {
         let flags = Arc::new(Flags::default());
         let http_server = server(&flags)
-            .with_task_ttl(Duration::from_millis(300))
-            .with_max_in_flight(1)
+            .with_limits(toolsmith::mcp::ServerLimits {
+                task_ttl: Duration::from_millis(300),
+                max_in_flight: 1,
+                ..Default::default()
+            })
             .bind_local_http(0)
             .await
             .unwrap();

@@ -205,7 +205,11 @@ async fn stdio_answers_are_bounded_and_escaped() {
 
 #[tokio::test]
 async fn calls_in_flight_are_bounded() {
-    let mut pipe = Pipe::connect(server().with_max_in_flight(2)).await;
+    let mut pipe = Pipe::connect(server().with_limits(toolsmith::mcp::ServerLimits {
+        max_in_flight: 2,
+        ..Default::default()
+    }))
+    .await;
     for id in 20..23 {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "wait_a_while", "arguments": {"ms": 500}}});
@@ -263,7 +267,10 @@ fn post(host: &str, extra: &str, body: &str) -> String {
 #[tokio::test]
 async fn http_checks_host_and_origin() {
     let http_server = server()
-        .with_allowed_origins(["https://app.example.com"])
+        .with_http(toolsmith::mcp::HttpOptions {
+            allowed_origins: vec!["https://app.example.com".into()],
+            ..Default::default()
+        })
         .bind_local_http(0)
         .await
         .unwrap();
@@ -370,8 +377,11 @@ async fn http_bodies_are_bounded_and_checked_before_parsing() {
 #[tokio::test]
 async fn http_sessions_are_capped_and_expire() {
     let http_server = server()
-        .with_max_sessions(2)
-        .with_session_idle_timeout(Duration::from_millis(500))
+        .with_http(toolsmith::mcp::HttpOptions {
+            max_sessions: 2,
+            session_idle_timeout: Duration::from_millis(500),
+            ..Default::default()
+        })
         .bind_local_http(0)
         .await
         .unwrap();

@@ -118,7 +118,7 @@ async fn disguised_instructions_and_tags_are_found() {
         );
     }
     // Through a tool's output: Block withholds each one.
-    let toolbox = Toolbox::new().with(EchoPage).configure(
+    let toolbox = Toolbox::new().with(EchoPage).with_tool_policy(
         "echo_page",
         ToolPolicy {
             output_safety: Some(OutputSafety::Block),
@@ -387,7 +387,7 @@ async fn a_tools_error_goes_through_the_output_checks() {
         err.fields()
     );
 
-    let blocked = Toolbox::new().with(QuotingUpstream).configure(
+    let blocked = Toolbox::new().with(QuotingUpstream).with_tool_policy(
         "quoting_upstream",
         ToolPolicy {
             output_safety: Some(OutputSafety::Block),
@@ -425,7 +425,7 @@ async fn a_refusal_of_the_arguments_is_checked_for_secrets_and_kept() {
         assert!(!out.to_json().contains(raw), "{raw} in {out}");
     }
 
-    let blocked = Toolbox::new().with(CountSeats).configure(
+    let blocked = Toolbox::new().with(CountSeats).with_tool_policy(
         "count_seats",
         ToolPolicy {
             output_safety: Some(OutputSafety::Block),

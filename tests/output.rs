@@ -160,7 +160,7 @@ async fn open_world_output_is_quarantined_by_default() {
 
 #[tokio::test]
 async fn a_quarantined_tool_marks_even_clean_output() {
-    let toolbox = Toolbox::new().with(ReadNote).configure(
+    let toolbox = Toolbox::new().with(ReadNote).with_tool_policy(
         "read_note",
         ToolPolicy {
             output_safety: Some(OutputSafety::Quarantine),
@@ -183,7 +183,7 @@ async fn block_withholds_the_output_and_the_audit_says_unsafe_output() {
     let toolbox = Toolbox::new()
         .with(FetchPage)
         .with_audit(Arc::clone(&audit))
-        .configure(
+        .with_tool_policy(
             "fetch_page",
             ToolPolicy {
                 output_safety: Some(OutputSafety::Block),
@@ -265,7 +265,7 @@ async fn what_the_checks_did_is_in_the_audit_record() {
 
 #[tokio::test]
 async fn a_tool_that_returns_paths_keeps_them_when_configured() {
-    let toolbox = Toolbox::new().with(ReadNote).configure(
+    let toolbox = Toolbox::new().with(ReadNote).with_tool_policy(
         "read_note",
         ToolPolicy {
             redact_paths: Some(false),
@@ -393,7 +393,7 @@ async fn the_fault_kit_unsafe_html_result_is_neutralized_or_blocked() {
     assert_eq!(env["untrusted"]["source"], "fetch_page");
 
     let web = Arc::new(Faulty::new(FetchPage).then(Fault::Inject(injection.into())));
-    let toolbox = Toolbox::new().with(web.clone()).configure(
+    let toolbox = Toolbox::new().with(web.clone()).with_tool_policy(
         "fetch_page",
         ToolPolicy {
             output_safety: Some(OutputSafety::Block),
@@ -683,7 +683,7 @@ async fn large_data_written_in_place_is_stored_too() {
 
 #[tokio::test]
 async fn a_tool_can_keep_its_large_results_inline() {
-    let toolbox = Toolbox::new().with(ListOrders).configure(
+    let toolbox = Toolbox::new().with(ListOrders).with_tool_policy(
         "list_orders",
         ToolPolicy {
             large_results: Some(toolsmith::output::LargeResults::Inline),
@@ -696,12 +696,15 @@ async fn a_tool_can_keep_its_large_results_inline() {
     assert!(matches!(out, ToolOutcome::Success(_)));
     assert_eq!(envelope(&out)["data"].as_array().unwrap().len(), 2000);
 
-    let toolbox = Toolbox::new().with(ListOrders).with_large_results(
-        toolsmith::output::LargeResults::Store {
-            over_bytes: 100,
-            ttl: std::time::Duration::from_secs(60),
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(ListOrders)
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: toolsmith::output::LargeResults::Store {
+                over_bytes: 100,
+                ttl: std::time::Duration::from_secs(60),
+            },
+            ..toolsmith::policy::Defaults::default()
+        });
     let out = toolbox
         .call("list_orders", json!({"count": 3}), &ctx())
         .await;
@@ -810,7 +813,10 @@ mod pages {
     async fn a_cursor_expires_when_the_toolbox_limits_it_and_its_expiry_is_signed() {
         let toolbox = Toolbox::new()
             .with(ListTickets)
-            .with_cursor_ttl(Duration::from_millis(300));
+            .with_defaults(toolsmith::policy::Defaults {
+                cursor_ttl: Some(Duration::from_millis(300)),
+                ..toolsmith::policy::Defaults::default()
+            });
         let first = envelope(&page(&toolbox, "list_tickets", None).await);
         let cursor = first["data"]["next_cursor"].as_str().unwrap().to_owned();
         // Within its time, the next page.

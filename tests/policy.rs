@@ -280,10 +280,15 @@ async fn email_send_network_after_commit() {
 
 #[tokio::test(start_paused = true)]
 async fn the_run_budget_stops_loops() {
-    let toolbox = Toolbox::new().with(GetCustomer).with_budget(RunBudget {
-        max_calls: 3,
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(GetCustomer)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 3,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let run = ctx().with_run_id("run_1");
     for _ in 0..3 {
         assert!(
@@ -308,7 +313,10 @@ async fn the_run_budget_stops_loops() {
     let crm = Arc::new(Faulty::new(GetCustomer).times(10, Fault::Upstream(500)));
     let toolbox = Toolbox::new()
         .with(crm.clone())
-        .with_budget(RunBudget::default());
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget::default()),
+            ..toolsmith::policy::Defaults::default()
+        });
     let run = ctx().with_run_id("run_3");
     let first = toolbox.call("get_customer", r#"{"id": 1}"#, &run).await;
     assert_eq!(
@@ -325,10 +333,15 @@ async fn the_run_budget_stops_loops() {
 async fn the_run_budget_counts_time_in_tools_not_between_calls() {
     // A call takes 3 s of tool time; the budget is 9 s of it.
     let slow = Arc::new(Faulty::new(GetCustomer).times(100, Fault::Slow(Duration::from_secs(3))));
-    let toolbox = Toolbox::new().with(slow).with_budget(RunBudget {
-        max_tool_time: Duration::from_secs(9),
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(slow)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_tool_time: Duration::from_secs(9),
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let run = ctx().with_run_id("run_4");
     for _ in 0..3 {
         // The model thinks for ten minutes between calls: that is not the tools' time.
@@ -368,7 +381,7 @@ async fn a_fallback_answers_marked_degraded() {
     let toolbox = Toolbox::new()
         .with(crm.clone())
         .with(GetCachedCustomer)
-        .configure(
+        .with_tool_policy(
             "get_customer",
             ToolPolicy {
                 fallback: Some("get_cached_customer".into()),
@@ -390,11 +403,14 @@ async fn the_circuit_opens_fails_fast_and_probes() {
     let crm = Arc::new(Faulty::new(GetCustomer).times(3, Fault::Upstream(500)));
     let toolbox = Toolbox::new()
         .with(crm.clone())
-        .with_circuit(CircuitPolicy {
-            failures: 3,
-            cooldown: Duration::from_secs(10),
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: CircuitPolicy {
+                failures: 3,
+                cooldown: Duration::from_secs(10),
+            },
+            ..toolsmith::policy::Defaults::default()
         })
-        .configure(
+        .with_tool_policy(
             "get_customer",
             ToolPolicy {
                 max_attempts: Some(1),
@@ -455,8 +471,11 @@ async fn parallel_calls_keep_order_and_limits() {
     // A sequential tool runs alone; the global limit caps everything else.
     let toolbox = Toolbox::new()
         .with(WaitSecond)
-        .with_concurrency(64)
-        .configure(
+        .with_defaults(toolsmith::policy::Defaults {
+            concurrency: 64,
+            ..toolsmith::policy::Defaults::default()
+        })
+        .with_tool_policy(
             "wait_second",
             ToolPolicy {
                 sequential: true,
@@ -543,7 +562,10 @@ async fn destructive_calls_need_an_approval_of_their_exact_arguments() {
         message.contains(&toolsmith::policy::arguments_hash(&args)),
         "{message}"
     );
-    toolbox.approve("delete_note", &args, &ctx()).unwrap();
+    toolbox
+        .approvals()
+        .approve("delete_note", &args, &ctx())
+        .unwrap();
     assert_eq!(
         toolbox
             .call("delete_note", &args, &ctx())
@@ -569,12 +591,16 @@ async fn destructive_calls_need_an_approval_of_their_exact_arguments() {
     assert_eq!(out.error().unwrap().code(), ErrorCode::InvalidArguments);
     assert_eq!(out.error().unwrap().fields().len(), 2);
     // Approvals expire.
-    toolbox.approve("delete_note", &args, &ctx()).unwrap();
+    toolbox
+        .approvals()
+        .approve("delete_note", &args, &ctx())
+        .unwrap();
     tokio::time::advance(Duration::from_secs(61)).await;
     let out = toolbox.call("delete_note", &args, &ctx()).await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::ApprovalExpired);
     // A denial says why.
     toolbox
+        .approvals()
         .deny(
             "delete_note",
             &other,
@@ -598,7 +624,7 @@ async fn disabled_tools_are_absent_and_refused_as_unknown() {
     let toolbox = Toolbox::new()
         .with(GetCustomer)
         .with(GetCachedCustomer)
-        .enable_when("get_customer", |ctx: &ToolContext| {
+        .with_enabled_when("get_customer", |ctx: &ToolContext| {
             ctx.principal() == Some("staff")
         });
     let guest = ctx().with_principal("guest");
@@ -703,7 +729,7 @@ async fn injected_faults_panics_slowness_and_text() {
             .then(Fault::Panic)
             .then(Fault::Slow(Duration::from_secs(1))),
     );
-    let toolbox = Toolbox::new().with(crm.clone()).configure(
+    let toolbox = Toolbox::new().with(crm.clone()).with_tool_policy(
         "get_customer",
         ToolPolicy {
             max_attempts: Some(1),

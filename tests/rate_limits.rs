@@ -77,7 +77,7 @@ async fn burst(toolbox: &Toolbox, n: usize) -> Vec<Option<ErrorCode>> {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_over_the_limit_fails_rate_limited_with_its_wait() {
-    let toolbox = Toolbox::new().with(LookUp).configure(
+    let toolbox = Toolbox::new().with(LookUp).with_tool_policy(
         "look_up",
         limited(RateLimit::per_second(5).with_burst(2), 1),
     );
@@ -103,11 +103,14 @@ async fn a_call_over_the_limit_fails_rate_limited_with_its_wait() {
 async fn the_retry_policy_waits_for_the_turn() {
     let toolbox = Toolbox::new()
         .with(LookUp)
-        .with_retry(RetryPolicy {
-            jitter: false,
-            ..Default::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            retry: RetryPolicy {
+                jitter: false,
+                ..Default::default()
+            },
+            ..toolsmith::policy::Defaults::default()
         })
-        .configure("look_up", limited(RateLimit::per_second(10), 3));
+        .with_tool_policy("look_up", limited(RateLimit::per_second(10), 3));
     let started = tokio::time::Instant::now();
     let outcomes = burst(&toolbox, 3).await;
     // One at once, the others each wait for their turn (100 ms apart) within 3 attempts.
@@ -119,7 +122,7 @@ async fn the_retry_policy_waits_for_the_turn() {
 async fn a_steady_limit_admits_its_rate_and_no_more() {
     let toolbox = Toolbox::new()
         .with(LookUp)
-        .configure("look_up", limited(RateLimit::per_second(20), 1));
+        .with_tool_policy("look_up", limited(RateLimit::per_second(20), 1));
     let ctx = ToolContext::new();
     let mut admitted = 0;
     // 10 s of calls every 10 ms: 1,000 offered at 100/s against a limit of 20/s.
@@ -146,9 +149,15 @@ async fn tools_that_name_one_upstream_share_its_limit() {
     let toolbox = Toolbox::new()
         .with(LookUp)
         .with(ServiceStatus)
-        .with_upstream_limit("dictionary", RateLimit::per_second(1).with_burst(2))
-        .configure("look_up", upstream.clone())
-        .configure("service_status", upstream);
+        .with_defaults(toolsmith::policy::Defaults {
+            upstream_limits: std::collections::HashMap::from([(
+                "dictionary".to_owned(),
+                RateLimit::per_second(1).with_burst(2),
+            )]),
+            ..toolsmith::policy::Defaults::default()
+        })
+        .with_tool_policy("look_up", upstream.clone())
+        .with_tool_policy("service_status", upstream);
     let ctx = ToolContext::new();
     assert!(admitted(&toolbox).await);
     assert!(
@@ -171,11 +180,14 @@ async fn tools_that_name_one_upstream_share_its_limit() {
 async fn being_held_back_does_not_open_the_circuit() {
     let toolbox = Toolbox::new()
         .with(LookUp)
-        .with_circuit(CircuitPolicy {
-            failures: 2,
-            ..Default::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: CircuitPolicy {
+                failures: 2,
+                ..Default::default()
+            },
+            ..toolsmith::policy::Defaults::default()
         })
-        .configure("look_up", limited(RateLimit::per_second(1), 1));
+        .with_tool_policy("look_up", limited(RateLimit::per_second(1), 1));
     let outcomes = burst(&toolbox, 6).await;
     assert_eq!(outcomes.iter().filter(|o| o.is_none()).count(), 1);
     assert!(
@@ -199,7 +211,7 @@ mod redis {
             .with_state(
                 toolsmith::state::State::memory().with_rate_limits(RedisStore::open(url).unwrap()),
             )
-            .configure("look_up", limited(limit, 1))
+            .with_tool_policy("look_up", limited(limit, 1))
     }
 
     #[tokio::test]
@@ -241,7 +253,7 @@ mod redis {
             .with_state(
                 toolsmith::state::State::memory().with_rate_limits(RedisStore::open(&url).unwrap()),
             )
-            .configure("spell", limited(RateLimit::per_second(100), 3));
+            .with_tool_policy("spell", limited(RateLimit::per_second(100), 3));
         let ctx = ToolContext::new();
         let outcome = toolbox.call("spell", json!({"word": "lost"}), &ctx).await;
         let err = outcome.error().expect("no limit, no call");

@@ -430,11 +430,15 @@ async fn approval_with_retries_asks_once_for_a_call_its_policy_retries() {
 
 #[tokio::test]
 async fn approval_with_budgets_a_waiting_call_spends_nothing() {
-    let (approvals, toolbox) =
-        approving(Toolbox::new().with(BookApproved).with_budget(RunBudget {
-            max_calls: 1,
-            ..RunBudget::default()
-        }));
+    let (approvals, toolbox) = approving(Toolbox::new().with(BookApproved).with_defaults(
+        toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        },
+    ));
     let ctx = run("run-approval-budget");
     let call = json!({"flight_id": "B1", "passenger": "Mo"});
     for _ in 0..3 {
@@ -451,7 +455,7 @@ async fn approval_with_rate_limits_a_waiting_call_takes_no_turn() {
     let (approvals, toolbox) = approving(
         Toolbox::new()
             .with(BookApproved)
-            .configure("book_approved", one_a_second()),
+            .with_tool_policy("book_approved", one_a_second()),
     );
     let ctx = run("run-approval-rate");
     let call = json!({"flight_id": "L1", "passenger": "Ned"});
@@ -462,10 +466,15 @@ async fn approval_with_rate_limits_a_waiting_call_takes_no_turn() {
 
 #[tokio::test]
 async fn idempotency_with_budgets_a_replay_spends_nothing() {
-    let toolbox = Toolbox::new().with(BookFlight).with_budget(RunBudget {
-        max_calls: 1,
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(BookFlight)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-idem-budget");
     let call = json!({"flight_id": "B2", "passenger": "Oz"});
     let first = toolbox.call("book_flight", call.clone(), &ctx).await;
@@ -493,8 +502,11 @@ async fn idempotency_with_the_circuit_a_refused_call_keeps_no_key() {
     let once = once();
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure("book_flight", once)
-        .with_circuit(circuit(1, 10));
+        .with_tool_policy("book_flight", once)
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 10),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-idem-circuit");
     let call = json!({"flight_id": "C1", "passenger": "Pia"});
     let failed = toolbox.call("book_flight", call.clone(), &ctx).await;
@@ -517,12 +529,16 @@ async fn idempotency_with_the_circuit_a_refused_call_keeps_no_key() {
 #[tokio::test(start_paused = true)]
 async fn idempotency_with_retries_one_action_for_every_attempt() {
     let tool = Arc::new(Faulty::new(BookFlight).then(Fault::AfterEffect));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_retry(RetryPolicy {
-            max_attempts: 3,
-            ..RetryPolicy::default()
-        });
+    let toolbox =
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_defaults(toolsmith::policy::Defaults {
+                retry: RetryPolicy {
+                    max_attempts: 3,
+                    ..RetryPolicy::default()
+                },
+                ..toolsmith::policy::Defaults::default()
+            });
     let ctx = run("run-idem-retries");
     let call = json!({"flight_id": "R2", "passenger": "Quin", "cabin": null});
     let out = toolbox.call("book_flight", call, &ctx).await;
@@ -591,7 +607,10 @@ fn book_group(
 async fn idempotency_with_stored_results_a_replay_is_the_same_reference() {
     let toolbox = Toolbox::new()
         .with(BookGroup)
-        .with_large_results(store_over(200));
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(200),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-idem-stored");
     let group: Vec<String> = (0..40).map(|i| format!("passenger {i}")).collect();
     let first = toolbox
@@ -729,7 +748,7 @@ async fn cached_fare(
 fn with_fallback(toolbox: Toolbox) -> Toolbox {
     toolbox
         .with(CachedFare)
-        .configure("look_up_fare", fallback_to("cached_fare"))
+        .with_tool_policy("look_up_fare", fallback_to("cached_fare"))
 }
 
 fn code(outcome: &ToolOutcome) -> Option<&'static str> {
@@ -739,12 +758,16 @@ fn code(outcome: &ToolOutcome) -> Option<&'static str> {
 #[tokio::test(start_paused = true)]
 async fn retries_with_budgets_a_run_stops_retrying_when_its_retries_are_spent() {
     let tool = Arc::new(Faulty::new(LookUpFare).times(2, Fault::Upstream(503)));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_budget(RunBudget {
-            max_retries_per_tool: 1,
-            ..RunBudget::default()
-        });
+    let toolbox =
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_defaults(toolsmith::policy::Defaults {
+                budget: Some(RunBudget {
+                    max_retries_per_tool: 1,
+                    ..RunBudget::default()
+                }),
+                ..toolsmith::policy::Defaults::default()
+            });
     let out = toolbox
         .call(
             "look_up_fare",
@@ -760,9 +783,13 @@ async fn retries_with_budgets_a_run_stops_retrying_when_its_retries_are_spent() 
 #[tokio::test(start_paused = true)]
 async fn retries_with_the_circuit_one_call_is_one_failure_however_often_it_was_tried() {
     let tool = Arc::new(Faulty::new(LookUpFare).times(6, Fault::Upstream(503)));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_circuit(circuit(2, 30));
+    let toolbox =
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_defaults(toolsmith::policy::Defaults {
+                circuit: circuit(2, 30),
+                ..toolsmith::policy::Defaults::default()
+            });
     let ctx = ToolContext::new();
     let first = toolbox
         .call("look_up_fare", json!({"flight_id": "C2"}), &ctx)
@@ -810,8 +837,11 @@ async fn fallback_with_the_circuit_answers_while_the_tool_is_paused() {
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with(CachedFare)
-        .configure("look_up_fare", once)
-        .with_circuit(circuit(1, 30));
+        .with_tool_policy("look_up_fare", once)
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 30),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = ToolContext::new();
     let failed = toolbox
         .call("look_up_fare", json!({"flight_id": "F13"}), &ctx)
@@ -831,8 +861,11 @@ async fn rate_limits_with_the_circuit_a_held_back_call_is_no_failure() {
     let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
-        .configure("look_up_fare", limited)
-        .with_circuit(circuit(1, 30));
+        .with_tool_policy("look_up_fare", limited)
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 30),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = ToolContext::new();
     let ran = toolbox
         .call("look_up_fare", json!({"flight_id": "L2"}), &ctx)
@@ -858,7 +891,7 @@ async fn retries_with_rate_limits_a_held_back_attempt_waits_its_turn() {
     let limited = one_a_second();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
-        .configure("look_up_fare", limited);
+        .with_tool_policy("look_up_fare", limited);
     let ctx = ToolContext::new();
     assert!(
         toolbox
@@ -880,10 +913,13 @@ async fn budgets_with_rate_limits_a_held_back_call_still_counts_as_a_call() {
     let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
-        .configure("look_up_fare", limited)
-        .with_budget(RunBudget {
-            max_calls: 2,
-            ..RunBudget::default()
+        .with_tool_policy("look_up_fare", limited)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 2,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
         });
     let ctx = run("run-budget-rate");
     assert!(
@@ -918,7 +954,10 @@ fn hotel_reviews(
 async fn output_checks_with_stored_results_the_stored_data_is_checked_and_says_so() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(store_over(500));
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            ..toolsmith::policy::Defaults::default()
+        });
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -959,9 +998,13 @@ async fn output_checks_with_retries_the_answer_of_the_retry_is_checked() {
 #[tokio::test(start_paused = true)]
 async fn stored_results_with_retries_the_retry_s_large_answer_is_stored() {
     let tool = Arc::new(Faulty::new(BookGroup).then(Fault::Upstream(503)));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_large_results(store_over(200));
+    let toolbox =
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_defaults(toolsmith::policy::Defaults {
+                large_results: store_over(200),
+                ..toolsmith::policy::Defaults::default()
+            });
     let group: Vec<String> = (0..40).map(|i| format!("traveller {i}")).collect();
     let out = toolbox
         .call(
@@ -1006,10 +1049,15 @@ async fn approval_with_streamed_calls_the_streamed_strict_call_matches_the_appro
 #[tokio::test]
 async fn budgets_over_mcp_2025_11_25_count_per_session() {
     let toolbox = || {
-        Toolbox::new().with(LookUpFare).with_budget(RunBudget {
-            max_calls: 2,
-            ..RunBudget::default()
-        })
+        Toolbox::new()
+            .with(LookUpFare)
+            .with_defaults(toolsmith::policy::Defaults {
+                budget: Some(RunBudget {
+                    max_calls: 2,
+                    ..RunBudget::default()
+                }),
+                ..toolsmith::policy::Defaults::default()
+            })
     };
     let server = McpServer::new(toolbox());
     let (mut client, _) = Client::connect(server.clone()).await;
@@ -1107,7 +1155,10 @@ fn list_bookings(
 async fn pages_with_stored_results_a_stored_page_keeps_its_next_cursor() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .with_large_results(store_over(1_000));
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(1_000),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-pages-stored");
     let first = toolbox.call("list_bookings", json!({}), &ctx).await;
     let env: Value = serde_json::from_str(&first.to_json()).unwrap();
@@ -1154,7 +1205,7 @@ async fn pages_with_retries_a_retried_page_opens_its_cursor() {
 async fn pages_with_output_checks_the_cursor_survives_the_checks() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .configure("list_bookings", blocking());
+        .with_tool_policy("list_bookings", blocking());
     let ctx = run("run-pages-output");
     let mut seen = 0;
     let mut cursor: Option<String> = None;
@@ -1176,10 +1227,15 @@ async fn pages_with_output_checks_the_cursor_survives_the_checks() {
 
 #[tokio::test]
 async fn pages_with_budgets_every_page_is_a_call_of_the_run() {
-    let toolbox = Toolbox::new().with(ListBookings).with_budget(RunBudget {
-        max_calls: 2,
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(ListBookings)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 2,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-pages-budget");
     let first: Page<String> = toolbox
         .call("list_bookings", json!({}), &ctx)
@@ -1262,10 +1318,15 @@ async fn batches_with_idempotency_a_retried_batch_replays_whole() {
 
 #[tokio::test(start_paused = true)]
 async fn batches_with_budgets_a_batch_out_of_retries_answers_with_what_it_has() {
-    let toolbox = Toolbox::new().with(ReserveSeats).with_budget(RunBudget {
-        max_retries_per_tool: 0,
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(ReserveSeats)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_retries_per_tool: 0,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-batch-budget");
     let out = toolbox
         .call(
@@ -1439,7 +1500,7 @@ async fn idempotency_with_rate_limits_a_held_back_write_keeps_no_key() {
     let limited = held_back();
     let toolbox = Toolbox::new()
         .with(BookFlight)
-        .configure("book_flight", limited);
+        .with_tool_policy("book_flight", limited);
     let ctx = run("run-idem-rate");
     let first = toolbox
         .call(
@@ -1496,7 +1557,7 @@ async fn idempotency_with_fallback_a_degraded_answer_is_not_kept_as_the_action()
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with(NoteHold)
-        .configure("hold_fare", fallback_to("note_hold"));
+        .with_tool_policy("hold_fare", fallback_to("note_hold"));
     let ctx = run("run-idem-fallback");
     let degraded = toolbox
         .call("hold_fare", json!({"flight_id": "F14"}), &ctx)
@@ -1665,9 +1726,13 @@ fn quick_retries() -> RetryPolicy {
 
 async fn retries_via(via: Via) {
     let tool = Arc::new(Faulty::new(LookUpFare).then(Fault::Upstream(503)));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_retry(quick_retries());
+    let toolbox =
+        Toolbox::new()
+            .with(Arc::clone(&tool))
+            .with_defaults(toolsmith::policy::Defaults {
+                retry: quick_retries(),
+                ..toolsmith::policy::Defaults::default()
+            });
     let mut transport = Transport::new(via, toolbox).await;
     let env = transport
         .call("look_up_fare", json!({"flight_id": "T1"}))
@@ -1680,7 +1745,7 @@ async fn rate_limits_via(via: Via) {
     let limited = held_back();
     let toolbox = Toolbox::new()
         .with(LookUpFare)
-        .configure("look_up_fare", limited);
+        .with_tool_policy("look_up_fare", limited);
     let mut transport = Transport::new(via, toolbox).await;
     let first = transport
         .call("look_up_fare", json!({"flight_id": "T2"}))
@@ -1700,8 +1765,11 @@ async fn circuit_via(via: Via) {
     let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure("look_up_fare", once())
-        .with_circuit(circuit(1, 60));
+        .with_tool_policy("look_up_fare", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 60),
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut transport = Transport::new(via, toolbox).await;
     let failed = transport
         .call("look_up_fare", json!({"flight_id": "T3"}))
@@ -1719,11 +1787,12 @@ async fn circuit_via(via: Via) {
 
 async fn fallback_via(via: Via) {
     let tool = Arc::new(Faulty::new(LookUpFare).times(3, Fault::Upstream(503)));
-    let toolbox = with_fallback(
-        Toolbox::new()
-            .with(Arc::clone(&tool))
-            .with_retry(quick_retries()),
-    );
+    let toolbox = with_fallback(Toolbox::new().with(Arc::clone(&tool)).with_defaults(
+        toolsmith::policy::Defaults {
+            retry: quick_retries(),
+            ..toolsmith::policy::Defaults::default()
+        },
+    ));
     let mut transport = Transport::new(via, toolbox).await;
     let env = transport
         .call("look_up_fare", json!({"flight_id": "T4"}))
@@ -1732,10 +1801,15 @@ async fn fallback_via(via: Via) {
 }
 
 async fn budgets_via(via: Via) {
-    let toolbox = Toolbox::new().with(LookUpFare).with_budget(RunBudget {
-        max_calls: 1,
-        ..RunBudget::default()
-    });
+    let toolbox = Toolbox::new()
+        .with(LookUpFare)
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut transport = Transport::new(via, toolbox).await;
     let first = transport
         .call("look_up_fare", json!({"flight_id": "T5"}))
@@ -1761,7 +1835,10 @@ async fn output_checks_via(via: Via) {
 async fn stored_results_via(via: Via) {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(store_over(500));
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut transport = Transport::new(via, toolbox).await;
     let env = transport
         .call("hotel_reviews", json!({"hotel": "Plaza"}))
@@ -1784,7 +1861,10 @@ async fn pages_via(via: Via) {
 async fn batches_via(via: Via) {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .with_retry(quick_retries());
+        .with_defaults(toolsmith::policy::Defaults {
+            retry: quick_retries(),
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut transport = Transport::new(via, toolbox).await;
     let tag = format!("{via:?}").to_lowercase();
     let env = transport
@@ -1881,8 +1961,11 @@ async fn approval_with_the_circuit_an_approval_outlives_a_paused_tool() {
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with_approver(approvals.clone())
-        .configure("book_approved", once())
-        .with_circuit(circuit(1, 10));
+        .with_tool_policy("book_approved", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 10),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-approval-circuit");
     // Another booking fails and opens the circuit.
     let other = json!({"flight_id": "C4", "passenger": "Yan"});
@@ -1920,7 +2003,7 @@ async fn approval_with_fallback_the_fallback_answers_for_an_approved_call() {
         .with(Arc::clone(&tool))
         .with(NoteHold)
         .with_approver(approvals.clone())
-        .configure("book_fare", fallback_to("note_hold"));
+        .with_tool_policy("book_fare", fallback_to("note_hold"));
     let ctx = run("run-approval-fallback");
     let call = json!({"flight_id": "F15"});
     let asked = toolbox.call("book_fare", call.clone(), &ctx).await;
@@ -1963,7 +2046,10 @@ async fn approval_with_stored_results_a_retry_gets_the_same_reference_unasked() 
     let toolbox = Toolbox::new()
         .with(BookGroupApproved)
         .with_approver(approvals.clone())
-        .with_large_results(store_over(200));
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(200),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-approval-stored");
     let group: Vec<String> = (0..40).map(|i| format!("member {i}")).collect();
     let call = json!({"passengers": group});
@@ -2090,11 +2176,14 @@ async fn budgets_with_the_circuit_a_paused_tool_still_spends_the_runs_calls() {
     let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure("look_up_fare", once())
-        .with_circuit(circuit(1, 60))
-        .with_budget(RunBudget {
-            max_calls: 3,
-            ..RunBudget::default()
+        .with_tool_policy("look_up_fare", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 60),
+            budget: Some(RunBudget {
+                max_calls: 3,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
         });
     let ctx = run("run-budget-circuit");
     let call = json!({"flight_id": "B4"});
@@ -2119,15 +2208,16 @@ async fn budgets_with_the_circuit_a_paused_tool_still_spends_the_runs_calls() {
 #[tokio::test(start_paused = true)]
 async fn budgets_with_fallback_a_fallback_answer_is_the_same_call() {
     let tool = Arc::new(Faulty::new(LookUpFare).times(3, Fault::Upstream(503)));
-    let toolbox = with_fallback(
-        Toolbox::new()
-            .with(Arc::clone(&tool))
-            .with_budget(RunBudget {
+    let toolbox = with_fallback(Toolbox::new().with(Arc::clone(&tool)).with_defaults(
+        toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
                 max_calls: 1,
                 max_retries_per_tool: 2,
                 ..RunBudget::default()
             }),
-    );
+            ..toolsmith::policy::Defaults::default()
+        },
+    ));
     let out = toolbox
         .call(
             "look_up_fare",
@@ -2147,10 +2237,13 @@ async fn budgets_with_fallback_a_fallback_answer_is_the_same_call() {
 async fn budgets_with_output_checks_a_withheld_answer_was_still_a_call() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure("hotel_reviews", blocking())
-        .with_budget(RunBudget {
-            max_calls: 1,
-            ..RunBudget::default()
+        .with_tool_policy("hotel_reviews", blocking())
+        .with_defaults(toolsmith::policy::Defaults {
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
         });
     let ctx = run("run-budget-output");
     let blocked = toolbox
@@ -2167,10 +2260,13 @@ async fn budgets_with_output_checks_a_withheld_answer_was_still_a_call() {
 async fn budgets_with_stored_results_reading_a_stored_result_is_no_call() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .with_large_results(store_over(500))
-        .with_budget(RunBudget {
-            max_calls: 1,
-            ..RunBudget::default()
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..RunBudget::default()
+            }),
+            ..toolsmith::policy::Defaults::default()
         });
     let ctx = run("run-budget-stored");
     let out = toolbox
@@ -2188,8 +2284,11 @@ async fn budgets_with_stored_results_reading_a_stored_result_is_no_call() {
 async fn the_circuit_with_output_checks_a_withheld_answer_is_no_failure_of_the_tool() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure("hotel_reviews", blocking())
-        .with_circuit(circuit(1, 60));
+        .with_tool_policy("hotel_reviews", blocking())
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 60),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = ToolContext::new();
     for _ in 0..3 {
         let out = toolbox
@@ -2213,9 +2312,12 @@ async fn the_circuit_with_stored_results_a_stored_answer_is_a_success() {
     );
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
-        .configure("hotel_reviews", once())
-        .with_large_results(store_over(500))
-        .with_circuit(circuit(2, 60));
+        .with_tool_policy("hotel_reviews", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            circuit: circuit(2, 60),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = ToolContext::new();
     let call = json!({"hotel": "Crillon"});
     let mut seen = Vec::new();
@@ -2237,7 +2339,10 @@ async fn the_circuit_with_stored_results_a_stored_answer_is_a_success() {
 async fn the_circuit_with_pages_a_bad_cursor_is_no_failure_of_the_tool() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .with_circuit(circuit(1, 60));
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 60),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-circuit-pages");
     for _ in 0..2 {
         let forged = toolbox
@@ -2266,8 +2371,11 @@ async fn the_circuit_with_pages_a_bad_cursor_is_no_failure_of_the_tool() {
 async fn the_circuit_with_batches_a_partial_batch_is_no_failure() {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .configure("reserve_seats", once())
-        .with_circuit(circuit(1, 60));
+        .with_tool_policy("reserve_seats", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            circuit: circuit(1, 60),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = run("run-circuit-batch");
     let partial = toolbox
         .call(
@@ -2290,15 +2398,18 @@ async fn the_circuit_with_batches_a_partial_batch_is_no_failure() {
 
 #[tokio::test]
 async fn fallback_with_rate_limits_a_held_back_call_is_answered_by_the_fallback() {
-    let toolbox = Toolbox::new().with(LookUpFare).with(CachedFare).configure(
-        "look_up_fare",
-        ToolPolicy {
-            rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
-            max_attempts: Some(1),
-            fallback: Some("cached_fare".into()),
-            ..ToolPolicy::default()
-        },
-    );
+    let toolbox = Toolbox::new()
+        .with(LookUpFare)
+        .with(CachedFare)
+        .with_tool_policy(
+            "look_up_fare",
+            ToolPolicy {
+                rate_limit: Some(RateLimit::per_second(1).with_burst(1)),
+                max_attempts: Some(1),
+                fallback: Some("cached_fare".into()),
+                ..ToolPolicy::default()
+            },
+        );
     let ctx = ToolContext::new();
     let first = toolbox
         .call("look_up_fare", json!({"flight_id": "F16"}), &ctx)
@@ -2327,7 +2438,7 @@ async fn fallback_with_output_checks_the_fallback_s_answer_is_checked() {
     let toolbox = Toolbox::new()
         .with(Arc::clone(&tool))
         .with(CachedReviews)
-        .configure("look_up_fare", fallback_to("cached_reviews"));
+        .with_tool_policy("look_up_fare", fallback_to("cached_reviews"));
     let out = toolbox
         .call(
             "look_up_fare",
@@ -2343,7 +2454,7 @@ async fn fallback_with_output_checks_the_fallback_s_answer_is_checked() {
             Faulty::new(HotelReviews).times(3, Fault::Upstream(503)),
         ))
         .with(CachedReviews)
-        .configure("hotel_reviews", fallback_to("cached_reviews"));
+        .with_tool_policy("hotel_reviews", fallback_to("cached_reviews"));
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -2362,8 +2473,11 @@ async fn fallback_with_stored_results_a_large_fallback_answer_is_stored_not_lost
             Faulty::new(HotelReviews).times(3, Fault::Upstream(503)),
         ))
         .with(CachedReviews)
-        .configure("hotel_reviews", fallback_to("cached_reviews"))
-        .with_large_results(store_over(500));
+        .with_tool_policy("hotel_reviews", fallback_to("cached_reviews"))
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            ..toolsmith::policy::Defaults::default()
+        });
     let out = toolbox
         .call(
             "hotel_reviews",
@@ -2395,7 +2509,7 @@ async fn fallback_with_pages_a_fallback_page_has_a_cursor_of_its_own() {
             Faulty::new(ListBookings).times(6, Fault::Upstream(503)),
         ))
         .with(CachedBookings)
-        .configure("list_bookings", fallback_to("cached_bookings"));
+        .with_tool_policy("list_bookings", fallback_to("cached_bookings"));
     let ctx = run("run-fallback-pages");
     let first = toolbox.call("list_bookings", json!({}), &ctx).await;
     assert_eq!(first.degradation().unwrap().fallback, "cached_bookings");
@@ -2420,7 +2534,7 @@ async fn fallback_with_batches_a_failed_batch_is_answered_by_the_fallback() {
             Faulty::new(ReserveSeats).times(3, Fault::Upstream(503)),
         ))
         .with(NoteSeats)
-        .configure("reserve_seats", fallback_to("note_seats"));
+        .with_tool_policy("reserve_seats", fallback_to("note_seats"));
     let out = toolbox
         .call(
             "reserve_seats",
@@ -2445,7 +2559,7 @@ fn note_seats(
 async fn rate_limits_with_output_checks_a_held_back_call_s_turn_comes_with_its_checks() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure("hotel_reviews", one_a_second());
+        .with_tool_policy("hotel_reviews", one_a_second());
     let ctx = ToolContext::new();
     for _ in 0..2 {
         let out = toolbox
@@ -2460,8 +2574,11 @@ async fn rate_limits_with_output_checks_a_held_back_call_s_turn_comes_with_its_c
 async fn rate_limits_with_stored_results_reading_a_stored_result_takes_no_turn() {
     let toolbox = Toolbox::new()
         .with(HotelReviews)
-        .configure("hotel_reviews", held_back())
-        .with_large_results(store_over(500));
+        .with_tool_policy("hotel_reviews", held_back())
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(500),
+            ..toolsmith::policy::Defaults::default()
+        });
     let ctx = ToolContext::new();
     let out = toolbox
         .call("hotel_reviews", json!({"hotel": "Bristol"}), &ctx)
@@ -2481,7 +2598,7 @@ async fn rate_limits_with_stored_results_reading_a_stored_result_takes_no_turn()
 async fn rate_limits_with_pages_every_page_takes_a_turn() {
     let toolbox = Toolbox::new()
         .with(ListBookings)
-        .configure("list_bookings", held_back());
+        .with_tool_policy("list_bookings", held_back());
     let ctx = run("run-rate-pages");
     let first: Page<String> = toolbox
         .call("list_bookings", json!({}), &ctx)
@@ -2502,7 +2619,7 @@ async fn rate_limits_with_pages_every_page_takes_a_turn() {
 async fn rate_limits_with_batches_the_retry_of_failed_items_waits_its_turn() {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .configure("reserve_seats", one_a_second());
+        .with_tool_policy("reserve_seats", one_a_second());
     let started = tokio::time::Instant::now();
     let out = toolbox
         .call(
@@ -2527,8 +2644,11 @@ async fn rate_limits_with_batches_the_retry_of_failed_items_waits_its_turn() {
 async fn stored_results_with_batches_a_large_partial_batch_says_so_on_its_reference() {
     let toolbox = Toolbox::new()
         .with(ReserveSeats)
-        .configure("reserve_seats", once())
-        .with_large_results(store_over(200));
+        .with_tool_policy("reserve_seats", once())
+        .with_defaults(toolsmith::policy::Defaults {
+            large_results: store_over(200),
+            ..toolsmith::policy::Defaults::default()
+        });
     let mut passengers: Vec<String> = (0..12).map(|i| format!("guest-{i}-b8")).collect();
     passengers.push("busy-b8".into());
     let out = toolbox

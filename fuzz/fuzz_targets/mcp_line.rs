@@ -10,7 +10,10 @@ use toolsmith::mcp::McpServer;
 
 fn server() -> &'static McpServer {
     static SERVER: OnceLock<McpServer> = OnceLock::new();
-    SERVER.get_or_init(|| McpServer::new(Toolbox::new()).with_max_message_bytes(64 << 10))
+    SERVER.get_or_init(|| McpServer::new(Toolbox::new()).with_limits(toolsmith::mcp::ServerLimits {
+            max_message_bytes: Some(64 << 10),
+            ..Default::default()
+        }))
 }
 
 fuzz_target!(|data: &[u8]| {

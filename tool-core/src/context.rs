@@ -506,7 +506,7 @@ impl ToolContext {
     }
 
     /// The limits this call's arguments are read under, when the toolbox set them (its own
-    /// [`with_input_limits`](crate::Toolbox::with_input_limits), for a tool that sets none).
+    /// [`Defaults::input_limits`](crate::policy::Defaults::input_limits), for a tool that sets none).
     #[must_use]
     pub fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
         self.inner.input_limits.as_ref()

@@ -79,7 +79,7 @@ pub use outcome::ToolOutcome;
 pub use provider::ToolCall;
 pub use spec::{Annotations, Effect, ToolExample};
 pub use tool::Tool;
-pub use toolbox::{ProviderToolbox, RegistrationError, Toolbox, Turn};
+pub use toolbox::{ApprovalDesk, ProviderToolbox, RegistrationError, Toolbox, Turn};
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.
 pub use tokio_util::sync::CancellationToken;

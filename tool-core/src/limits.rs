@@ -26,7 +26,7 @@ use crate::error::FieldError;
 /// | `max_members` | 1,000 | an object with more keys than this is a data set, not parameters |
 /// | `max_items` | 10,000 | the same for one array (an embedding of 4,096 numbers fits) |
 ///
-/// Set them per toolbox with [`Toolbox::with_input_limits`](crate::Toolbox::with_input_limits),
+/// Set them per toolbox with [`Defaults::input_limits`](crate::policy::Defaults::input_limits),
 /// per tool with `#[tool(limits(max_bytes = 4_194_304))]` or
 /// [`ToolDefinition::with_input_limits`](crate::ToolDefinition::with_input_limits).
 ///

@@ -306,7 +306,7 @@ impl Default for RetryPolicy {
 }
 
 /// Limits for one run (the calls sharing a `ToolContext` run id), so that a model cannot loop
-/// forever. A toolbox has none until [`Toolbox::with_budget`](crate::Toolbox::with_budget)
+/// forever. A toolbox has none until [`Defaults::budget`](crate::policy::Defaults::budget)
 /// sets one: a limit that stops a run must be one its owner chose.
 ///
 /// ```
@@ -359,7 +359,7 @@ impl Default for CircuitPolicy {
 
 /// A rate limit: at most `calls` calls per `per`, evenly spaced, with up to `burst` at once.
 /// Set per tool (`ToolPolicy::rate_limit`) or per named upstream
-/// ([`Toolbox::with_upstream_limit`](crate::Toolbox::with_upstream_limit)); a call over it
+/// ([`Defaults::upstream_limits`](crate::policy::Defaults::upstream_limits)); a call over it
 /// waits for its turn through the retry policy (`rate_limited` with `retry_after_ms`).
 ///
 /// ```
@@ -457,7 +457,7 @@ pub struct ToolPolicy {
     /// limiter ([`State::with_rate_limits`](crate::state::State::with_rate_limits)).
     pub rate_limit: Option<RateLimit>,
     /// The named upstream this tool calls, whose limit
-    /// ([`Toolbox::with_upstream_limit`](crate::Toolbox::with_upstream_limit)) it shares with
+    /// ([`Defaults::upstream_limits`](crate::policy::Defaults::upstream_limits)) it shares with
     /// every other tool that names it.
     pub upstream: Option<String>,
 }

@@ -4,7 +4,7 @@
 //!   bracketed IPv6 literal, an optional port, nothing else) and must name an allowed host.
 //! - **Origin**: the MCP transport specification (2025-11-25, "Security Warning") says servers
 //!   MUST validate the `Origin` header and answer 403 to an invalid one. Loopback origins are
-//!   allowed by default; [`McpServer::with_allowed_origins`](super::McpServer::with_allowed_origins)
+//!   allowed by default; [`HttpOptions::allowed_origins`](super::HttpOptions::allowed_origins)
 //!   widens the list.
 //! - **The body** is at most the message limit and is checked like a stdio line (JSON, limits,
 //!   no key twice in one object) without building it, so rmcp never parses a document that

@@ -7,7 +7,7 @@
 //! - `tools/list`: the tools enabled for the request's context, each as
 //!   [`Dialect::Mcp`](crate::dialect::Dialect::Mcp) exports it (name, title, description, `inputSchema`, `outputSchema`,
 //!   `annotations` from the tool's effect and hints), in pages of
-//!   [`with_page_size`](McpServer::with_page_size) tools;
+//!   [`ServerLimits::page_size`] tools;
 //! - `tools/call`: [`Toolbox::call`](crate::toolbox::Toolbox::call) with its validation and execution policy; the outcome is a
 //!   `CallToolResult` (text content, `structuredContent` for object outputs, `isError` for tool
 //!   and argument errors, whose text is the actionable error envelope); an unknown or disabled
@@ -72,7 +72,8 @@ pub use rmcp;
 pub use request::McpRequest;
 pub use server::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE,
-    HTTP_PATH, MIN_MESSAGE_BYTES, McpServer, PROTOCOL_VERSION, RUN_META, RunScope,
+    HTTP_PATH, HttpOptions, MIN_MESSAGE_BYTES, McpServer, PROTOCOL_VERSION, RUN_META, RunScope,
+    ServerLimits,
 };
 pub use tasks::TaskSupport;
 pub use transport::{HttpServer, ServeError};

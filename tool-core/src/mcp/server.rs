@@ -57,19 +57,19 @@ pub enum RunScope {
 /// The path of the streamable HTTP endpoint.
 pub const HTTP_PATH: &str = "/mcp";
 
-/// Tools per `tools/list` page unless [`McpServer::with_page_size`] says otherwise.
+/// Tools per `tools/list` page unless [`ServerLimits::page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
-/// Open HTTP sessions unless [`McpServer::with_max_sessions`] says otherwise: each holds a
+/// Open HTTP sessions unless [`HttpOptions::max_sessions`] says otherwise: each holds a
 /// worker task and its buffers (tens of kilobytes), so a client that opens sessions without
 /// end must not exhaust the server.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
 /// How long an HTTP session may go without a request before it is closed, unless
-/// [`McpServer::with_session_idle_timeout`] says otherwise (rmcp's own default).
+/// [`HttpOptions::session_idle_timeout`] says otherwise (rmcp's own default).
 pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Tool calls running at once, per server, unless [`McpServer::with_max_in_flight`] says
+/// Tool calls running at once, per server, unless [`ServerLimits::max_in_flight`] says
 /// otherwise; a call beyond it is answered at once with a retryable `rate_limited` error.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 
@@ -151,16 +151,7 @@ impl McpServer {
     /// ```
     #[must_use]
     pub fn new(toolbox: Toolbox) -> Self {
-        let toolbox_limits: Vec<InputLimits> = toolbox
-            .input_limits()
-            .copied()
-            .into_iter()
-            .chain(
-                toolbox
-                    .definitions()
-                    .filter_map(|d| d.input_limits().copied()),
-            )
-            .collect();
+        let toolbox_limits = tool_limits(&toolbox);
         let tools = toolbox
             .definitions()
             .filter_map(|def| {
@@ -221,16 +212,14 @@ impl McpServer {
     /// client gets the task's id at once, polls `tasks/get` for its status and result, answers
     /// what the tool asks with `tasks/update`, and may cancel it with `tasks/cancel` (the tool's
     /// cancellation token fires; a tool still running a second later is dropped). A task's
-    /// call holds one of the server's in-flight slots while it runs ([`with_max_in_flight`]);
-    /// a task and its result are kept for [`with_task_ttl`] from its start.
+    /// call holds one of the server's in-flight slots while it runs
+    /// ([`ServerLimits::max_in_flight`]); a task and its result are kept for
+    /// [`ServerLimits::task_ttl`] from its start.
     ///
     /// A task started with a principal (see [`with_context`](Self::with_context)) is that
     /// principal's: another principal's `tasks/get`, `tasks/update` or `tasks/cancel` is
     /// answered as for an unknown task. One started without a principal is open to whoever
     /// holds its id, a random UUID.
-    ///
-    /// [`with_max_in_flight`]: Self::with_max_in_flight
-    /// [`with_task_ttl`]: Self::with_task_ttl
     ///
     /// ```
     /// use toolsmith::mcp::{McpServer, TaskSupport};
@@ -285,40 +274,56 @@ impl McpServer {
         })
     }
 
-    /// Serves every HTTP request on its own, with no session, whatever revision the client
-    /// speaks: replicas of this server behind a load balancer with no session affinity give
-    /// the same answers, as each request carries all it needs. MCP 2026-07-28 requests are
-    /// served so anyway; this extends it to 2025-11-25 clients (rmcp's stateless mode), which
-    /// then get no `Mcp-Session-Id`, no log level kept between requests, no
-    /// `tools/list_changed` pushed, and no resumable streams. Share the keys that state
-    /// depends on across the fleet too: [`with_state_key`](Self::with_state_key) for
-    /// 2026-07-28 rounds, and `Toolbox::with_state(State::shared(redis).with_key(..))` for
-    /// idempotency, results, limits, budgets, circuits, pages and result ids
-    /// (docs/deployment.md).
+    /// How the server serves streamable HTTP: the hosts and origins it answers, its
+    /// sessions, and whether 2025-11-25 requests are served without sessions too, as one
+    /// [`HttpOptions`] value.
     ///
     /// ```
-    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
-    ///     .with_stateless_http()
+    /// use toolsmith::mcp::{HttpOptions, McpServer};
+    /// let server = McpServer::new(toolsmith::Toolbox::new())
+    ///     .with_http(HttpOptions {
+    ///         allowed_hosts: vec!["tools.example.com".into()],
+    ///         stateless: true,
+    ///         ..HttpOptions::default()
+    ///     })
     ///     .with_state_key("a secret of at least 32 random bytes, shared by the fleet");
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_stateless_http(self) -> Self {
-        self.edit(|c| c.stateless_http = true)
+    pub fn with_http(self, http: HttpOptions) -> Self {
+        self.edit(|c| {
+            c.allowed_hosts = http.allowed_hosts;
+            c.allowed_origins = http.allowed_origins;
+            c.max_sessions = http.max_sessions.max(1);
+            c.session_idle = http.session_idle_timeout;
+            c.stateless_http = http.stateless;
+        })
     }
 
-    /// How long a task and its result are kept from its start (default five minutes): a
-    /// task still running then is stopped and reported failed, and a finished one is
-    /// forgotten a while after.
+    /// The server's limits: message size, calls at once, tools per page and how long tasks
+    /// are kept, as one [`ServerLimits`] value.
     ///
     /// ```
-    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
-    ///     .with_task_ttl(std::time::Duration::from_secs(3600));
+    /// use toolsmith::mcp::{McpServer, ServerLimits};
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_limits(ServerLimits {
+    ///     max_in_flight: 8,
+    ///     ..ServerLimits::default()
+    /// });
     /// # let _ = server;
     /// ```
     #[must_use]
-    pub fn with_task_ttl(self, ttl: std::time::Duration) -> Self {
-        self.edit(|c| c.tasks.ttl = ttl.max(std::time::Duration::from_millis(1)))
+    pub fn with_limits(self, limits: ServerLimits) -> Self {
+        let calls = limits.max_in_flight.max(1);
+        self.edit(|c| {
+            c.message_limits.max_bytes = match limits.max_message_bytes {
+                Some(bytes) => bytes.max(1024),
+                None => message_limits(&tool_limits(&c.toolbox)).max_bytes,
+            };
+            c.max_in_flight = calls;
+            c.in_flight = Arc::new(tokio::sync::Semaphore::new(calls));
+            c.page_size = limits.page_size.max(1);
+            c.tasks.ttl = limits.task_ttl.max(std::time::Duration::from_millis(1));
+        })
     }
 
     /// This server for a new connection: the same tools and clients, a session of its own.
@@ -348,89 +353,6 @@ impl McpServer {
     pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
         let instructions = instructions.into();
         self.edit(|c| c.instructions = Some(instructions))
-    }
-
-    /// How many tools one `tools/list` page holds (at least 1; default
-    /// [`DEFAULT_PAGE_SIZE`]). Longer lists come with a `nextCursor`.
-    #[must_use]
-    pub fn with_page_size(self, tools: usize) -> Self {
-        self.edit(|c| c.page_size = tools.max(1))
-    }
-
-    /// The `Host` header values the HTTP endpoint accepts (default: `localhost`, `127.0.0.1`
-    /// and `::1`, which protects a local server from DNS rebinding). Set this when serving
-    /// on another address.
-    #[must_use]
-    pub fn with_allowed_hosts(self, hosts: impl IntoIterator<Item = impl Into<String>>) -> Self {
-        let hosts = hosts.into_iter().map(Into::into).collect();
-        self.edit(|c| c.allowed_hosts = hosts)
-    }
-
-    /// The browser origins the HTTP endpoint accepts besides loopback ones (`http://localhost`,
-    /// `http://127.0.0.1`, `http://[::1]`, any port), as `https://app.example.com` (any port)
-    /// or `https://app.example.com:8443`; `*` allows every origin. A request with another
-    /// `Origin` gets 403, as the MCP transport specification requires; a request without one
-    /// (not from a browser) is not affected.
-    ///
-    /// ```
-    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
-    ///     .with_allowed_origins(["https://app.example.com"]);
-    /// # let _ = server;
-    /// ```
-    #[must_use]
-    pub fn with_allowed_origins(
-        self,
-        origins: impl IntoIterator<Item = impl Into<String>>,
-    ) -> Self {
-        let origins = origins.into_iter().map(Into::into).collect();
-        self.edit(|c| c.allowed_origins = origins)
-    }
-
-    /// The most bytes one JSON-RPC message may take, on stdio (one line) and HTTP (one
-    /// body). By default twice the largest `max_bytes` of the tools' limits plus room for the
-    /// envelope, and at least [`MIN_MESSAGE_BYTES`]. A longer message is answered with a
-    /// `-32700` parse error (HTTP 413) and never held whole.
-    ///
-    /// ```
-    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
-    ///     .with_max_message_bytes(16 << 20);
-    /// # let _ = server;
-    /// ```
-    #[must_use]
-    pub fn with_max_message_bytes(self, bytes: usize) -> Self {
-        self.edit(|c| c.message_limits.max_bytes = bytes.max(1024))
-    }
-
-    /// How many HTTP sessions may be open at once (default [`DEFAULT_MAX_SESSIONS`]); an
-    /// `initialize` beyond it gets 503 with `Retry-After`, after idle sessions are closed.
-    #[must_use]
-    pub fn with_max_sessions(self, sessions: usize) -> Self {
-        self.edit(|c| c.max_sessions = sessions.max(1))
-    }
-
-    /// How long an HTTP session may go without a request before it is closed (default
-    /// [`DEFAULT_SESSION_IDLE`]).
-    #[must_use]
-    pub fn with_session_idle_timeout(self, idle: std::time::Duration) -> Self {
-        self.edit(|c| c.session_idle = idle)
-    }
-
-    /// How many tool calls may run at once across all of this server's clients (default
-    /// [`DEFAULT_MAX_IN_FLIGHT`]). A call beyond it is answered at once with a retryable
-    /// `rate_limited` tool error instead of queueing without bound.
-    ///
-    /// ```
-    /// let server = toolsmith::mcp::McpServer::new(toolsmith::Toolbox::new())
-    ///     .with_max_in_flight(8);
-    /// # let _ = server;
-    /// ```
-    #[must_use]
-    pub fn with_max_in_flight(self, calls: usize) -> Self {
-        let calls = calls.max(1);
-        self.edit(|c| {
-            c.max_in_flight = calls;
-            c.in_flight = Arc::new(tokio::sync::Semaphore::new(calls));
-        })
     }
 
     /// Which run each call belongs to (default [`RunScope::Session`]): what idempotency keys
@@ -515,6 +437,97 @@ impl McpServer {
     pub fn toolbox(&self) -> &Toolbox {
         &self.config.toolbox
     }
+}
+
+/// How a server serves streamable HTTP ([`McpServer::with_http`]). Each field's default is
+/// the one a server has without it.
+#[derive(Clone, Debug)]
+pub struct HttpOptions {
+    /// The `Host` header values answered (default the loopback names `localhost`,
+    /// `127.0.0.1` and `::1`); serving beyond the loopback interface needs the public ones.
+    /// A request for another host gets 403, which keeps web pages from reaching a local
+    /// server through DNS rebinding.
+    pub allowed_hosts: Vec<String>,
+    /// The browser origins answered besides loopback ones (`http://localhost`,
+    /// `http://127.0.0.1`, `http://[::1]`, any port), as `https://app.example.com` (any port)
+    /// or `https://app.example.com:8443`; `*` allows every origin. A request with another
+    /// `Origin` gets 403, as the MCP transport specification requires; a request without one
+    /// (not from a browser) is not affected. None by default.
+    pub allowed_origins: Vec<String>,
+    /// How many HTTP sessions may be open at once ([`DEFAULT_MAX_SESSIONS`]); an `initialize`
+    /// beyond it gets 503 with `Retry-After`, after idle sessions are closed. Requests
+    /// without a session (MCP 2026-07-28) are never refused for it.
+    pub max_sessions: usize,
+    /// How long an HTTP session may go without a request before it is closed
+    /// ([`DEFAULT_SESSION_IDLE`]).
+    pub session_idle_timeout: std::time::Duration,
+    /// Whether 2025-11-25 requests are served without sessions too (off by default), so that
+    /// a fleet behind a load balancer needs no session affinity: each request carries all it
+    /// needs. Such clients get no `Mcp-Session-Id`, no log level kept between requests, no
+    /// `tools/list_changed` pushed, and no resumable streams. MCP 2026-07-28 requests are
+    /// served so anyway. Share the keys state depends on across the fleet too:
+    /// [`McpServer::with_state_key`] for 2026-07-28 rounds, and the toolbox's `State`
+    /// (docs/deployment.md).
+    pub stateless: bool,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            allowed_origins: Vec::new(),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE,
+            stateless: false,
+        }
+    }
+}
+
+/// A server's limits ([`McpServer::with_limits`]). Each field's default is the one a server
+/// has without it.
+#[derive(Clone, Debug)]
+pub struct ServerLimits {
+    /// The most bytes one JSON-RPC message may take, on stdio (one line) and HTTP (one body).
+    /// `None` (the default): twice the largest `max_bytes` of the tools' limits plus room
+    /// for the envelope, and at least [`MIN_MESSAGE_BYTES`]. A longer message is answered
+    /// with a `-32700` parse error (HTTP 413) with its id when it can be read, and never held
+    /// whole.
+    pub max_message_bytes: Option<usize>,
+    /// How many tool calls may run at once across all of the server's clients
+    /// ([`DEFAULT_MAX_IN_FLIGHT`]). A call beyond it is answered at once with a retryable
+    /// `rate_limited` tool error instead of queueing without bound.
+    pub max_in_flight: usize,
+    /// Tools per `tools/list` page ([`DEFAULT_PAGE_SIZE`]).
+    pub page_size: usize,
+    /// How long a task and its result are kept from its start (five minutes): a task still
+    /// running then is stopped and reported failed, and a finished one is forgotten a while
+    /// after.
+    pub task_ttl: std::time::Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            max_message_bytes: None,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+            page_size: DEFAULT_PAGE_SIZE,
+            task_ttl: tasks::DEFAULT_TASK_TTL,
+        }
+    }
+}
+
+/// The input limits of a toolbox and of each of its tools.
+fn tool_limits(toolbox: &Toolbox) -> Vec<InputLimits> {
+    toolbox
+        .input_limits()
+        .copied()
+        .into_iter()
+        .chain(
+            toolbox
+                .definitions()
+                .filter_map(|d| d.input_limits().copied()),
+        )
+        .collect()
 }
 
 /// Marks the parameter `param` of `tool` with `x-mcp-header: header` (SEP-2243), when it

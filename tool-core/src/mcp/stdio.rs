@@ -4,7 +4,7 @@
 //! rmcp's own line codec drops a line it cannot read, and the client then waits for its
 //! timeout. JSON-RPC 2.0 (§5) wants a `-32700 Parse error` with `id: null` for a message that
 //! is not JSON, and `-32600 Invalid Request` for JSON that is not a request. So the lines are
-//! read here, at most [`McpServer::with_max_message_bytes`](super::McpServer::with_max_message_bytes)
+//! read here, at most [`ServerLimits::max_message_bytes`](super::ServerLimits::max_message_bytes)
 //! each, checked (UTF-8, JSON, limits, no key twice in one object), and handed to rmcp as
 //! parsed messages through its sink-and-stream transport; refusals are answered on the same
 //! writer, so answers never interleave.

@@ -59,7 +59,7 @@ impl McpServer {
 
     /// Serves streamable HTTP at `http://{addr}/mcp` until [`HttpServer::shutdown`]. Bind
     /// `127.0.0.1:0` for a free local port; serving beyond the loopback interface also needs
-    /// [`with_allowed_hosts`](Self::with_allowed_hosts).
+    /// [`HttpOptions::allowed_hosts`](super::HttpOptions::allowed_hosts).
     ///
     /// ```no_run
     /// # async fn run(toolbox: toolsmith::Toolbox) -> std::io::Result<()> {

@@ -100,8 +100,7 @@ pub trait Approver: Send + Sync + 'static {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision>;
 
     /// The in-memory store behind this approver, if it is one: what
-    /// [`Toolbox::approve`](crate::Toolbox::approve) and
-    /// [`Toolbox::pending_approvals`](crate::Toolbox::pending_approvals) work on.
+    /// [`Toolbox::approvals`](crate::Toolbox::approvals) works on.
     fn approvals(&self) -> Option<&Approvals> {
         None
     }

@@ -25,6 +25,7 @@ use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
 use super::budget::{Budget, Budgets};
 use super::circuit::{Circuit, SharedCircuit};
+use super::defaults::Defaults;
 use super::fallback::Fallback;
 use super::idempotent::Idempotent;
 use super::limit::Limit;
@@ -32,9 +33,6 @@ use super::plan::Plan;
 use super::read::ReadArguments;
 use super::step::Step;
 use super::throttle::Throttle;
-
-/// Calls running at once through one toolbox, by default.
-pub(crate) const DEFAULT_CONCURRENCY: usize = 64;
 
 /// The toolbox-wide settings, set with the `Toolbox::with_*` builders.
 #[derive(Clone)]
@@ -73,25 +71,37 @@ pub(crate) struct Settings {
 
 impl Default for Settings {
     fn default() -> Self {
+        let Defaults {
+            timeout,
+            retry,
+            budget,
+            circuit,
+            concurrency,
+            idempotency,
+            input_limits,
+            large_results,
+            cursor_ttl,
+            upstream_limits,
+        } = Defaults::default();
         Self {
-            timeout: Duration::from_secs(30),
-            retry: RetryPolicy::default(),
-            budget: None,
-            circuit: CircuitPolicy::default(),
-            concurrency: DEFAULT_CONCURRENCY,
+            timeout,
+            retry,
+            budget,
+            circuit,
+            concurrency,
             authorizer: None,
             approver: None,
             sinks: Vec::new(),
             overrides: HashMap::new(),
             store: Arc::new(MemoryIdempotencyStore::default()),
-            idempotency: IdempotencyPolicy::default(),
-            input_limits: None,
+            idempotency,
+            input_limits,
             results: Arc::new(MemoryResultStore::default()),
-            large_results: LargeResults::default(),
+            large_results,
             cursor_key: Arc::new(crate::output::random_key()),
-            cursor_ttl: None,
+            cursor_ttl,
             limiter: Arc::new(MemoryRateLimiter::new()),
-            upstreams: HashMap::new(),
+            upstreams: upstream_limits,
             shared_budgets: None,
             shared_circuits: None,
         }
@@ -263,7 +273,7 @@ impl Settings {
                             tracing::warn!(
                                 tool = def.name(),
                                 upstream = name,
-                                "the tool names an upstream with no limit: set one with `Toolbox::with_upstream_limit`"
+                                "the tool names an upstream with no limit: set one in `Defaults::upstream_limits`"
                             );
                         }
                         limit.map(|limit| (format!("upstream:{name}"), *limit))

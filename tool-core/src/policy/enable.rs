@@ -60,7 +60,7 @@ impl ToolsChanged {
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let publishing = Switch::new(false);
-/// let toolbox = Toolbox::new().with(PublishDraft).enable_when("publish_draft", publishing.clone());
+/// let toolbox = Toolbox::new().with(PublishDraft).with_enabled_when("publish_draft", publishing.clone());
 /// let mut changes = toolbox.subscribe_changes();
 /// assert!(toolbox.definitions_for(&ToolContext::new()).await.is_empty());
 ///

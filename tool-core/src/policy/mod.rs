@@ -12,14 +12,16 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use toolsmith::policy::{RetryPolicy, RunBudget, ToolPolicy};
+//! use toolsmith::policy::{Defaults, RetryPolicy, RunBudget, ToolPolicy};
 //! use toolsmith::Toolbox;
 //!
-//! let toolbox = Toolbox::new()
-//!     .with_retry(RetryPolicy { max_attempts: 2, ..Default::default() })
-//!     .with_budget(RunBudget { max_calls: 50, ..Default::default() });
+//! let toolbox = Toolbox::new().with_defaults(Defaults {
+//!     retry: RetryPolicy { max_attempts: 2, ..Default::default() },
+//!     budget: Some(RunBudget { max_calls: 50, ..Default::default() }),
+//!     ..Defaults::default()
+//! });
 //! let slow = ToolPolicy { timeout: Some(Duration::from_secs(120)), ..Default::default() };
-//! let toolbox = toolbox.configure("generate_report", slow);
+//! let toolbox = toolbox.with_tool_policy("generate_report", slow);
 //! # let _ = toolbox;
 //! ```
 
@@ -32,6 +34,7 @@ mod checks;
 mod circuit;
 mod classify;
 mod compose;
+mod defaults;
 mod enable;
 mod fallback;
 mod idempotent;
@@ -53,6 +56,7 @@ pub use approve::{
 };
 pub(crate) use approve::{Ticket, needs_approval};
 pub use authorize::Authorizer;
+pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 
 pub(crate) use compose::{Plans, Settings};

@@ -7,14 +7,26 @@ use crate::context::ToolContext;
 use crate::policy::{ApprovalError, Approvals, PendingApproval, Ticket, needs_approval};
 use crate::provider::{Dialect, ToolCall};
 
-use super::{ProviderToolbox, Toolbox};
+use super::{ApprovalDesk, ProviderToolbox, Toolbox};
 
 impl Toolbox {
+    /// The toolbox as the person who decides approvals sees it: the calls waiting, and
+    /// decisions by registered name.
+    #[must_use]
+    pub fn approvals(&self) -> ApprovalDesk<'_> {
+        ApprovalDesk { toolbox: self }
+    }
+}
+
+impl ApprovalDesk<'_> {
     /// The calls waiting for a person's approval, oldest first, when the toolbox's approver is
     /// an [`Approvals`] store (empty otherwise).
     #[must_use]
-    pub fn pending_approvals(&self) -> Vec<PendingApproval> {
-        self.approvals().map(Approvals::pending).unwrap_or_default()
+    pub fn pending(&self) -> Vec<PendingApproval> {
+        self.toolbox
+            .approval_store()
+            .map(Approvals::pending)
+            .unwrap_or_default()
     }
 
     /// Approves one call of the tool registered as `name` with these arguments, by the
@@ -41,9 +53,9 @@ impl Toolbox {
     /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
     /// let toolbox = Toolbox::new().with(DeleteNote).with_approver(Approvals::new());
     /// let ctx = ToolContext::new().with_principal("ada");
-    /// toolbox.approve("delete_note", r#"{"id": 7}"#, &ctx).unwrap();
+    /// toolbox.approvals().approve("delete_note", r#"{"id": 7}"#, &ctx).unwrap();
     /// assert!(toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
-    /// assert!(toolbox.approve("delete_nothing", "{}", &ctx).is_err());
+    /// assert!(toolbox.approvals().approve("delete_nothing", "{}", &ctx).is_err());
     /// # });
     /// ```
     pub fn approve<'a>(
@@ -52,7 +64,8 @@ impl Toolbox {
         arguments: impl Into<Arguments<'a>>,
         ctx: &ToolContext,
     ) -> Result<(), ApprovalError> {
-        self.record(name, None, &arguments.into(), ctx, None)
+        self.toolbox
+            .record(name, None, &arguments.into(), ctx, None)
     }
 
     /// Declines calls of the tool registered as `name` with these arguments: they are
@@ -68,10 +81,13 @@ impl Toolbox {
         ctx: &ToolContext,
         reason: impl Into<String>,
     ) -> Result<(), ApprovalError> {
-        self.record(name, None, &arguments.into(), ctx, Some(reason.into()))
+        self.toolbox
+            .record(name, None, &arguments.into(), ctx, Some(reason.into()))
     }
+}
 
-    fn approvals(&self) -> Option<&Approvals> {
+impl Toolbox {
+    fn approval_store(&self) -> Option<&Approvals> {
         self.settings.approver.as_ref().and_then(|a| a.approvals())
     }
 
@@ -130,7 +146,7 @@ impl Toolbox {
             })?
             .hash()
             .to_owned();
-        let approvals = self.approvals().ok_or(ApprovalError::NoStore)?;
+        let approvals = self.approval_store().ok_or(ApprovalError::NoStore)?;
         let ticket = Ticket {
             principal: ctx.principal().map(str::to_owned),
             tool: def.name().to_owned(),
@@ -147,7 +163,7 @@ impl ProviderToolbox<'_> {
     ///
     /// # Errors
     ///
-    /// As [`Toolbox::approve`]; an unknown tool's error lists names in this provider's
+    /// As [`ApprovalDesk::approve`]; an unknown tool's error lists names in this provider's
     /// spelling.
     ///
     /// ```

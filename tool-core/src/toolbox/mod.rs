@@ -11,8 +11,7 @@ use crate::error::ToolError;
 use crate::outcome::{CallStatus, ToolOutcome};
 use crate::policy::audit::AuditSink;
 use crate::policy::{
-    Approver, Authorizer, Call, CircuitPolicy, Done, Enablement, Flow, Plans, Ran, RetryPolicy,
-    RunBudget, Settings, ToolPolicy,
+    Approver, Authorizer, Call, Defaults, Done, Enablement, Flow, Plans, Ran, Settings, ToolPolicy,
 };
 use crate::provider::{Dialect, ExportError, ToolCall};
 
@@ -66,6 +65,15 @@ use serde_json::Value;
 pub struct ProviderToolbox<'a> {
     toolbox: &'a Toolbox,
     dialect: Dialect,
+}
+
+/// The toolbox as the person who decides approvals sees it ([`Toolbox::approvals`]): the
+/// calls waiting, and decisions on calls by the name each tool was registered under. For a
+/// call parsed from a provider's response, decide on the provider view instead
+/// ([`ProviderToolbox::approve`]), which binds the exact call the model will repeat.
+#[derive(Clone, Copy)]
+pub struct ApprovalDesk<'a> {
+    toolbox: &'a Toolbox,
 }
 
 /// One turn of the agent loop: the calls a provider's response asked for, their outcomes, and
@@ -415,7 +423,7 @@ impl Toolbox {
     }
 
     /// The definitions offered in `ctx`: tools disabled there (see
-    /// [`enable_when`](Self::enable_when)) are left out.
+    /// [`with_enabled_when`](Self::with_enabled_when)) are left out.
     pub async fn definitions_for(&self, ctx: &ToolContext) -> Vec<&ToolDefinition> {
         let mut out = Vec::with_capacity(self.registry.in_order.len());
         for tool in &self.registry.in_order {
@@ -526,83 +534,47 @@ impl Toolbox {
         self
     }
 
-    /// Sets the limits on arguments (size, depth, values, keys per object, items per array)
-    /// for the tools that set none of their own; see [`InputLimits`](crate::InputLimits) for
-    /// the defaults and why.
+    /// Sets the execution settings every tool gets unless it says otherwise: timeouts,
+    /// retries, the run budget, circuits, calls at once, idempotency, input limits, large
+    /// results, cursor expiry and upstream rate limits, as one [`Defaults`] value. A tool's
+    /// own `#[tool(...)]` keys and [`with_tool_policy`](Self::with_tool_policy) come on top.
     ///
     /// ```
-    /// use toolsmith::{tool, ToolContext, Toolbox};
-    /// use toolsmith::InputLimits;
+    /// use std::time::Duration;
+    /// use toolsmith::policy::{Defaults, RetryPolicy};
     ///
-    /// /// Sums numbers. Pure, no side effects. Not for more than a thousand numbers.
-    /// #[tool(effect = "read", inline)]
-    /// fn sum(
-    ///     /// The numbers to add.
-    ///     numbers: Vec<i64>,
-    /// ) -> i64 {
-    ///     numbers.iter().fold(0, |a, b| a.saturating_add(*b))
-    /// }
-    ///
-    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-    /// let toolbox = Toolbox::new()
-    ///     .with(Sum)
-    ///     .with_input_limits(InputLimits::default().with_max_items(3));
-    /// let ctx = ToolContext::new();
-    /// let out = toolbox.call("sum", r#"{"numbers": [1, 2, 3]}"#, &ctx).await;
-    /// assert_eq!(out.into_result::<i64>().unwrap(), 6);
-    /// let out = toolbox.call("sum", r#"{"numbers": [1, 2, 3, 4]}"#, &ctx).await;
-    /// let err = out.error().unwrap();
-    /// assert_eq!(err.fields()[0].pointer, "/numbers");
-    /// assert!(err.fields()[0].message.contains("more than 3 items, the limit (max_items)"));
-    /// # });
-    /// ```
-    #[must_use]
-    pub fn with_input_limits(mut self, limits: crate::limits::InputLimits) -> Self {
-        self.settings.input_limits = Some(limits);
-        self.configured()
-    }
-
-    /// Sets the time each attempt may take, for tools that set none (default 30 s).
-    #[must_use]
-    pub fn with_timeout(mut self, timeout: std::time::Duration) -> Self {
-        self.settings.timeout = timeout;
-        self.configured()
-    }
-
-    /// Sets how errors are retried (default: 3 attempts, 200 ms doubling to 5 s, jitter).
-    #[must_use]
-    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.settings.retry = retry;
-        self.configured()
-    }
-
-    /// Sets a budget for each run: the calls sharing a context's run id. There is none by
-    /// default, since a limit that stops a run must be one its owner chose; `RunBudget::default()`
-    /// is 50 calls, 2 retries per tool and 5 minutes spent in tools (the model's time between
-    /// calls does not count).
-    ///
-    /// ```
-    /// use toolsmith::policy::RunBudget;
-    /// let toolbox = toolsmith::Toolbox::new().with_budget(RunBudget { max_calls: 20, ..RunBudget::default() });
+    /// let toolbox = toolsmith::Toolbox::new().with_defaults(Defaults {
+    ///     timeout: Duration::from_secs(5),
+    ///     retry: RetryPolicy { max_attempts: 2, ..RetryPolicy::default() },
+    ///     ..Defaults::default()
+    /// });
     /// # let _ = toolbox;
     /// ```
     #[must_use]
-    pub fn with_budget(mut self, budget: RunBudget) -> Self {
-        self.settings.budget = Some(budget);
-        self.configured()
-    }
-
-    /// Sets when a tool's circuit opens (default: 5 failures in a row, 30 s cooldown).
-    #[must_use]
-    pub fn with_circuit(mut self, circuit: CircuitPolicy) -> Self {
-        self.settings.circuit = circuit;
-        self.configured()
-    }
-
-    /// Sets how many calls run at once through this toolbox (default 64).
-    #[must_use]
-    pub fn with_concurrency(mut self, calls: usize) -> Self {
-        self.settings.concurrency = calls;
+    pub fn with_defaults(mut self, defaults: Defaults) -> Self {
+        let Defaults {
+            timeout,
+            retry,
+            budget,
+            circuit,
+            concurrency,
+            idempotency,
+            input_limits,
+            large_results,
+            cursor_ttl,
+            upstream_limits,
+        } = defaults;
+        let settings = &mut self.settings;
+        settings.timeout = timeout;
+        settings.retry = retry;
+        settings.budget = budget;
+        settings.circuit = circuit;
+        settings.concurrency = concurrency;
+        settings.idempotency = idempotency;
+        settings.input_limits = input_limits;
+        settings.large_results = large_results;
+        settings.cursor_ttl = cursor_ttl;
+        settings.upstreams = upstream_limits;
         self.configured()
     }
 
@@ -633,15 +605,6 @@ impl Toolbox {
         self.configured()
     }
 
-    /// Sets how long idempotency keys are kept (default 24 h) and how long a duplicate waits
-    /// for a running call. Derived keys are scoped to the run; a tool opts into a global scope
-    /// with [`ToolPolicy::idempotency_scope`].
-    #[must_use]
-    pub fn with_idempotency(mut self, policy: crate::idempotency::IdempotencyPolicy) -> Self {
-        self.settings.idempotency = policy;
-        self.configured()
-    }
-
     /// Sets who may call what (see [`Authorizer`]).
     #[must_use]
     pub fn with_authorizer(mut self, authorizer: impl Authorizer) -> Self {
@@ -653,50 +616,6 @@ impl Toolbox {
     #[must_use]
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
         self.settings.approver = Some(Arc::new(approver));
-        self.configured()
-    }
-
-    /// The rate limit of the upstream `name` (an API, a database), shared by every tool
-    /// whose policy names it (`ToolPolicy::upstream`). A call over it waits for its turn
-    /// through the retry policy, then fails `rate_limited` with `retry_after_ms`.
-    ///
-    /// ```
-    /// use toolsmith::policy::{RateLimit, ToolPolicy};
-    /// let github = ToolPolicy { upstream: Some("github".into()), ..Default::default() };
-    /// let toolbox = toolsmith::Toolbox::new()
-    ///     .with_upstream_limit("github", RateLimit::per_second(10).with_burst(10))
-    ///     .configure("search_issues", github.clone())
-    ///     .configure("create_issue", github);
-    /// # let _ = toolbox;
-    /// ```
-    #[must_use]
-    pub fn with_upstream_limit(mut self, name: &str, limit: crate::spec::RateLimit) -> Self {
-        self.settings.upstreams.insert(name.to_owned(), limit);
-        self.configured()
-    }
-
-    /// What happens to large results of tools that do not say (default: stored above 10 KiB
-    /// of JSON, for an hour); a tool says with [`ToolPolicy::large_results`].
-    #[must_use]
-    pub fn with_large_results(mut self, large: crate::output::LargeResults) -> Self {
-        self.settings.large_results = large;
-        self.configured()
-    }
-
-    /// Limits how long a paging tool's cursor is good for (by default it does not expire): a
-    /// cursor past `ttl` from when it was given out is refused with `invalid_arguments`,
-    /// telling the model to start again from the first page, and one without an expiry (given
-    /// out before the limit was set) is refused as not this tool's. The expiry is signed with
-    /// the cursor.
-    ///
-    /// ```
-    /// let toolbox = toolsmith::Toolbox::new()
-    ///     .with_cursor_ttl(std::time::Duration::from_secs(15 * 60));
-    /// # let _ = toolbox;
-    /// ```
-    #[must_use]
-    pub fn with_cursor_ttl(mut self, ttl: std::time::Duration) -> Self {
-        self.settings.cursor_ttl = Some(ttl);
         self.configured()
     }
 
@@ -798,7 +717,7 @@ impl Toolbox {
     /// Offers the tool `name` only where `enabled` says so; elsewhere it is left out of
     /// [`definitions_for`](Self::definitions_for) and refused like an unknown tool.
     #[must_use]
-    pub fn enable_when(mut self, name: &str, enabled: impl Enablement) -> Self {
+    pub fn with_enabled_when(mut self, name: &str, enabled: impl Enablement) -> Self {
         enabled.watch(self.registry.changes.clone());
         self.registry
             .enablement
@@ -815,7 +734,7 @@ impl Toolbox {
     }
 
     /// A receiver that wakes when the set of enabled tools may have changed (an
-    /// [`Enablement`] given to [`enable_when`](Self::enable_when) changed, or
+    /// [`Enablement`] given to [`with_enabled_when`](Self::with_enabled_when) changed, or
     /// [`tools_changed`](Self::tools_changed) was called). The MCP server uses it to send
     /// `notifications/tools/list_changed`.
     ///
@@ -842,7 +761,7 @@ impl Toolbox {
     /// Overrides the execution settings of the tool `name` (timeout, attempts, concurrency,
     /// sequential, fallback); unset fields keep the tool's own.
     #[must_use]
-    pub fn configure(mut self, name: &str, policy: ToolPolicy) -> Self {
+    pub fn with_tool_policy(mut self, name: &str, policy: ToolPolicy) -> Self {
         self.settings.overrides.insert(name.to_owned(), policy);
         self.configured()
     }

@@ -1,0 +1,74 @@
+//! [`Defaults`]: the execution settings every tool of a toolbox gets unless it says otherwise.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::idempotency::IdempotencyPolicy;
+use crate::limits::InputLimits;
+use crate::spec::{CircuitPolicy, LargeResults, RateLimit, RetryPolicy, RunBudget};
+
+/// Calls running at once, per toolbox, unless [`Defaults::concurrency`] says otherwise.
+pub(crate) const DEFAULT_CONCURRENCY: usize = 64;
+
+/// The execution settings of a whole toolbox, given as one value to
+/// [`Toolbox::with_defaults`](crate::toolbox::Toolbox::with_defaults). A tool's own
+/// `#[tool(...)]` keys and its [`ToolPolicy`](crate::spec::ToolPolicy)
+/// ([`Toolbox::with_tool_policy`](crate::toolbox::Toolbox::with_tool_policy)) come on top.
+///
+/// Each field's default is the one a toolbox has without it: set the fields you mean and take
+/// the rest from `Defaults::default()`.
+///
+/// ```
+/// use std::time::Duration;
+/// use toolsmith::Toolbox;
+/// use toolsmith::policy::{Defaults, RunBudget};
+///
+/// let toolbox = Toolbox::new().with_defaults(Defaults {
+///     timeout: Duration::from_secs(10),
+///     budget: Some(RunBudget { max_calls: 20, ..RunBudget::default() }),
+///     ..Defaults::default()
+/// });
+/// # let _ = toolbox;
+/// ```
+#[derive(Clone, Debug)]
+pub struct Defaults {
+    /// How long one attempt may take (30 s), unless a tool says `#[tool(timeout = ..)]`.
+    pub timeout: Duration,
+    /// Retries of transient failures (three attempts, exponential backoff with jitter).
+    pub retry: RetryPolicy,
+    /// What a run may spend in calls and tool time; none by default (docs/agent-loop.md).
+    pub budget: Option<RunBudget>,
+    /// When a failing tool is paused (five failures in a row, 30 s).
+    pub circuit: CircuitPolicy,
+    /// Calls running at once in the toolbox (64).
+    pub concurrency: usize,
+    /// How long idempotency keys are kept, and how long a duplicate waits for the first call.
+    pub idempotency: IdempotencyPolicy,
+    /// Limits on every call's arguments, unless a tool says `#[tool(limits(..))]`; the
+    /// defaults of [`InputLimits`] when `None`.
+    pub input_limits: Option<InputLimits>,
+    /// What happens to results too large to give a model inline.
+    pub large_results: LargeResults,
+    /// How long a paging tool's cursor is good for; no expiry when `None`.
+    pub cursor_ttl: Option<Duration>,
+    /// Rate limits on upstreams that several tools share, by name: a tool names its upstream
+    /// with [`ToolPolicy::upstream`](crate::spec::ToolPolicy::upstream).
+    pub upstream_limits: HashMap<String, RateLimit>,
+}
+
+impl Default for Defaults {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(30),
+            retry: RetryPolicy::default(),
+            budget: None,
+            circuit: CircuitPolicy::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+            idempotency: IdempotencyPolicy::default(),
+            input_limits: None,
+            large_results: LargeResults::default(),
+            cursor_ttl: None,
+            upstream_limits: HashMap::new(),
+        }
+    }
+}
