@@ -54,6 +54,25 @@ async fn check_stock(
 }
 
 /// Marks a context whose bank answers.
+/// Answers `pong`. Read-only. Not for real checks.
+#[tool(effect = "read")]
+async fn ping() -> String {
+    "pong".to_owned()
+}
+
+/// Fetches an exchange rate from a bank that answers only when healthy. Read-only.
+#[tool(effect = "read")]
+async fn fetch_fx(ctx: &ToolContext) -> Result<f64, ToolError> {
+    if ctx.get::<Healthy>().is_some() {
+        Ok(1.08)
+    } else {
+        Err(ToolError::new(
+            ErrorCode::UpstreamError,
+            "The bank did not answer.",
+        ))
+    }
+}
+
 struct Healthy;
 
 /// One replica: a toolbox whose state is in the Redis at `url`.
@@ -62,6 +81,8 @@ fn replica(url: &str) -> Toolbox {
         .with(ListOrders)
         .with(FetchRate)
         .with(CheckStock)
+        .with(Ping)
+        .with(FetchFx)
         .with_state(toolsmith::state::State::shared(Arc::new(
             RedisStore::open(url).unwrap(),
         )))
@@ -160,6 +181,69 @@ async fn a_circuit_opened_on_one_replica_is_open_on_all() {
     assert!(codes.contains(&Some(ErrorCode::CircuitOpen)), "{codes:?}");
     assert!(b.call("fetch_rate", json!({}), &healthy).await.is_success());
     assert!(a.call("fetch_rate", json!({}), &healthy).await.is_success());
+}
+
+/// While a shared circuit is clear (closed, no failure counted) a replica's calls cost Redis
+/// nothing: it asks once, then takes the circuit for closed for `SHARED_CLEAR_FOR` (one
+/// second). That is also the most it lags behind a circuit another replica opened.
+#[tokio::test]
+async fn a_clear_shared_circuit_costs_no_round_trip_and_a_replica_lags_at_most_a_second() {
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let slow_cooldown = |url: &str| {
+        replica(url).with_defaults(toolsmith::policy::Defaults {
+            circuit: CircuitPolicy {
+                failures: 3,
+                cooldown: Duration::from_secs(30),
+            },
+            retry: RetryPolicy {
+                max_attempts: 1,
+                ..Default::default()
+            },
+            ..toolsmith::policy::Defaults::default()
+        })
+    };
+    let (a, b) = (slow_cooldown(&server.url), slow_cooldown(&server.url));
+    let healthy = ToolContext::new().with_extension(Healthy);
+
+    // The first call asks Redis; the next fifty ask nothing (one refresh at most, should a
+    // second pass while they run).
+    assert!(
+        a.call("ping", json!({}), &ToolContext::new())
+            .await
+            .is_success()
+    );
+    let before = server.scripts_run();
+    for _ in 0..50 {
+        assert!(
+            a.call("ping", json!({}), &ToolContext::new())
+                .await
+                .is_success()
+        );
+    }
+    let asked = server.scripts_run() - before;
+    assert!(
+        asked <= 1,
+        "{asked} scripts for 50 calls of a clear circuit"
+    );
+
+    // `a` has seen `fetch_fx` clear; `b` fails three times and opens its circuit.
+    assert!(a.call("fetch_fx", json!({}), &healthy).await.is_success());
+    for _ in 0..3 {
+        let failed = b.call("fetch_fx", json!({}), &ToolContext::new()).await;
+        assert_eq!(failed.error().unwrap().code(), ErrorCode::UpstreamError);
+    }
+    let refused = b.call("fetch_fx", json!({}), &healthy).await;
+    assert_eq!(refused.error().unwrap().code(), ErrorCode::CircuitOpen);
+    // Past the second `a` took the circuit for clear, `a` asks again and is refused too.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    let refused = a.call("fetch_fx", json!({}), &healthy).await;
+    assert_eq!(
+        refused.error().map(|e| e.code()),
+        Some(ErrorCode::CircuitOpen),
+        "{refused}"
+    );
 }
 
 #[tokio::test]
@@ -388,7 +472,7 @@ mod mcp {
         assert_eq!(hello["result"]["protocolVersion"], "2025-11-25", "{hello}");
         let mut answers = Vec::new();
         for addr in &addrs {
-            let call = json!({"name": "check_stock", "arguments": {"item": "tea"}});
+            let call = json!({"name": "ping", "arguments": {}});
             let answer = post(*addr, "2025-11-25", "tools/call", call).await;
             answers.push(answer["result"].clone());
         }

@@ -209,6 +209,22 @@ async fn three_processes_on_one_redis_behave_as_one() {
     }
     assert_eq!(fleet.runs("fetch_rate"), 3);
 
+    // A clear circuit costs Redis nothing per call: `add` (no rate limit, and no run budget
+    // for a call without a run) asks once, then takes its circuit for closed for a second.
+    let add = json!({"a": 1, "b": 2});
+    let first = call_at(fleet.replicas[0].addr, "add", add.clone(), json!({})).await;
+    assert!(code(&first).is_none(), "{first}");
+    let before = redis_server::scripts_run(fleet.port);
+    for _ in 0..20 {
+        let result = call_at(fleet.replicas[0].addr, "add", add.clone(), json!({})).await;
+        assert!(code(&result).is_none(), "{result}");
+    }
+    let asked = redis_server::scripts_run(fleet.port) - before;
+    assert!(
+        asked <= 1,
+        "{asked} scripts for 20 calls of a clear circuit"
+    );
+
     // A limit of 20 calls a second for the fleet: 3 s of calls as fast as four clients send
     // them, spread over the replicas, admit 61 (20 a second, and the first at once), ±10%.
     let started = Instant::now();

@@ -35,6 +35,12 @@ impl RedisServer {
             .unwrap_or(0)
     }
 
+    /// How many scripts (`EVAL`) the server has run: each shared store's step is one.
+    #[allow(dead_code)]
+    pub fn scripts_run(&self) -> u64 {
+        scripts_run(self.port())
+    }
+
     /// Starts one on `port` (a server of a test that stopped its first one and starts it
     /// again).
     pub fn start_on(port: u16) -> Option<Self> {
@@ -96,4 +102,26 @@ impl Drop for RedisServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How many scripts (`EVAL`) the server on `port` has run, from `INFO commandstats`.
+#[allow(dead_code)]
+pub fn scripts_run(port: u16) -> u64 {
+    let out = Command::new("redis-cli")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "info",
+            "commandstats",
+        ])
+        .output()
+        .expect("redis-cli, installed with redis-server");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|line| line.strip_prefix("cmdstat_eval:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|calls| calls.parse().ok())
+        .unwrap_or(0)
 }

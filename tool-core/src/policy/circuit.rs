@@ -1,7 +1,7 @@
 //! A tool's circuit breaker: after enough failures in a row (timeouts, upstream and internal
 //! errors) the tool is paused for a cooldown, then one probe call decides.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use crate::error::{ErrorCode, ToolError};
 use crate::spec::CircuitPolicy;
-use crate::state::CircuitStore;
+use crate::state::{Admission, CircuitStore};
 
 use super::classify::is_failure;
 use super::step::{Call, Done, Flow, Guard, Next, Ran, Role, Step, guarded};
@@ -128,21 +128,62 @@ fn circuit_open(tool: &str, wait: Duration) -> ToolError {
 /// One tool's circuit kept in a shared store (every process of a fleet sees it): checked
 /// before the call, recorded after it. Not a guard: the store takes a future.
 pub(crate) struct SharedCircuit {
-    pub(crate) store: Arc<dyn CircuitStore>,
-    pub(crate) policy: CircuitPolicy,
+    store: Arc<dyn CircuitStore>,
+    policy: CircuitPolicy,
+    /// Until when (µs after `epoch`) this process takes the circuit for closed and clear
+    /// without asking the store: set when the store said so, cleared at a failure seen here.
+    clear_until: AtomicU64,
+    epoch: std::time::Instant,
+}
+
+/// How long a process takes a shared circuit the store called clear for closed without
+/// asking again: the most a replica lags behind a circuit another opened (it also stops at
+/// its own first failure, which it records at once).
+pub(crate) const SHARED_CLEAR_FOR: Duration = Duration::from_secs(1);
+
+impl SharedCircuit {
+    pub(crate) fn new(store: Arc<dyn CircuitStore>, policy: CircuitPolicy) -> Self {
+        Self {
+            store,
+            policy,
+            clear_until: AtomicU64::new(0),
+            epoch: std::time::Instant::now(),
+        }
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX)
+    }
 }
 
 impl Step for SharedCircuit {
     fn run<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(async move {
             let name = call.name;
-            match self.store.admit(name, self.policy.cooldown).await {
-                Ok(None) => {}
-                Ok(Some(wait)) => return Done::refused(circuit_open(name, wait)),
-                Err(err) => return Done::refused(ToolError::state_unreachable(&err)),
+            // While the circuit is clear, a call costs the store nothing: no admission asked,
+            // no success recorded (there is no failure for it to reset).
+            let mut clear = self.now() < self.clear_until.load(Ordering::Acquire);
+            if !clear {
+                match self.store.admit(name, self.policy.cooldown).await {
+                    Ok(Admission::Clear) => {
+                        let until = self.now().saturating_add(
+                            u64::try_from(SHARED_CLEAR_FOR.as_micros()).unwrap_or(u64::MAX),
+                        );
+                        self.clear_until.store(until, Ordering::Release);
+                        clear = true;
+                    }
+                    Ok(Admission::Go) => {}
+                    Ok(Admission::Wait(wait)) => return Done::refused(circuit_open(name, wait)),
+                    Err(err) => return Done::refused(ToolError::state_unreachable(&err)),
+                }
             }
             let done = next.run(call).await;
             let failed = done.ran.error().is_some_and(is_failure);
+            if failed {
+                self.clear_until.store(0, Ordering::Release);
+            } else if clear {
+                return done;
+            }
             let recorded = self
                 .store
                 .record(name, failed, self.policy.failures, self.policy.cooldown)

@@ -239,10 +239,9 @@ impl Settings {
                     .clone()
                     .unwrap_or_else(|| self.circuit.clone());
                 match &self.shared_circuits {
-                    Some(store) => steps.push(Arc::new(SharedCircuit {
-                        store: Arc::clone(store),
-                        policy: circuit,
-                    })),
+                    Some(store) => {
+                        steps.push(Arc::new(SharedCircuit::new(Arc::clone(store), circuit)));
+                    }
                     None => {
                         let circuit = Arc::new(Circuit::new(circuit));
                         if steps.len() == 1 {

@@ -27,7 +27,7 @@ mod redis;
 mod results;
 mod runs;
 
-pub use circuits::CircuitStore;
+pub use circuits::{Admission, CircuitStore};
 pub use error::StoreError;
 pub use family::State;
 pub use idempotency::{IdempotencyStore, Reservation};

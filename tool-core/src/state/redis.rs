@@ -157,8 +157,12 @@ return {calls, us}
 const CIRCUIT_ADMIT: &str = r"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local open_until = tonumber(redis.call('HGET', KEYS[1], 'open_until') or '0')
-if open_until == 0 then return 0 end
+local state = redis.call('HMGET', KEYS[1], 'open_until', 'failures')
+local open_until = tonumber(state[1] or '0')
+if open_until == 0 then
+  if tonumber(state[2] or '0') == 0 then return -1 end
+  return 0
+end
 if now < open_until then return open_until - now end
 if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then return 0 end
 return 1000000
@@ -252,7 +256,8 @@ impl super::circuits::CircuitStore for RedisStore {
         &'a self,
         tool: &'a str,
         cooldown: Duration,
-    ) -> BoxFuture<'a, Result<Option<Duration>, StoreError>> {
+    ) -> BoxFuture<'a, Result<super::circuits::Admission, StoreError>> {
+        use super::circuits::Admission;
         Box::pin(async move {
             let keys = [
                 format!("toolsmith:circuit:{tool}"),
@@ -260,8 +265,12 @@ impl super::circuits::CircuitStore for RedisStore {
             ];
             let mut cmd = script(CIRCUIT_ADMIT, &keys);
             cmd.arg(millis(cooldown).max(1));
-            let wait: u64 = self.run(cmd).await.map_err(state_error)?;
-            Ok((wait > 0).then(|| Duration::from_micros(wait)))
+            let answer: i64 = self.run(cmd).await.map_err(state_error)?;
+            Ok(match u64::try_from(answer) {
+                Err(_) => Admission::Clear,
+                Ok(0) => Admission::Go,
+                Ok(wait) => Admission::Wait(Duration::from_micros(wait)),
+            })
         })
     }
 
