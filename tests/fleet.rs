@@ -60,7 +60,8 @@ async fn ping() -> String {
     "pong".to_owned()
 }
 
-/// Fetches an exchange rate from a bank that answers only when healthy. Read-only.
+/// Fetches an exchange rate from a bank that answers only when healthy. Read-only. Not for
+/// payments.
 #[tool(effect = "read")]
 async fn fetch_fx(ctx: &ToolContext) -> Result<f64, ToolError> {
     if ctx.get::<Healthy>().is_some() {
