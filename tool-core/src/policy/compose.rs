@@ -13,10 +13,7 @@ use crate::idempotency::IdempotencyPolicy;
 use crate::limits::InputLimits;
 use crate::output::{LargeResults, OutputChecks};
 use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
-use crate::state::{
-    BudgetStore, CircuitStore, IdempotencyStore, MemoryIdempotencyStore, MemoryRateLimiter,
-    MemoryResultStore, RateLimiter, ResultStore,
-};
+use crate::state::{BudgetStore, CircuitStore, IdempotencyStore, RateLimiter, ResultStore, State};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
@@ -83,6 +80,15 @@ impl Default for Settings {
             cursor_ttl,
             upstream_limits,
         } = Defaults::default();
+        // The stores and the key, as a toolbox has them without `with_state`.
+        let State {
+            idempotency: store,
+            results,
+            rate_limits: limiter,
+            budgets: shared_budgets,
+            circuits: shared_circuits,
+            key,
+        } = State::memory();
         Self {
             timeout,
             retry,
@@ -93,17 +99,17 @@ impl Default for Settings {
             approver: None,
             sinks: Vec::new(),
             overrides: HashMap::new(),
-            store: Arc::new(MemoryIdempotencyStore::default()),
+            store,
             idempotency,
             input_limits,
-            results: Arc::new(MemoryResultStore::default()),
+            results,
             large_results,
-            cursor_key: Arc::new(crate::output::random_key()),
+            cursor_key: key.unwrap_or_else(|| Arc::new(crate::output::random_key())),
             cursor_ttl,
-            limiter: Arc::new(MemoryRateLimiter::new()),
+            limiter,
             upstreams: upstream_limits,
-            shared_budgets: None,
-            shared_circuits: None,
+            shared_budgets,
+            shared_circuits,
         }
     }
 }
