@@ -1,5 +1,6 @@
 //! One replica of a fleet: an MCP server over streamable HTTP, with no sessions, whose state
-//! (idempotency, results, rate limits, run budgets, circuits, approvals) is in a shared Redis.
+//! (idempotency, results, rate limits, run budgets, circuits, approvals, MCP tasks) is in a
+//! shared Redis.
 //! Start several on one Redis and put any load balancer in front (docs/deployment.md).
 //!
 //! ```sh
@@ -97,6 +98,37 @@ async fn refund_order(
     order
 }
 
+/// The format of an export, as the user chooses it.
+#[derive(serde::Deserialize, toolsmith::schemars::JsonSchema)]
+struct Format {
+    /// `csv` or `json`.
+    format: String,
+}
+
+/// Exports the orders: asks the user for the format, then works for `ms` milliseconds; an MCP
+/// task for a client that takes tasks. Read-only. Not for a single order.
+#[tool(effect = "read", timeout = "2m")]
+async fn export_orders(
+    ctx: &ToolContext,
+    /// How long the export takes, in milliseconds.
+    #[arg(range(max = 60_000))]
+    ms: u64,
+) -> Result<String, ToolError> {
+    use toolsmith::caller::Elicited;
+    let format = match ctx.elicit_as::<Format>("format", "Which format?").await? {
+        Elicited::Accepted(Format { format }) => format,
+        _ => "csv".to_owned(),
+    };
+    executed(ctx, &format!("export_orders {format}"));
+    tokio::select! {
+        () = tokio::time::sleep(Duration::from_millis(ms)) => Ok(format!("exported as {format}")),
+        () = ctx.cancelled() => {
+            executed(ctx, "export_orders cancelled");
+            Err(ToolError::new(ErrorCode::Cancelled, "Stopped."))
+        }
+    }
+}
+
 /// The fleet's toolbox: every replica builds the same one (`memory`: state in the process).
 fn toolbox(redis: &str) -> Result<Toolbox, String> {
     let one_try = ToolPolicy {
@@ -109,6 +141,7 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
         .with(LookUp)
         .with(SendInvoice)
         .with(RefundOrder)
+        .with(ExportOrders)
         .with(tools::Add)
         .with(tools::SearchWeb);
     // The key signs cursors and stored results' ids: the same on every replica.
@@ -175,7 +208,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let server = McpServer::new(toolbox).with_name("fleet-replica", env!("CARGO_PKG_VERSION"));
+    let server = McpServer::new(toolbox)
+        .with_name("fleet-replica", env!("CARGO_PKG_VERSION"))
+        .with_task_tool("export_orders", toolsmith::mcp::TaskSupport::Optional);
     let server = if sessions.is_empty() {
         server.with_http(toolsmith::mcp::HttpOptions {
             stateless: true,

@@ -627,3 +627,37 @@ async fn the_waiting_approvals_in_redis_are_bounded_by_count_and_bytes() {
     approvals.approve(&pending[0]).await.unwrap();
     assert_eq!(approvals.pending().await.unwrap().len(), 4_095);
 }
+
+/// The task store in Redis: a record read by anyone, messages taken once, oldest first, at
+/// most `MAX_TASK_MESSAGES` waiting, and none left for a task no replica shares.
+#[tokio::test]
+async fn the_task_store_keeps_records_and_bounded_messages() {
+    use toolsmith::state::{MAX_TASK_MESSAGES, TaskStore};
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisStore::open(&server.url).unwrap();
+    let minute = Duration::from_secs(60);
+    store.post("nobody", "cancel", minute).await.unwrap();
+    assert!(store.take("nobody").await.unwrap().is_empty());
+    store.publish("t", r#"{"v":1}"#, minute).await.unwrap();
+    store.publish("t", r#"{"v":2}"#, minute).await.unwrap();
+    assert_eq!(
+        store.read("t").await.unwrap().as_deref(),
+        Some(r#"{"v":2}"#)
+    );
+    for n in 0..MAX_TASK_MESSAGES {
+        store.post("t", &n.to_string(), minute).await.unwrap();
+    }
+    assert!(store.post("t", "one too many", minute).await.is_err());
+    let taken = store.take("t").await.unwrap();
+    assert_eq!(taken.len(), MAX_TASK_MESSAGES);
+    assert_eq!(taken[0], "0");
+    assert!(store.take("t").await.unwrap().is_empty());
+    store
+        .publish("gone", "{}", Duration::from_millis(20))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    assert_eq!(store.read("gone").await.unwrap(), None);
+}

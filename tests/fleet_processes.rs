@@ -354,3 +354,94 @@ async fn three_processes_on_one_redis_behave_as_one() {
     assert!(code(&again).is_none(), "{again}");
     assert_eq!(fleet.runs("send_invoice 43"), 1);
 }
+
+/// One MCP 2026-07-28 request to the replica at `addr` (no session; the client takes tasks
+/// and elicitation) from `user`; its JSON-RPC answer.
+async fn task_request(addr: SocketAddr, method: &str, mut params: Value, user: &str) -> Value {
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":
+            {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "toolsmith/user": user,
+    });
+    let name = params
+        .get("name")
+        .or_else(|| params.get("taskId"))
+        .and_then(Value::as_str)
+        .map(|n| format!("mcp-name: {n}\r\n"))
+        .unwrap_or_default();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\n{name}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    message(&exchange(addr, request, whole_message).await)
+}
+
+/// `tasks/get` on `addr` until the task's status is `status` (or 10 s pass); the last answer.
+async fn task_until(addr: SocketAddr, id: &str, user: &str, status: &str) -> Value {
+    let mut got = Value::Null;
+    for _ in 0..200 {
+        got = task_request(addr, "tasks/get", json!({"taskId": id}), user).await;
+        if got["result"]["status"] == status {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    got
+}
+
+/// A task made on one replica is known at once to the others, asks through any of them,
+/// takes its answer from another, and is cancelled from a third; it stays its user's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_mcp_task_made_on_one_replica_is_read_answered_and_cancelled_on_another() {
+    let Some(fleet) = Fleet::start() else {
+        return;
+    };
+    let addr = |i: usize| fleet.replicas[i].addr;
+    let call = json!({"name": "export_orders", "arguments": {"ms": 50}});
+    let created = task_request(addr(0), "tools/call", call, "ada").await;
+    assert_eq!(created["result"]["resultType"], "task", "{created}");
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // Known at once on another replica, and its question is seen there.
+    let seen = task_request(addr(1), "tasks/get", json!({"taskId": id}), "ada").await;
+    assert!(seen.get("error").is_none(), "{seen}");
+    let asking = task_until(addr(1), &id, "ada", "input_required").await;
+    assert_eq!(
+        asking["result"]["inputRequests"]["format"]["method"], "elicitation/create",
+        "{asking}"
+    );
+    // Another user is told of no such task, on every replica.
+    for i in 0..3 {
+        let refused = task_request(addr(i), "tasks/get", json!({"taskId": id}), "eve").await;
+        assert_eq!(refused["error"]["code"], -32602, "{refused}");
+        let cancel = task_request(addr(i), "tasks/cancel", json!({"taskId": id}), "eve").await;
+        assert_eq!(cancel["error"]["code"], -32602, "{cancel}");
+    }
+    // Answered on the third replica; the first runs on with the answer.
+    let answer = json!({"taskId": id, "inputResponses": {"format": {"action": "accept", "content": {"format": "json"}}}});
+    let ack = task_request(addr(2), "tasks/update", answer, "ada").await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let done = task_until(addr(1), &id, "ada", "completed").await;
+    assert_eq!(done["result"]["status"], "completed", "{done}");
+    let text = done["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("exported as json"), "{done}");
+    assert_eq!(fleet.runs("export_orders json"), 1);
+
+    // A long export, cancelled from another replica: it stops where it runs.
+    let call = json!({"name": "export_orders", "arguments": {"ms": 60_000}});
+    let created = task_request(addr(1), "tools/call", call, "ada").await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+    task_until(addr(0), &id, "ada", "input_required").await;
+    let answer = json!({"taskId": id, "inputResponses": {"format": {"action": "accept", "content": {"format": "csv"}}}});
+    task_request(addr(0), "tasks/update", answer, "ada").await;
+    task_until(addr(2), &id, "ada", "working").await;
+    let ack = task_request(addr(2), "tasks/cancel", json!({"taskId": id}), "ada").await;
+    assert_eq!(ack["result"]["resultType"], "complete", "{ack}");
+    let ended = task_until(addr(0), &id, "ada", "cancelled").await;
+    assert_eq!(ended["result"]["status"], "cancelled", "{ended}");
+    assert_eq!(fleet.runs("export_orders cancelled"), 1);
+}

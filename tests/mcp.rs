@@ -1511,9 +1511,15 @@ mod tasks {
     }
 
     fn server(flags: &Arc<Flags>) -> McpServer {
+        server_on(flags, toolsmith::state::State::memory())
+    }
+
+    /// The test server, its toolbox's state in `state` (shared by servers given clones of it).
+    fn server_on(flags: &Arc<Flags>, state: toolsmith::state::State) -> McpServer {
         let flags = Arc::clone(flags);
         McpServer::new(
             Toolbox::new()
+                .with_state(state)
                 .with(Linger)
                 .with(Crunch)
                 .with(Refuse)
@@ -1618,6 +1624,20 @@ mod tasks {
         send(addr, method, Some(id), params, with_tasks(), &header).await
     }
 
+    /// `tasks/get` from `user` until the task's status is `status` (or 5 s pass); the last
+    /// answer.
+    async fn status_for(addr: std::net::SocketAddr, id: &str, user: &str, status: &str) -> Value {
+        let mut got = Value::Null;
+        for _ in 0..200 {
+            got = as_user(addr, "tasks/get", id, json!({}), Some(user)).await;
+            if got["result"]["status"] == status {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        got
+    }
+
     #[tokio::test]
     async fn a_task_is_its_principals_and_unknown_to_anyone_else() {
         let http_server = server_with_users().bind_local_http(0).await.unwrap();
@@ -1678,14 +1698,7 @@ mod tasks {
         )
         .await;
         assert!(ok.get("error").is_none(), "{ok}");
-        let mut done = Value::Null;
-        for _ in 0..200 {
-            done = as_user(addr, "tasks/get", &id, json!({}), Some("alice")).await;
-            if done["result"]["status"] == "completed" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        let done = status_for(addr, &id, "alice", "completed").await;
         assert_eq!(done["result"]["status"], "completed", "{done}");
         let text = done["result"]["result"]["content"][0]["text"]
             .as_str()
@@ -1859,6 +1872,115 @@ mod tasks {
             .unwrap();
         assert!(text.contains("sure: true"), "{done}");
         http_server.shutdown().await.unwrap();
+    }
+
+    /// Two servers sharing one state, as two replicas of a fleet share one Redis: a task
+    /// started on one is read, answered and cancelled on the other, and stays its principal's.
+    #[tokio::test]
+    async fn a_task_made_on_one_server_is_read_answered_and_cancelled_on_another() {
+        let flags = Arc::new(Flags::default());
+        let state = toolsmith::state::State::memory();
+        // The principal from an `x-user` header (this hook replaces the one adding the flags).
+        let users = |server: McpServer| {
+            let flags = Arc::clone(&flags);
+            server.with_context(move |ctx, request| {
+                let ctx = ctx.with_extension(Arc::clone(&flags));
+                match request.header("x-user") {
+                    Some(user) => ctx.with_principal(user),
+                    None => ctx,
+                }
+            })
+        };
+        let one = users(server_on(&flags, state.clone()))
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let two = users(server_on(&flags, state))
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let (a, b) = (one.local_addr(), two.local_addr());
+
+        let params = json!({"name": "confirm", "arguments": {}});
+        let created = send(
+            a,
+            "tools/call",
+            Some("confirm"),
+            params,
+            with_tasks(),
+            "x-user: alice\r\n",
+        )
+        .await;
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        // At once, the other server knows the task.
+        let seen = as_user(b, "tasks/get", &id, json!({}), Some("alice")).await;
+        assert!(seen.get("error").is_none(), "{seen}");
+        let mut asking = seen;
+        for _ in 0..200 {
+            if asking["result"]["status"] == "input_required" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            asking = as_user(b, "tasks/get", &id, json!({}), Some("alice")).await;
+        }
+        assert_eq!(asking["result"]["status"], "input_required", "{asking}");
+        assert_eq!(
+            asking["result"]["inputRequests"]["sure"]["method"],
+            "elicitation/create"
+        );
+        // Another principal, or none, is told of no such task on the other server too.
+        let answer = |sure: bool| json!({"inputResponses": {"sure": {"action": "accept", "content": {"sure": sure}}}});
+        for user in [Some("bob"), None] {
+            for (method, extra) in [
+                ("tasks/get", json!({})),
+                ("tasks/update", answer(false)),
+                ("tasks/cancel", json!({})),
+            ] {
+                let refused = as_user(b, method, &id, extra, user).await;
+                assert_eq!(
+                    refused["error"]["message"],
+                    format!("unknown task: {id}"),
+                    "{method} by {user:?}: {refused}"
+                );
+                assert_eq!(refused["error"]["code"], -32602);
+            }
+        }
+        // Alice answers on the second server; the first runs the tool with her answer.
+        let ok = as_user(b, "tasks/update", &id, answer(true), Some("alice")).await;
+        assert_eq!(ok["result"], json!({"resultType": "complete"}), "{ok}");
+        let done = status_for(b, &id, "alice", "completed").await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        let text = done["result"]["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(text.contains("sure: true"), "{done}");
+        // The same answer from both servers.
+        let here = as_user(a, "tasks/get", &id, json!({}), Some("alice")).await;
+        assert_eq!(here["result"]["result"], done["result"]["result"]);
+
+        // A task cancelled on the other server stops where it runs.
+        let id = start(a, "crunch", json!({"ms": 60_000})).await;
+        let ack = send(
+            b,
+            "tasks/cancel",
+            Some(&id),
+            json!({"taskId": id}),
+            with_tasks(),
+            "",
+        )
+        .await;
+        assert_eq!(ack["result"], json!({"resultType": "complete"}), "{ack}");
+        let ended = settled(b, &id).await;
+        assert_eq!(ended["result"]["status"], "cancelled", "{ended}");
+        assert!(
+            flags.cancelled.load(Ordering::SeqCst),
+            "the tool saw its cancellation"
+        );
+        // An id neither server made is unknown to both.
+        let unknown = get(b, "00000000-0000-4000-8000-000000000000").await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        one.shutdown().await.unwrap();
+        two.shutdown().await.unwrap();
     }
 
     #[tokio::test]

@@ -161,8 +161,13 @@ impl McpServer {
                 };
                 match call.start(support, wish, &context.ct).await {
                     Ok(task) => {
-                        // Bound before its id leaves the server.
+                        // Bound and shared before its id leaves the server.
                         self.config.tasks.bind(&task.task_id, ctx.principal());
+                        let store = Arc::clone(toolbox.task_store());
+                        self.config
+                            .tasks
+                            .share(&task.task_id, ctx.principal(), store)
+                            .await;
                         return Ok(CallToolResponse::Task(rmcp::model::CreateTaskResult::new(
                             task,
                         )));

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::request::{McpRequest, at_least_2026_07_28};
 use super::server::McpServer;
+use super::tasks;
 
 /// The client requests of MCP 2025-11-25 this server knows. Not `tasks/result` and
 /// `tasks/list`: tasks are served as the tasks extension of 2026-07-28 has them, which has
@@ -350,14 +351,22 @@ impl ServerHandler for McpServer {
         self.config.tools.get(name).cloned()
     }
 
-    /// `tasks/get`: a task's status, and its result once it has one.
+    /// `tasks/get`: a task's status, and its result once it has one; from the fleet's task
+    /// store when another replica runs it.
     async fn get_task(
         &self,
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
         self.task_of_caller(&request.task_id, &context)?;
-        let task = self.config.tasks.manager.get_task(&request.task_id)?;
+        let task = match self.config.tasks.manager.get_task(&request.task_id) {
+            Ok(task) => task,
+            Err(_) => {
+                let principal = self.principal_of(&context);
+                let store = self.config.toolbox.task_store();
+                tasks::shared_task(&**store, &request.task_id, principal.as_deref()).await?
+            }
+        };
         Ok(rmcp::model::GetTaskResult::new(task))
     }
 
@@ -368,10 +377,15 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.task_of_caller(&request.task_id, &context)?;
-        self.config
-            .tasks
-            .manager
-            .update_task(&request.task_id, request.input_responses)
+        if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
+            return self
+                .config
+                .tasks
+                .manager
+                .update_task(&request.task_id, request.input_responses);
+        }
+        self.message_shared_task(&request.task_id, &context, Some(request.input_responses))
+            .await
     }
 
     /// `tasks/cancel`: asks a task to stop (it ends `cancelled` unless it finished first).
@@ -381,7 +395,11 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.task_of_caller(&request.task_id, &context)?;
-        self.config.tasks.manager.cancel_task(&request.task_id)
+        if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
+            return self.config.tasks.manager.cancel_task(&request.task_id);
+        }
+        self.message_shared_task(&request.task_id, &context, None)
+            .await
     }
 
     async fn call_tool(
@@ -394,6 +412,20 @@ impl ServerHandler for McpServer {
 }
 
 impl McpServer {
+    /// Leaves `tasks/update` (`answers`) or `tasks/cancel` (`None`) for the replica that runs
+    /// the task `id`.
+    async fn message_shared_task(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+        answers: Option<rmcp::model::InputResponses>,
+    ) -> Result<(), ErrorData> {
+        let principal = self.principal_of(context);
+        let store = self.config.toolbox.task_store();
+        let ttl = self.config.tasks.ttl + self.config.tasks.ttl;
+        tasks::message_task(&**store, id, principal.as_deref(), answers, ttl).await
+    }
+
     /// Remembers a client for list-changed notifications, and starts the task that sends
     /// them on the first client.
     fn watch(&self, peer: rmcp::Peer<RoleServer>) {

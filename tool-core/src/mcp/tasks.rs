@@ -5,14 +5,24 @@
 //! status and time to live); the tool runs on, and the client polls `tasks/get` for its
 //! status and result, answers what the tool asks through `tasks/update`, and may cancel it
 //! with `tasks/cancel`.
+//!
+//! A fleet shares its tasks through the toolbox's [`TaskStore`]: the replica that runs a task
+//! publishes its state whenever it changes and takes the messages other replicas leave for it
+//! (a cancellation, answers), at most half a poll interval late (a quarter of a second by
+//! default); any replica answers `tasks/get`, `tasks/update` and `tasks/cancel` for it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rmcp::model::{DetailedTask, TaskStatus};
 use rmcp::task_manager::TaskContext;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::sync::{oneshot, watch};
+
+use crate::state::TaskStore;
 
 /// When a tool runs as an MCP task (`McpServer::with_task_tool`).
 ///
@@ -127,11 +137,40 @@ impl Tasks {
             .ok()
             .and_then(|owners| owners.get(id).map(|(owner, _)| owner.clone()));
         match owner {
-            Some(owner) if Some(owner.as_str()) != principal => Err(
-                rmcp::ErrorData::invalid_params(format!("unknown task: {id}"), None),
-            ),
+            Some(owner) if Some(owner.as_str()) != principal => Err(unknown_task(id)),
             _ => Ok(()),
         }
+    }
+
+    /// How often the replica that runs a task publishes its changes and takes its messages:
+    /// half the poll interval, between 25 ms and 1 s.
+    fn tick(&self) -> Duration {
+        (self.poll_interval / 2).clamp(Duration::from_millis(25), Duration::from_secs(1))
+    }
+
+    /// Shares the task `id`, just started by `owner`, through `store`: its first record is
+    /// published before this returns (so that any replica answers for it once its id is
+    /// out), then a watcher publishes each change and applies the messages left for it,
+    /// until its final state is published or it is gone.
+    pub(crate) async fn share(&self, id: &str, owner: Option<&str>, store: Arc<dyn TaskStore>) {
+        let mirror = Mirror {
+            id: id.to_owned(),
+            owner: owner.map(str::to_owned),
+            manager: self.manager.clone(),
+            store,
+            ttl: self.ttl + self.ttl,
+            published: String::new(),
+        };
+        let mut mirror = mirror;
+        let mut done = mirror.publish().await;
+        let tick = self.tick();
+        tokio::spawn(async move {
+            while !done {
+                tokio::time::sleep(tick).await;
+                mirror.apply_messages().await;
+                done = mirror.publish().await;
+            }
+        });
     }
 
     /// Room for one more task: `Err` with how long until the oldest kept task is let go,
@@ -176,6 +215,155 @@ impl Tasks {
                     .max(1),
             )
     }
+}
+
+/// The answer for a task this server does not know, or that is another principal's: the
+/// same for both, so that nothing says the task exists.
+pub(crate) fn unknown_task(id: &str) -> rmcp::ErrorData {
+    rmcp::ErrorData::invalid_params(format!("unknown task: {id}"), None)
+}
+
+/// The answer when the task store cannot be read or written.
+fn store_unavailable() -> rmcp::ErrorData {
+    rmcp::ErrorData::internal_error("the task store is unavailable; try again later", None)
+}
+
+/// A task as every replica sees it: who it belongs to, and what `tasks/get` answers.
+#[derive(Serialize, Deserialize)]
+struct Record {
+    owner: Option<String>,
+    task: DetailedTask,
+}
+
+/// What a replica leaves for the one that runs a task.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Message {
+    /// `tasks/cancel`.
+    Cancel,
+    /// `tasks/update`: the client's answers, by input request key.
+    Answers {
+        responses: std::collections::BTreeMap<String, Value>,
+    },
+}
+
+/// The replica that runs a task, publishing it.
+struct Mirror {
+    id: String,
+    owner: Option<String>,
+    manager: rmcp::task_manager::TaskManager,
+    store: Arc<dyn TaskStore>,
+    ttl: Duration,
+    /// The record last published.
+    published: String,
+}
+
+impl Mirror {
+    /// Publishes the task's state if it changed; `true` once there is nothing more to
+    /// publish (its final state is out, or the task is gone).
+    async fn publish(&mut self) -> bool {
+        let Ok(task) = self.manager.get_task(&self.id) else {
+            return true;
+        };
+        let finished = matches!(
+            task.status(),
+            TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+        );
+        let record = Record {
+            owner: self.owner.clone(),
+            task,
+        };
+        let Ok(text) = serde_json::to_string(&record) else {
+            return true;
+        };
+        if text == self.published {
+            return finished;
+        }
+        match self.store.publish(&self.id, &text, self.ttl).await {
+            Ok(()) => {
+                self.published = text;
+                finished
+            }
+            Err(error) => {
+                tracing::warn!(%error, task = %self.id, "a task's state was not shared; trying again");
+                false
+            }
+        }
+    }
+
+    /// Applies what other replicas left for the task.
+    async fn apply_messages(&self) {
+        let messages = match self.store.take(&self.id).await {
+            Ok(messages) => messages,
+            Err(error) => {
+                tracing::warn!(%error, task = %self.id, "a task's messages were not read; trying again");
+                return;
+            }
+        };
+        for message in messages {
+            // Unknown ids are ignored: the task ended and was let go meanwhile.
+            let _ = match serde_json::from_str::<Message>(&message) {
+                Ok(Message::Cancel) => self.manager.cancel_task(&self.id),
+                Ok(Message::Answers { responses }) => self.manager.update_task(&self.id, responses),
+                Err(_) => Ok(()),
+            };
+        }
+    }
+}
+
+/// A task another replica runs, as the store has it: its state, once its owner is checked.
+///
+/// # Errors
+///
+/// `-32602` when no replica shares it or it is another principal's; an internal error when
+/// the store cannot be read.
+pub(crate) async fn shared_task(
+    store: &dyn TaskStore,
+    id: &str,
+    principal: Option<&str>,
+) -> Result<DetailedTask, rmcp::ErrorData> {
+    let text = store
+        .read(id)
+        .await
+        .map_err(|_| store_unavailable())?
+        .ok_or_else(|| unknown_task(id))?;
+    let record: Record = serde_json::from_str(&text).map_err(|_| unknown_task(id))?;
+    match record.owner {
+        Some(owner) if Some(owner.as_str()) != principal => Err(unknown_task(id)),
+        _ => Ok(record.task),
+    }
+}
+
+/// Leaves `tasks/cancel` (`answers: None`) or `tasks/update` for the replica that runs the
+/// task `id`, once its owner is checked. A task that has ended takes nothing, as on its own
+/// replica.
+///
+/// # Errors
+///
+/// As [`shared_task`]; an internal error when the store refuses the message.
+pub(crate) async fn message_task(
+    store: &dyn TaskStore,
+    id: &str,
+    principal: Option<&str>,
+    answers: Option<std::collections::BTreeMap<String, Value>>,
+    ttl: Duration,
+) -> Result<(), rmcp::ErrorData> {
+    let task = shared_task(store, id, principal).await?;
+    if matches!(
+        task.status(),
+        TaskStatus::Completed | TaskStatus::Failed | TaskStatus::Cancelled
+    ) {
+        return Ok(());
+    }
+    let message = match answers {
+        None => Message::Cancel,
+        Some(responses) => Message::Answers { responses },
+    };
+    let text = serde_json::to_string(&message).map_err(|_| store_unavailable())?;
+    store.post(id, &text, ttl).await.map_err(|error| {
+        tracing::warn!(%error, task = %id, "a message for a task was not left");
+        rmcp::ErrorData::internal_error("the task was not reached; try again in a moment", None)
+    })
 }
 
 /// Shared by a task tool's caller and the request handler: the tool's wish to go on as a

@@ -13,7 +13,9 @@ use crate::idempotency::IdempotencyPolicy;
 use crate::limits::InputLimits;
 use crate::output::{LargeResults, OutputChecks};
 use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
-use crate::state::{BudgetStore, CircuitStore, IdempotencyStore, RateLimiter, ResultStore, State};
+use crate::state::{
+    BudgetStore, CircuitStore, IdempotencyStore, RateLimiter, ResultStore, State, TaskStore,
+};
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
@@ -64,6 +66,10 @@ pub(crate) struct Settings {
     pub(crate) shared_budgets: Option<Arc<dyn BudgetStore>>,
     /// Where circuits are kept when a fleet shares them (else in memory).
     pub(crate) shared_circuits: Option<Arc<dyn CircuitStore>>,
+    /// Where an MCP server keeps its tasks, so that every server on the store answers for them.
+    /// Read only by the MCP server (feature `mcp`).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) tasks: Arc<dyn TaskStore>,
 }
 
 impl Default for Settings {
@@ -87,6 +93,7 @@ impl Default for Settings {
             rate_limits: limiter,
             budgets: shared_budgets,
             circuits: shared_circuits,
+            tasks,
             key,
         } = State::memory();
         Self {
@@ -110,6 +117,7 @@ impl Default for Settings {
             upstreams: upstream_limits,
             shared_budgets,
             shared_circuits,
+            tasks,
         }
     }
 }

@@ -9,6 +9,7 @@ use super::limits::{MemoryRateLimiter, RateLimiter};
 use super::memory::MemoryIdempotencyStore;
 use super::results::{MemoryResultStore, ResultStore};
 use super::runs::BudgetStore;
+use super::tasks::{MemoryTaskStore, TaskStore};
 
 /// Where a toolbox keeps its state, given to
 /// [`Toolbox::with_state`](crate::toolbox::Toolbox::with_state): one value for every store,
@@ -53,13 +54,15 @@ pub struct State {
     pub(crate) rate_limits: Arc<dyn RateLimiter>,
     pub(crate) budgets: Option<Arc<dyn BudgetStore>>,
     pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
+    pub(crate) tasks: Arc<dyn TaskStore>,
     pub(crate) key: Option<Arc<[u8; 32]>>,
 }
 
 impl State {
     /// Everything in this process's memory: idempotency keys ([`MemoryIdempotencyStore`]),
-    /// large results ([`MemoryResultStore`]), rate limits ([`MemoryRateLimiter`]); run budgets
-    /// and circuits counted by the toolbox itself; a random key.
+    /// large results ([`MemoryResultStore`]), rate limits ([`MemoryRateLimiter`]), MCP tasks
+    /// ([`MemoryTaskStore`]); run budgets and circuits counted by the toolbox itself; a random
+    /// key.
     #[must_use]
     pub fn memory() -> Self {
         Self {
@@ -68,6 +71,7 @@ impl State {
             rate_limits: Arc::new(MemoryRateLimiter::new()),
             budgets: None,
             circuits: None,
+            tasks: Arc::new(MemoryTaskStore::default()),
             key: None,
         }
     }
@@ -78,14 +82,15 @@ impl State {
     #[must_use]
     pub fn shared<S>(store: Arc<S>) -> Self
     where
-        S: IdempotencyStore + ResultStore + RateLimiter + BudgetStore + CircuitStore,
+        S: IdempotencyStore + ResultStore + RateLimiter + BudgetStore + CircuitStore + TaskStore,
     {
         Self {
             idempotency: store.clone(),
             results: store.clone(),
             rate_limits: store.clone(),
             budgets: Some(store.clone()),
-            circuits: Some(store),
+            circuits: Some(store.clone()),
+            tasks: store,
             key: None,
         }
     }
@@ -122,6 +127,14 @@ impl State {
     #[must_use]
     pub fn with_circuits(mut self, store: impl CircuitStore) -> Self {
         self.circuits = Some(Arc::new(store));
+        self
+    }
+
+    /// Keeps the state of MCP tasks in `store`, so that every server on it answers for a task
+    /// any of them runs.
+    #[must_use]
+    pub fn with_tasks(mut self, store: impl TaskStore) -> Self {
+        self.tasks = Arc::new(store);
         self
     }
 

@@ -9,6 +9,7 @@
 //! | rate limits | [`RateLimiter`] | [`MemoryRateLimiter`] |
 //! | run budgets | [`BudgetStore`] | each toolbox counts in its own memory |
 //! | circuit breakers | [`CircuitStore`] | each toolbox keeps its circuits |
+//! | MCP tasks, seen by every replica | [`TaskStore`] | [`MemoryTaskStore`] |
 //!
 //! Every store fails with one error, [`StoreError`]. [`State`] names the stores a toolbox uses
 //! and the key it signs cursors and result ids with:
@@ -26,6 +27,7 @@ mod memory;
 mod redis;
 mod results;
 mod runs;
+mod tasks;
 
 pub use circuits::{Admission, CircuitStore};
 pub use error::StoreError;
@@ -37,3 +39,4 @@ pub use memory::MemoryIdempotencyStore;
 pub use redis::RedisStore;
 pub use results::{MemoryResultStore, ResultStore};
 pub use runs::{BudgetStore, RunUsage};
+pub use tasks::{MAX_TASK_MESSAGES, MemoryTaskStore, TaskStore};

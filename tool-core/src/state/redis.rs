@@ -395,3 +395,77 @@ impl super::results::ResultStore for RedisStore {
         })
     }
 }
+
+/// A message for a task: `-1` when no replica keeps the task (dropped), `0` when the inbox is
+/// full, `1` when left. KEYS: the task's record, its inbox; ARGV: the message, the most
+/// messages, the inbox's time to live in ms.
+const TASK_POST: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('LLEN', KEYS[2]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 1
+";
+
+/// Takes a task's messages at once. KEYS: its inbox.
+const TASK_TAKE: &str = r"
+local messages = redis.call('LRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1])
+return messages
+";
+
+impl super::tasks::TaskStore for RedisStore {
+    /// `SET toolsmith:task:<id> <record> PX <ttl>`: one command.
+    fn publish<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(format!("toolsmith:task:{id}"))
+                .arg(record)
+                .arg("PX")
+                .arg(millis(ttl));
+            self.run::<()>(cmd).await
+        })
+    }
+
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(format!("toolsmith:task:{id}"));
+            self.run::<Option<String>>(cmd).await
+        })
+    }
+
+    fn post<'a>(
+        &'a self,
+        id: &'a str,
+        message: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let keys = [
+                format!("toolsmith:task:{id}"),
+                format!("toolsmith:task:{id}:inbox"),
+            ];
+            let mut cmd = script(TASK_POST, &keys);
+            cmd.arg(message)
+                .arg(super::tasks::MAX_TASK_MESSAGES)
+                .arg(millis(ttl));
+            match self.run::<i64>(cmd).await? {
+                0 => Err(super::tasks::inbox_full()),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn take<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(async move {
+            let cmd = script(TASK_TAKE, &[format!("toolsmith:task:{id}:inbox")]);
+            self.run::<Vec<String>>(cmd).await
+        })
+    }
+}

@@ -521,6 +521,12 @@ impl Toolbox {
         })
     }
 
+    /// Where an MCP server serving this toolbox keeps its tasks.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn task_store(&self) -> &Arc<dyn crate::state::TaskStore> {
+        &self.settings.tasks
+    }
+
     /// The limits on arguments for tools that set none of their own, if set.
     #[cfg(feature = "mcp")]
     pub(crate) fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
@@ -599,6 +605,7 @@ impl Toolbox {
         self.settings.limiter = state.rate_limits;
         self.settings.shared_budgets = state.budgets;
         self.settings.shared_circuits = state.circuits;
+        self.settings.tasks = state.tasks;
         if let Some(key) = state.key {
             self.settings.cursor_key = key;
         }
