@@ -3,6 +3,8 @@
 # calls per second and p50/p99 latency of `tools/call` for a trivial tool (`add`) and
 # `search_web`, at 1, 16 and 64 concurrent clients, for
 #   - a bare rmcp server with rmcp's own #[tool] macro (bench-fleet/, a crate of its own),
+#   - a tower-mcp server with its ToolBuilder and schema validation on (bench-fleet/tower-mcp/,
+#     a crate of its own too),
 #   - one toolsmith process with its state in memory (examples/fleet_replica.rs),
 #   - three toolsmith processes sharing their state in one Redis, called round-robin;
 # then the memory one open 2025-11-25 session costs each server.
@@ -14,8 +16,10 @@ cd "$(dirname "$0")/.."
 per=${1:-5}
 cargo build --release --locked --features mcp,redis --example fleet_replica --example fleet_load >&2
 cargo build --release --manifest-path bench-fleet/Cargo.toml --target-dir target/bench-fleet >&2
+cargo build --release --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/bench-fleet >&2
 bin=target/release/examples
 bare_bin=target/bench-fleet/release/bare_rmcp
+tower_bin=target/bench-fleet/release/tower_mcp
 work=$(mktemp -d)
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -45,6 +49,7 @@ for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && bre
 redis="redis://127.0.0.1:$redis_port/"
 
 serve "$bare_bin" 127.0.0.1:0; bare=$url
+serve "$tower_bin" 127.0.0.1:0; tower=$url
 serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null; one=$url
 three=""
 for _ in 1 2 3; do
@@ -52,12 +57,12 @@ for _ in 1 2 3; do
   three="${three:+$three,}$url"
 done
 
-echo "| tool | clients | bare rmcp, 1 process | toolsmith, 1 process | toolsmith, 3 processes + Redis |"
-echo "|---|---:|---|---|---|"
+echo "| tool | clients | bare rmcp, 1 process | tower-mcp, 1 process | toolsmith, 1 process | toolsmith, 3 processes + Redis |"
+echo "|---|---:|---|---|---|---|"
 for tool in add search_web; do
   for clients in 1 16 64; do
     row="| \`$tool\` | $clients"
-    for urls in "$bare" "$one" "$three"; do
+    for urls in "$bare" "$tower" "$one" "$three"; do
       result=$("$bin/fleet_load" --urls "$urls" --tool "$tool" --clients "$clients" --seconds "$per")
       row="$row | $(python3 - "$result" <<'PY'
 import json, sys
@@ -76,8 +81,12 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 echo
 echo "| server | resident memory, idle | with 1,000 open sessions | per session |"
 echo "|---|---:|---:|---:|"
-for server in bare toolsmith; do
-  if [ "$server" = bare ]; then serve "$bare_bin" 127.0.0.1:0 --sessions; else serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null --sessions; fi
+for server in bare tower-mcp toolsmith; do
+  case $server in
+    bare) serve "$bare_bin" 127.0.0.1:0 --sessions ;;
+    tower-mcp) serve "$tower_bin" 127.0.0.1:0 --sessions ;;
+    *) serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null --sessions ;;
+  esac
   target=$pid
   "$bin/fleet_load" --urls "$url" --sessions 1 >/dev/null 2>&1 & warm=$!
   sleep 0.5; kill "$warm" 2>/dev/null || true

@@ -92,9 +92,10 @@ echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
 # the crates it builds needs (existing versions stay as they are).
 cargo build --manifest-path fuzz/Cargo.toml --bins --target-dir target/fuzz-check
 
-echo "== the load benchmark's rmcp baseline compiles (run by scripts/bench-fleet.sh)"
+echo "== the load benchmark's baselines compile, rmcp and tower-mcp (run by scripts/bench-fleet.sh)"
 # Its own workspace too (bench-fleet/), built beside the fuzz targets to share their builds.
 cargo build --manifest-path bench-fleet/Cargo.toml --target-dir target/fuzz-check
+cargo build --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/fuzz-check
 
 # One closing line for the whole run, summed over every test binary and doc-test crate.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"

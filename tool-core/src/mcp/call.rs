@@ -78,9 +78,14 @@ impl McpServer {
         };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
-        // What a round's state is bound to: the caller, the tool and the call's arguments.
+        // What a round's state is bound to: the caller, the tool and the call's arguments
+        // (only rounds of MCP 2026-07-28 have a state).
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let bound = state_binding(ctx.principal(), name, tool.definition(), &arguments);
+        let bound = if modern {
+            state_binding(ctx.principal(), name, tool.definition(), &arguments)
+        } else {
+            String::new()
+        };
         let round = if modern {
             let answers = match &request.request_state {
                 Some(sealed) => match self.open_state(sealed, &bound) {

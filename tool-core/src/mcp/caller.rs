@@ -29,29 +29,24 @@ const WAIT: Duration = Duration::from_secs(300);
 /// One client connection: the least level of log messages it wants (unset: all), and the
 /// run its calls belong to when the transport has no session id of its own (stdio, an
 /// in-process transport).
+#[derive(Default)]
 pub(crate) struct Session {
     /// `LogLevel` as its index plus one; 0 when the client never set one.
     log_level: AtomicU8,
-    /// `mcp-conn-` and 16 random hex digits.
-    run: String,
-}
-
-impl Default for Session {
-    fn default() -> Self {
-        let mut run = String::with_capacity(9 + 16);
-        run.push_str("mcp-conn-");
-        crate::json::canonical::push_hex(&mut run, &crate::output::random_key()[..8]);
-        Self {
-            log_level: AtomicU8::new(0),
-            run,
-        }
-    }
+    /// `mcp-conn-` and 16 random hex digits, made when first asked for (a stateless HTTP
+    /// request, a session of its own, never asks).
+    run: std::sync::OnceLock<String>,
 }
 
 impl Session {
     /// The run of this connection's calls.
     pub(crate) fn run(&self) -> &str {
-        &self.run
+        self.run.get_or_init(|| {
+            let mut run = String::with_capacity(9 + 16);
+            run.push_str("mcp-conn-");
+            crate::json::canonical::push_hex(&mut run, &crate::output::random_key()[..8]);
+            run
+        })
     }
 
     pub(crate) fn set_log_level(&self, level: LoggingLevel) {

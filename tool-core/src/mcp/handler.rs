@@ -407,7 +407,10 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+        // Boxed: rmcp moves each request's future into a task of its own, and the call's
+        // future (the toolbox's policy, the tool, the answer) is tens of kilobytes; a box
+        // makes that move a pointer's.
+        Box::pin(self.call(request, context)).await
     }
 }
 
