@@ -70,6 +70,9 @@ cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log
 echo "== doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 
+echo "== the exported bytes with the default features, as recorded with all of them"
+cargo test --locked --test tool_choice 2>&1 | tee -a "$log"
+
 echo "== MCP conformance suite, 2025-11-25 and 2026-07-28 (scripts/conformance.sh)"
 bash scripts/conformance.sh 2025-11-25 2026-07-28
 

@@ -16,6 +16,7 @@ mod common;
 mod oracle;
 
 use serde_json::{Map, Value, json};
+use toolsmith::provider::{ToolChoice, ToolRequest};
 use toolsmith::{Dialect, ToolCall, ToolContext};
 
 #[tokio::test]
@@ -123,12 +124,73 @@ async fn provider_sdks_accept_our_json() {
         );
     }
 
+    // Tool blocks: each choice, parallel calls off and the Anthropic breakpoint, for the
+    // request types of each SDK.
+    let requests = [
+        ToolRequest::default(),
+        ToolRequest {
+            choice: ToolChoice::None,
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            choice: ToolChoice::Required,
+            parallel: Some(false),
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            choice: ToolChoice::Tool("forecast".into()),
+            cache_breakpoint: true,
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            choice: ToolChoice::Only {
+                tools: vec!["forecast".into(), "search".into()],
+                require: false,
+            },
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            choice: ToolChoice::Only {
+                tools: vec!["forecast".into(), "search".into()],
+                require: true,
+            },
+            parallel: Some(true),
+            ..ToolRequest::default()
+        },
+    ];
+    // Tools every dialect can express.
+    let plain = toolsmith::Toolbox::new()
+        .with(common::Forecast)
+        .with(common::Search)
+        .with(common::Ping);
+    let mut blocks = Map::new();
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::OpenAiResponses { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::Gemini,
+    ] {
+        let made: Vec<Value> = requests
+            .iter()
+            .map(|request| {
+                Value::Object(
+                    plain
+                        .provider(dialect)
+                        .request(request)
+                        .unwrap_or_else(|e| panic!("{dialect}: {e}"))
+                        .fields,
+                )
+            })
+            .collect();
+        blocks.insert(dialect.name().to_owned(), Value::Array(made));
+    }
+
     let fixtures = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
     let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
-    let bundle = json!({"tools": tools, "results": results, "turns": turns, "streams": streams, "mcp_schema": fixtures});
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "streams": streams, "mcp_schema": fixtures});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

@@ -187,6 +187,46 @@ def main(path):
     for chunk in stream_events("gemini.sse"):
         check("gemini.sse: GenerateContentResponse", lambda c=chunk: genai.GenerateContentResponse.model_validate(c))
 
+    # Tool blocks: the request fields around the tools, as each SDK's request type takes them.
+    blocks = bundle["blocks"]
+    from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+    from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+    from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+    from google.genai import types as genai_types
+
+    chat_request = pydantic.TypeAdapter(CompletionCreateParamsNonStreaming)
+    responses_request = pydantic.TypeAdapter(ResponseCreateParamsNonStreaming)
+    anthropic_request = pydantic.TypeAdapter(MessageCreateParamsNonStreaming)
+
+    def exact(fields, allowed):
+        extra = set(fields) - set(allowed)
+        if extra:
+            raise AssertionError(f"unexpected request fields {sorted(extra)}")
+
+    for i, fields in enumerate(blocks["openai"]):
+        check(f"openai block {i}: CompletionCreateParams", lambda f=fields: (
+            exact(f, ["tools", "tool_choice", "parallel_tool_calls"]),
+            chat_request.validate_python({"model": "gpt-4.1", "messages": [{"role": "user", "content": "hi"}], **f})))
+    for i, fields in enumerate(blocks["openai-responses"]):
+        check(f"openai-responses block {i}: ResponseCreateParams", lambda f=fields: (
+            exact(f, ["tools", "tool_choice", "parallel_tool_calls"]),
+            responses_request.validate_python({"model": "gpt-4.1", "input": "hi", **f})))
+    for i, fields in enumerate(blocks["anthropic"]):
+        check(f"anthropic block {i}: MessageCreateParams", lambda f=fields: (
+            exact(f, ["tools", "tool_choice"]),
+            anthropic_request.validate_python({"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}], **f})))
+    def gemini_mode(fields):
+        # The SDK's enum takes any string (with a warning): the mode is checked by name.
+        mode = fields.get("toolConfig", {}).get("functionCallingConfig", {}).get("mode", "AUTO")
+        if mode not in genai_types.FunctionCallingConfigMode.__members__:
+            raise AssertionError(f"{mode} is not a FunctionCallingConfigMode")
+
+    for i, fields in enumerate(blocks["gemini"]):
+        check(f"gemini block {i}: GenerateContentConfig", lambda f=fields: (
+            exact(f, ["tools", "toolConfig"]),
+            gemini_mode(f),
+            genai_types.GenerateContentConfig.model_validate(f)))
+
     # MCP: the wire schema and the SDK's models.
     wire = json.load(open(bundle["mcp_schema"], encoding="utf-8"))
 

@@ -115,6 +115,10 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
                 rules::SECRET_IN_DESCRIPTION,
                 rules::check_secret(&what, description),
             ),
+            (
+                rules::VOLATILE_DESCRIPTION,
+                rules::check_volatile(&what, description),
+            ),
         ] {
             if let Some(message) = found {
                 l.push(lint, "", message);
@@ -267,6 +271,9 @@ fn walk(l: &mut Linter<'_>, node: &Value, path: &str, name: Option<&str>) {
         }
         if let Some(message) = rules::check_secret(&what, text) {
             l.push(rules::SECRET_IN_DESCRIPTION, path, message);
+        }
+        if let Some(message) = rules::check_volatile(&what, text) {
+            l.push(rules::VOLATILE_DESCRIPTION, path, message);
         }
     }
     if let Some(name) = name {

@@ -71,6 +71,7 @@ pub const SECRET_IN_DESCRIPTION: &str = "secret_in_description";
 pub const PROVIDER_INCOMPATIBLE: &str = "provider_incompatible";
 pub const UNBOUNDED_LIST: &str = "unbounded_list";
 pub const INVALID_EXAMPLE: &str = "invalid_example";
+pub const VOLATILE_DESCRIPTION: &str = "volatile_description";
 
 /// Every lint, in the order of docs/lints.md.
 pub const LINTS: &[Lint] = &[
@@ -141,6 +142,10 @@ pub const LINTS: &[Lint] = &[
     Lint {
         name: INVALID_EXAMPLE,
         default: Level::Deny,
+    },
+    Lint {
+        name: VOLATILE_DESCRIPTION,
+        default: Level::Warn,
     },
 ];
 
@@ -523,6 +528,80 @@ const PATH_PREFIXES: &[&str] = &[
     "/etc/", "/var/", "/home/", "/root/", "/usr/", "/opt/", "/tmp/", "/users/", "c:\\", "~/.",
 ];
 
+/// A description holding something that differs from one run to the next: a date, a clock
+/// time, a UUID or a long hexadecimal id. Such text is usually formatted in at run time
+/// ("as of 2026-11-24", "session 9f86d081884c7d65"), and a tool list whose bytes change
+/// between runs loses the provider's prompt cache on every one.
+pub fn check_volatile(what: &str, text: &str) -> Option<String> {
+    let kind = if has_date(text) {
+        "a date"
+    } else if has_clock_time(text) {
+        "a clock time"
+    } else if words(text).any(|w| is_uuid(w) || is_long_hex(w)) {
+        "an id"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "{what} contains {kind}, which usually differs from one run to the next: the tool list's bytes then change, and the provider's prompt cache is lost on every run; keep descriptions fixed, and give changing values as tool results"
+    ))
+}
+
+/// `YYYY-MM-DD`.
+fn has_date(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.windows(10).any(|w| {
+        w[..4].iter().all(u8::is_ascii_digit)
+            && w[4] == b'-'
+            && w[5..7].iter().all(u8::is_ascii_digit)
+            && w[7] == b'-'
+            && w[8..].iter().all(u8::is_ascii_digit)
+    })
+}
+
+/// `HH:MM` with a valid hour and minute, not part of a longer number (`10:30`, not `1:2` or
+/// `2024:12`).
+fn has_clock_time(text: &str) -> bool {
+    let b = text.as_bytes();
+    (0..b.len()).any(|i| {
+        let start = i;
+        let hour_len = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if !(1..=2).contains(&hour_len) || (start > 0 && b[start - 1].is_ascii_digit()) {
+            return false;
+        }
+        let colon = start + hour_len;
+        if b.get(colon) != Some(&b':') {
+            return false;
+        }
+        let minutes = &b[colon + 1..];
+        let minute_len = minutes.iter().take_while(|c| c.is_ascii_digit()).count();
+        if minute_len != 2 {
+            return false;
+        }
+        let hour: u32 = text[start..colon].parse().unwrap_or(99);
+        let minute: u32 = text[colon + 1..colon + 3].parse().unwrap_or(99);
+        hour < 24 && minute < 60
+    })
+}
+
+/// A UUID: 8-4-4-4-12 hexadecimal digits.
+fn is_uuid(word: &str) -> bool {
+    let parts: Vec<&str> = word.split('-').collect();
+    parts.len() == 5
+        && parts
+            .iter()
+            .zip([8, 4, 4, 4, 12])
+            .all(|(p, n)| p.len() == n && p.bytes().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// 16 or more hexadecimal digits with both letters and digits among them.
+fn is_long_hex(word: &str) -> bool {
+    word.len() >= 16
+        && word.bytes().all(|c| c.is_ascii_hexdigit())
+        && word.bytes().any(|c| c.is_ascii_digit())
+        && word.bytes().any(|c| c.is_ascii_alphabetic())
+}
+
 /// Secret-like strings: keys and tokens, private addresses, internal hosts, connection
 /// strings, file paths (OWASP LLM02, sensitive information disclosure), or `None`.
 pub fn check_secret(what: &str, text: &str) -> Option<String> {
@@ -793,6 +872,28 @@ pub fn is_destructive_name(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn volatile_text_is_a_date_a_time_or_an_id() {
+        for text in [
+            "Prices as of 2026-11-24.",
+            "Open until 17:30 today.",
+            "Session 3f2b8c1e-9a4d-4e6f-8b7a-1c2d3e4f5a6b only.",
+            "Build 9f86d081884c7d65 of the index.",
+        ] {
+            assert!(check_volatile("d", text).is_some(), "{text}");
+        }
+        for text in [
+            "Returns at most 10:1 ratios.",
+            "A ratio of 3:7.",
+            "Searches the web. Not for dates like tomorrow.",
+            "Port 8080 and 2024 results, deadbeef.",
+            "Uses a 128-bit key.",
+        ] {
+            assert!(check_volatile("d", text).is_none(), "{text}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod call;
+mod choice;
 mod gemini;
 pub(crate) mod mcp;
 mod openai;
@@ -18,6 +19,11 @@ mod transform;
 use serde_json::{Value, json};
 
 pub use call::{CallParseError, ToolCall};
+pub use choice::{
+    CacheChange, ChoiceReport, ExportOrder, RequestError, Reset, Subset, ToolBlock, ToolChoice,
+    ToolRequest,
+};
+pub(crate) use choice::{Offered, build as build_block};
 pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use stream::{CallStream, StreamedCallError};
 

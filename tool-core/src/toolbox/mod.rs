@@ -97,6 +97,28 @@ impl Turn {
     pub fn is_final(&self) -> bool {
         self.calls.is_empty()
     }
+
+    /// The tool block's request for the next turn: this turn's calls counted against a
+    /// forced choice, which goes back to the model's own as its [`Reset`] says, so that a
+    /// forced choice cannot make the model call tools forever.
+    ///
+    /// [`Reset`]: crate::provider::Reset
+    ///
+    /// ```
+    /// use toolsmith::provider::{ToolChoice, ToolRequest};
+    /// use toolsmith::{ToolCall, Turn};
+    /// let forced = ToolRequest { choice: ToolChoice::Required, ..ToolRequest::default() };
+    /// let call = ToolCall { id: None, name: "add".into(), arguments: toolsmith::serde_json::json!({}) };
+    /// let turn = Turn { calls: vec![call], outcomes: Vec::new(), messages: Vec::new() };
+    /// assert_eq!(turn.next_request(&forced).choice, ToolChoice::Auto);
+    /// ```
+    #[must_use]
+    pub fn next_request(
+        &self,
+        request: &crate::provider::ToolRequest,
+    ) -> crate::provider::ToolRequest {
+        request.after_calls(self.calls.len())
+    }
 }
 
 /// The tools an agent offers a model.

@@ -11,9 +11,13 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
-use crate::provider::{CallParseError, Dialect, ExportError, ToolCall, encode_result};
+use crate::provider::{
+    CallParseError, Dialect, ExportError, RequestError, ToolBlock, ToolCall, ToolRequest,
+    encode_result,
+};
 use crate::tool::Tool;
 
 use super::{ProviderToolbox, Toolbox, Turn, join};
@@ -49,6 +53,99 @@ impl<'a> ProviderToolbox<'a> {
     /// [`ExportError`] when the dialect cannot express a tool.
     pub fn export(&self) -> Result<Value, ExportError> {
         self.toolbox.export(self.dialect)
+    }
+
+    /// The tool block of a request to this provider: every tool, and the choice, parallel
+    /// calls and cache breakpoint `request` asks for, in this provider's words. Every name the
+    /// choice gives is checked first: a tool the toolbox does not have is an error, and
+    /// nothing is sent. See docs/providers.md, "The tool block of a request".
+    ///
+    /// ```
+    /// use toolsmith::provider::{Subset, ToolChoice, ToolRequest};
+    /// use toolsmith::{tool, Dialect, Toolbox};
+    ///
+    /// /// Looks a word up. Read-only. Not for translations.
+    /// #[tool(effect = "read")]
+    /// fn look_up(
+    ///     /// The word.
+    ///     #[arg(length(min = 1, max = 40))]
+    ///     word: String,
+    /// ) -> String {
+    ///     word
+    /// }
+    ///
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
+    ///
+    /// let toolbox = Toolbox::new().with(LookUp).with(SayHello);
+    /// let only = ToolRequest {
+    ///     choice: ToolChoice::Only { tools: vec!["look_up".into()], require: true },
+    ///     ..ToolRequest::default()
+    /// };
+    /// // OpenAI filters the subset itself: both tools are sent, and the cached list is the same.
+    /// let openai = toolbox.provider(Dialect::OpenAiChat { strict: true }).request(&only).unwrap();
+    /// assert_eq!(openai.report.subset, Subset::Filtered);
+    /// assert_eq!(openai.fields["tools"].as_array().unwrap().len(), 2);
+    /// assert_eq!(openai.fields["tool_choice"]["allowed_tools"]["mode"], "required");
+    /// // Anthropic has no filter: the list is trimmed, and the report says so.
+    /// let anthropic = toolbox.provider(Dialect::Anthropic { strict: false }).request(&only).unwrap();
+    /// assert_eq!(anthropic.report.subset, Subset::Trimmed);
+    /// assert_eq!(anthropic.fields["tool_choice"], toolsmith::serde_json::json!({"type": "tool", "name": "look_up"}));
+    /// // A name the toolbox does not have is refused before anything is sent.
+    /// let typo = ToolRequest { choice: ToolChoice::Tool("lookup".into()), ..ToolRequest::default() };
+    /// assert!(toolbox.provider(Dialect::Gemini).request(&typo).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`RequestError`] for a name the toolbox does not have, an empty subset, a dialect with no
+    /// tool choice (MCP), or a tool the dialect cannot express.
+    pub fn request(&self, request: &ToolRequest) -> Result<ToolBlock, RequestError> {
+        let defs: Vec<&ToolDefinition> = self.toolbox.definitions().collect();
+        self.block(request, &defs)
+    }
+
+    /// [`request`](Self::request) with the tools offered in `ctx` (those whose
+    /// [`with_enabled_when`](Toolbox::with_enabled_when) condition holds). A tool offered
+    /// under a condition ends the stable prefix the Anthropic cache breakpoint marks.
+    ///
+    /// # Errors
+    ///
+    /// As [`request`](Self::request); a choice naming a tool not offered in `ctx` is
+    /// [`RequestError::UnknownTool`].
+    pub async fn request_for(
+        &self,
+        request: &ToolRequest,
+        ctx: &ToolContext,
+    ) -> Result<ToolBlock, RequestError> {
+        let defs = self.toolbox.definitions_for(ctx).await;
+        self.block(request, &defs)
+    }
+
+    fn block(
+        &self,
+        request: &ToolRequest,
+        defs: &[&ToolDefinition],
+    ) -> Result<ToolBlock, RequestError> {
+        if self.dialect == Dialect::Mcp {
+            return Err(RequestError::NoToolChoice(self.dialect.name()));
+        }
+        // The dialect's own checks of the whole list (Anthropic strict's limits).
+        crate::provider::export_all(self.dialect, defs)?;
+        let offered = defs
+            .iter()
+            .map(|def| {
+                Ok(crate::provider::Offered {
+                    registered: def.name().to_owned(),
+                    exported: self.dialect.tool_name(def.name()),
+                    value: def.export(self.dialect)?.clone(),
+                    conditional: self.toolbox.registry.has_predicate(def.name()),
+                    sequential: self.toolbox.policy_of(def).sequential,
+                })
+            })
+            .collect::<Result<Vec<_>, ExportError>>()?;
+        crate::provider::build_block(self.dialect, request, offered)
     }
 
     /// The tools offered in `ctx` ([`Toolbox::export_for`]).

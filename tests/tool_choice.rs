@@ -1,0 +1,471 @@
+//! The request's tool block: tool choice in each provider's words, a subset filtered by the
+//! provider where it can be and trimmed where it cannot (and the report saying which),
+//! parallel calls, the reset of a forced choice, and bytes that keep the prompt cache.
+
+use serde_json::{Value, json};
+use toolsmith::policy::ToolPolicy;
+use toolsmith::provider::{
+    CacheChange, ExportOrder, RequestError, Reset, Subset, ToolChoice, ToolRequest,
+};
+use toolsmith::{Dialect, ToolCall, Toolbox, Turn, tool};
+
+/// Looks a word up in the dictionary. Read-only. Not for translations.
+#[tool(effect = "read")]
+fn look_up(
+    /// The word.
+    #[arg(length(min = 1, max = 40))]
+    word: String,
+) -> String {
+    word
+}
+
+/// Creates a calendar event. Writes data. Not for recurring events.
+#[tool(name = "calendar.create_event", effect = "write")]
+fn create_event(
+    /// The title.
+    #[arg(length(min = 1, max = 120))]
+    title: String,
+) -> String {
+    title
+}
+
+/// Moves the one robot arm. Writes data: the arm moves. Not for two moves at once.
+#[tool(effect = "write", sequential)]
+fn move_arm(
+    /// Degrees to turn.
+    #[arg(range(min = -90, max = 90))]
+    degrees: i32,
+) -> i32 {
+    degrees
+}
+
+fn toolbox() -> Toolbox {
+    Toolbox::new().with(LookUp).with(CreateEvent).with(MoveArm)
+}
+
+fn choice(choice: ToolChoice) -> ToolRequest {
+    ToolRequest {
+        choice,
+        ..ToolRequest::default()
+    }
+}
+
+fn only(tools: &[&str], require: bool) -> ToolRequest {
+    choice(ToolChoice::Only {
+        tools: tools.iter().map(|t| (*t).to_owned()).collect(),
+        require,
+    })
+}
+
+const CHAT: Dialect = Dialect::OpenAiChat { strict: true };
+const RESPONSES: Dialect = Dialect::OpenAiResponses { strict: true };
+const ANTHROPIC: Dialect = Dialect::Anthropic { strict: false };
+
+/// The fields of a request to `dialect`, for a toolbox without a sequential tool.
+fn fields(dialect: Dialect, request: &ToolRequest) -> serde_json::Map<String, Value> {
+    Toolbox::new()
+        .with(LookUp)
+        .with(CreateEvent)
+        .provider(dialect)
+        .request(request)
+        .unwrap()
+        .fields
+}
+
+#[test]
+fn each_choice_in_each_providers_words() {
+    let named = choice(ToolChoice::Tool("calendar.create_event".into()));
+    // OpenAI Chat: the provider's spelling of the name, in its nested shape.
+    assert_eq!(
+        fields(CHAT, &named)["tool_choice"],
+        json!({"type": "function", "function": {"name": "calendar_create_event"}})
+    );
+    assert_eq!(
+        fields(RESPONSES, &named)["tool_choice"],
+        json!({"type": "function", "name": "calendar_create_event"})
+    );
+    assert_eq!(
+        fields(ANTHROPIC, &named)["tool_choice"],
+        json!({"type": "tool", "name": "calendar_create_event"})
+    );
+    assert_eq!(
+        fields(Dialect::Gemini, &named)["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["calendar.create_event"]}})
+    );
+
+    for (dialect, none, required) in [
+        (CHAT, json!("none"), json!("required")),
+        (RESPONSES, json!("none"), json!("required")),
+        (ANTHROPIC, json!({"type": "none"}), json!({"type": "any"})),
+    ] {
+        assert_eq!(
+            fields(dialect, &choice(ToolChoice::None))["tool_choice"],
+            none
+        );
+        assert_eq!(
+            fields(dialect, &choice(ToolChoice::Required))["tool_choice"],
+            required
+        );
+        // Auto is every provider's default: nothing is written.
+        assert!(!fields(dialect, &ToolRequest::default()).contains_key("tool_choice"));
+    }
+    let gemini = |c| {
+        fields(Dialect::Gemini, &choice(c))["toolConfig"]["functionCallingConfig"]["mode"].clone()
+    };
+    assert_eq!(gemini(ToolChoice::None), "NONE");
+    assert_eq!(gemini(ToolChoice::Required), "ANY");
+    assert!(!fields(Dialect::Gemini, &ToolRequest::default()).contains_key("toolConfig"));
+    // Gemini's request takes a list of tool objects.
+    assert_eq!(
+        fields(Dialect::Gemini, &ToolRequest::default())["tools"][0]["functionDeclarations"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn a_subset_is_filtered_by_the_provider_where_it_can_be_and_trimmed_where_not() {
+    let subset = only(&["look_up", "calendar.create_event"], false);
+    let full = toolbox()
+        .provider(CHAT)
+        .request(&ToolRequest::default())
+        .unwrap();
+    for dialect in [CHAT, RESPONSES, Dialect::Gemini] {
+        let block = toolbox().provider(dialect).request(&subset).unwrap();
+        assert_eq!(block.report.subset, Subset::Filtered, "{dialect}");
+        assert_eq!(
+            block.tool_names().len(),
+            3,
+            "every tool is still sent for {dialect}"
+        );
+        assert!(block.report.notes.is_empty(), "{:?}", block.report.notes);
+    }
+    // The filtered list is the full list: the cached prefix is the same.
+    let filtered = toolbox().provider(CHAT).request(&subset).unwrap();
+    assert_eq!(filtered.tools_hash(), full.tools_hash());
+    assert_eq!(filtered.change_from(&full), CacheChange::Unchanged);
+    assert_eq!(
+        filtered.fields["tool_choice"],
+        json!({"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools": [
+            {"type": "function", "function": {"name": "look_up"}},
+            {"type": "function", "function": {"name": "calendar_create_event"}}]}})
+    );
+    let responses = toolbox()
+        .provider(RESPONSES)
+        .request(&only(&["look_up"], true))
+        .unwrap();
+    assert_eq!(
+        responses.fields["tool_choice"],
+        json!({"type": "allowed_tools", "mode": "required", "tools": [{"type": "function", "name": "look_up"}]})
+    );
+    let gemini = toolbox()
+        .provider(Dialect::Gemini)
+        .request(&subset)
+        .unwrap();
+    assert_eq!(
+        gemini.fields["toolConfig"],
+        json!({"functionCallingConfig": {"mode": "VALIDATED", "allowedFunctionNames": ["look_up", "calendar.create_event"]}})
+    );
+
+    // Anthropic has no filter: the list is trimmed, and the report says so in words.
+    let anthropic = toolbox().provider(ANTHROPIC).request(&subset).unwrap();
+    assert_eq!(anthropic.report.subset, Subset::Trimmed);
+    assert_eq!(anthropic.tool_names(), ["look_up", "calendar_create_event"]);
+    assert!(anthropic.report.notes[0].contains("only the subset is sent"));
+    assert!(
+        !anthropic.fields.contains_key("tool_choice"),
+        "auto over the subset"
+    );
+    let required = toolbox()
+        .provider(ANTHROPIC)
+        .request(&only(&["look_up", "calendar.create_event"], true))
+        .unwrap();
+    assert_eq!(required.fields["tool_choice"], json!({"type": "any"}));
+}
+
+#[test]
+fn a_name_not_in_the_toolbox_is_an_error_before_anything_is_sent() {
+    for dialect in [CHAT, RESPONSES, ANTHROPIC, Dialect::Gemini] {
+        let err = toolbox()
+            .provider(dialect)
+            .request(&choice(ToolChoice::Tool("lookup".into())))
+            .unwrap_err();
+        let RequestError::UnknownTool { name, available } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(name, "lookup");
+        assert_eq!(available, &["look_up", "calendar.create_event", "move_arm"]);
+        assert!(err.to_string().contains("not offered"), "{err}");
+        let err = toolbox()
+            .provider(dialect)
+            .request(&only(&["look_up", "nope"], false))
+            .unwrap_err();
+        assert!(matches!(err, RequestError::UnknownTool { .. }), "{err:?}");
+        assert_eq!(
+            toolbox().provider(dialect).request(&only(&[], true)),
+            Err(RequestError::EmptySubset)
+        );
+    }
+    // MCP has no tool choice: the client's model chooses.
+    assert!(matches!(
+        toolbox()
+            .provider(Dialect::Mcp)
+            .request(&ToolRequest::default()),
+        Err(RequestError::NoToolChoice(_))
+    ));
+}
+
+#[test]
+fn a_sequential_tool_that_may_be_called_turns_parallel_calls_off() {
+    let all = toolbox()
+        .provider(CHAT)
+        .request(&ToolRequest::default())
+        .unwrap();
+    assert_eq!(all.fields["parallel_tool_calls"], false);
+    assert_eq!(all.report.parallel, Some(false));
+    assert!(
+        all.report.notes[0].contains("`move_arm` runs alone"),
+        "{:?}",
+        all.report.notes
+    );
+    let anthropic = toolbox()
+        .provider(ANTHROPIC)
+        .request(&ToolRequest::default())
+        .unwrap();
+    assert_eq!(
+        anthropic.fields["tool_choice"],
+        json!({"type": "auto", "disable_parallel_tool_use": true})
+    );
+    // A subset without it leaves parallel calls as the provider has them.
+    let without = toolbox()
+        .provider(CHAT)
+        .request(&only(&["look_up"], false))
+        .unwrap();
+    assert!(!without.fields.contains_key("parallel_tool_calls"));
+    assert_eq!(without.report.parallel, None);
+    // Asked for explicitly, per provider; Gemini cannot, and says so.
+    let on = ToolRequest {
+        choice: ToolChoice::Tool("look_up".into()),
+        parallel: Some(true),
+        ..ToolRequest::default()
+    };
+    assert_eq!(fields(CHAT, &on)["parallel_tool_calls"], true);
+    assert_eq!(
+        fields(ANTHROPIC, &on)["tool_choice"],
+        json!({"type": "tool", "name": "look_up"}),
+        "parallel calls are Anthropic's default"
+    );
+    let off = ToolRequest {
+        parallel: Some(false),
+        ..only(&["look_up"], false)
+    };
+    assert_eq!(fields(RESPONSES, &off)["parallel_tool_calls"], false);
+    let gemini = toolbox().provider(Dialect::Gemini).request(&off).unwrap();
+    assert!(
+        gemini.report.notes[0].contains("Gemini has no switch"),
+        "{:?}",
+        gemini.report.notes
+    );
+    // The toolbox's own override counts as the tool's.
+    let overridden = Toolbox::new().with(LookUp).with_tool_policy(
+        "look_up",
+        ToolPolicy {
+            sequential: true,
+            ..ToolPolicy::default()
+        },
+    );
+    let block = overridden
+        .provider(CHAT)
+        .request(&ToolRequest::default())
+        .unwrap();
+    assert_eq!(block.fields["parallel_tool_calls"], false);
+}
+
+fn turn_with(calls: usize) -> Turn {
+    let call = ToolCall {
+        id: None,
+        name: "look_up".into(),
+        arguments: json!({"word": "tide"}),
+    };
+    Turn {
+        calls: vec![call; calls],
+        outcomes: Vec::new(),
+        messages: Vec::new(),
+    }
+}
+
+#[test]
+fn a_forced_choice_is_reset_so_it_cannot_loop() {
+    // By default, after the first turn with a call.
+    let forced = choice(ToolChoice::Tool("look_up".into()));
+    assert_eq!(forced.reset, Reset::AfterFirstCall);
+    assert_eq!(
+        turn_with(0).next_request(&forced).choice,
+        forced.choice,
+        "no call yet"
+    );
+    assert_eq!(turn_with(1).next_request(&forced).choice, ToolChoice::Auto);
+    // After N calls, over several turns.
+    let three = ToolRequest {
+        reset: Reset::AfterCalls(3),
+        ..choice(ToolChoice::Required)
+    };
+    let after_two = turn_with(2).next_request(&three);
+    assert_eq!(after_two.choice, ToolChoice::Required);
+    assert_eq!(after_two.forced_calls, 2);
+    let after_three = turn_with(1).next_request(&after_two);
+    assert_eq!(after_three.choice, ToolChoice::Auto);
+    assert_eq!(after_three.forced_calls, 0);
+    // A required subset keeps its subset (and its cache-friendly filter), not the requirement.
+    let subset = turn_with(1).next_request(&only(&["look_up"], true));
+    assert_eq!(
+        subset.choice,
+        ToolChoice::Only {
+            tools: vec!["look_up".into()],
+            require: false
+        }
+    );
+    // Never: the application's choice, kept.
+    let never = ToolRequest {
+        reset: Reset::Never,
+        ..choice(ToolChoice::Required)
+    };
+    assert_eq!(
+        turn_with(5).next_request(&never).choice,
+        ToolChoice::Required
+    );
+    // A choice that forces nothing is left alone.
+    assert_eq!(
+        turn_with(4).next_request(&ToolRequest::default()),
+        ToolRequest::default()
+    );
+}
+
+#[test]
+fn the_same_toolbox_gives_the_same_bytes_and_changes_are_reported_for_the_cache() {
+    let request = ToolRequest::default();
+    for dialect in [CHAT, RESPONSES, ANTHROPIC, Dialect::Gemini] {
+        let a = toolbox().provider(dialect).request(&request).unwrap();
+        let b = toolbox().provider(dialect).request(&request).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.tools_hash(), b.tools_hash());
+        assert_eq!(a.tools_hash().len(), 64);
+    }
+    // The order is the registration order, or by name on request.
+    let block = toolbox().provider(CHAT).request(&request).unwrap();
+    assert_eq!(
+        block.tool_names(),
+        ["look_up", "calendar_create_event", "move_arm"]
+    );
+    let by_name = ToolRequest {
+        order: ExportOrder::ByName,
+        ..ToolRequest::default()
+    };
+    let sorted = toolbox().provider(CHAT).request(&by_name).unwrap();
+    assert_eq!(
+        sorted.tool_names(),
+        ["calendar_create_event", "look_up", "move_arm"]
+    );
+    assert!(
+        matches!(sorted.change_from(&block), CacheChange::Broken(reason) if reason.contains("order"))
+    );
+
+    // A tool added at the end keeps the prefix; one taken away, or put first, breaks it.
+    let two = Toolbox::new().with(LookUp).with(CreateEvent);
+    let two = two.provider(CHAT).request(&request).unwrap();
+    assert_eq!(
+        block.change_from(&two),
+        CacheChange::Appended(vec!["move_arm".into()])
+    );
+    assert!(
+        matches!(two.change_from(&block), CacheChange::Broken(r) if r.contains("`move_arm` was removed"))
+    );
+    let first = Toolbox::new().with(MoveArm).with(LookUp).with(CreateEvent);
+    let first = first.provider(CHAT).request(&request).unwrap();
+    assert!(
+        matches!(first.change_from(&block), CacheChange::Broken(r) if r.contains("order changed at `look_up`"))
+    );
+}
+
+#[test]
+fn the_anthropic_breakpoint_marks_the_last_tool_of_the_stable_prefix() {
+    let request = ToolRequest {
+        cache_breakpoint: true,
+        ..ToolRequest::default()
+    };
+    let block = toolbox().provider(ANTHROPIC).request(&request).unwrap();
+    let tools = block.fields["tools"].as_array().unwrap();
+    assert_eq!(tools[2]["cache_control"], json!({"type": "ephemeral"}));
+    assert_eq!(
+        tools
+            .iter()
+            .filter(|t| t.get("cache_control").is_some())
+            .count(),
+        1
+    );
+    // A tool offered only under a condition ends the stable prefix.
+    let conditional = toolbox().with_enabled_when(
+        "calendar.create_event",
+        toolsmith::policy::Switch::new(true),
+    );
+    let block = conditional.provider(ANTHROPIC).request(&request).unwrap();
+    let tools = block.fields["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(tools[1].get("cache_control").is_none());
+    // Other providers cache the prefix themselves: nothing is added.
+    let openai = toolbox().provider(CHAT).request(&request).unwrap();
+    assert!(!openai.fields["tools"].to_string().contains("cache_control"));
+}
+
+/// Every dialect's export of the test toolbox, one line each: the dialect, a tab, its bytes.
+fn export_lines() -> String {
+    let toolbox = toolbox();
+    let mut lines = String::new();
+    for dialect in Dialect::ALL {
+        let text = toolbox.export_text(dialect).unwrap();
+        lines.push_str(&format!("{dialect}\t{text}\n"));
+    }
+    lines
+}
+
+/// The recorded bytes (`TOOLSMITH_BLESS=1` records them again after an intended change).
+const RECORDED: &str = "tests/fixtures/export-bytes.txt";
+
+#[test]
+fn the_bytes_are_the_same_in_another_process_and_as_recorded() {
+    if std::env::var_os("TOOLSMITH_PRINT_EXPORT").is_some() {
+        print!("{}", export_lines());
+        return;
+    }
+    let here = export_lines();
+    // Another process: this test binary again, printing its export.
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "the_bytes_are_the_same_in_another_process_and_as_recorded",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("TOOLSMITH_PRINT_EXPORT", "1")
+        .output()
+        .unwrap();
+    let there = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        there.contains(&here),
+        "another process exported other bytes:\n{there}"
+    );
+    // The recorded bytes: the same with any cargo features (scripts/test.sh runs this test
+    // with the default features as well as with all of them).
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDED);
+    if std::env::var_os("TOOLSMITH_BLESS").is_some() {
+        std::fs::write(&path, &here).unwrap();
+    }
+    let recorded = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        here, recorded,
+        "the export changed; if that is intended, run with TOOLSMITH_BLESS=1"
+    );
+}
