@@ -185,12 +185,23 @@ async fn provider_sdks_accept_our_json() {
         blocks.insert(dialect.name().to_owned(), Value::Array(made));
     }
 
+    // Token counts by OpenAI's rules, to be counted again with an independent tokenizer.
+    let openai = plain
+        .provider(Dialect::OpenAiChat { strict: false })
+        .request(&ToolRequest::default())
+        .unwrap();
+    let report = openai.tokens();
+    let tokens = json!({
+        "tools": openai.fields["tools"],
+        "counts": report.tools.iter().map(|t| t.tokens).collect::<Vec<_>>(),
+    });
+
     let fixtures = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
     let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
-    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "streams": streams, "mcp_schema": fixtures});
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

@@ -227,6 +227,46 @@ def main(path):
             gemini_mode(f),
             genai_types.GenerateContentConfig.model_validate(f)))
 
+    # Token counts: OpenAI's published rules (its cookbook "How to count tokens with
+    # tiktoken", gpt-4o constants) over o200k from bpe-openai, a tokenizer that carries its
+    # data; nested schemas, which the rules do not reach, add their JSON's tokens.
+    import bpe_openai
+
+    o200k = bpe_openai.get_encoding("o200k_base")
+
+    def count(text):
+        return len(o200k.encode_ordinary(text))
+
+    def compact(value):
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+    def openai_function(tool):
+        function = tool["function"]
+        n = 7 + count(function["name"] + ":" + function.get("description", "").removesuffix("."))
+        properties = function.get("parameters", {}).get("properties", {})
+        if properties:
+            n += 3
+            for key, schema in properties.items():
+                n += 3
+                if "enum" in schema:
+                    n -= 3
+                    for item in schema["enum"]:
+                        n += 3 + count(item if isinstance(item, str) else compact(item))
+                kind = schema.get("type", "")
+                kind = kind if isinstance(kind, str) else compact(kind)
+                n += count(f"{key}:{kind}:{schema.get('description', '').removesuffix('.')}")
+                for nested in ("properties", "items", "anyOf", "oneOf", "allOf", "$defs", "prefixItems"):
+                    if nested in schema:
+                        n += count(compact(schema[nested]))
+        return n + 12
+
+    for tool, ours in zip(bundle["tokens"]["tools"], bundle["tokens"]["counts"]):
+        def same(t=tool, o=ours):
+            theirs = openai_function(t)
+            if theirs != o:
+                raise AssertionError(f"bpe-openai counts {theirs}, toolsmith {o}")
+        check(f"tokens of {tool['function']['name']}: OpenAI rules over bpe-openai's o200k", same)
+
     # MCP: the wire schema and the SDK's models.
     wire = json.load(open(bundle["mcp_schema"], encoding="utf-8"))
 

@@ -72,6 +72,7 @@ pub const PROVIDER_INCOMPATIBLE: &str = "provider_incompatible";
 pub const UNBOUNDED_LIST: &str = "unbounded_list";
 pub const INVALID_EXAMPLE: &str = "invalid_example";
 pub const VOLATILE_DESCRIPTION: &str = "volatile_description";
+pub const TOKEN_BUDGET: &str = "token_budget";
 
 /// Every lint, in the order of docs/lints.md.
 pub const LINTS: &[Lint] = &[
@@ -146,6 +147,10 @@ pub const LINTS: &[Lint] = &[
     Lint {
         name: VOLATILE_DESCRIPTION,
         default: Level::Warn,
+    },
+    Lint {
+        name: TOKEN_BUDGET,
+        default: Level::Deny,
     },
 ];
 

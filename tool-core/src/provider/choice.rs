@@ -202,6 +202,9 @@ pub struct ToolBlock {
     pub report: ChoiceReport,
     /// Each tool's name (the provider's spelling) and its exported text, in order.
     pub(crate) tools: Vec<(String, String)>,
+    /// The dialect the block is for.
+    #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
+    pub(crate) dialect: Dialect,
 }
 
 impl ToolBlock {
@@ -557,5 +560,6 @@ pub(crate) fn build(
             notes,
         },
         tools,
+        dialect,
     })
 }

@@ -14,6 +14,8 @@ pub(crate) mod mcp;
 mod openai;
 mod rich;
 mod stream;
+#[cfg(feature = "tokens")]
+mod tokens;
 mod transform;
 
 use serde_json::{Value, json};
@@ -26,6 +28,8 @@ pub use choice::{
 pub(crate) use choice::{Offered, build as build_block};
 pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use stream::{CallStream, StreamedCallError};
+#[cfg(feature = "tokens")]
+pub use tokens::{TokenBudget, TokenReport, ToolTokens, o200k_tokens};
 
 use crate::definition::ToolDefinition;
 pub use crate::dialect::{Dialect, ExportError, UnknownDialect};
