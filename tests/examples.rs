@@ -39,3 +39,45 @@ fn the_agent_turn_example_completes_its_loop() {
     );
     assert!(stdout.contains("assistant: \"Ticket 2 is open"), "{stdout}");
 }
+
+/// The large tool set: deferral costs less on every provider, and the three scripted turns
+/// search, append what was found (the cached prefix kept), and call under a forced choice
+/// that resets itself.
+#[cfg(feature = "tokens")]
+#[test]
+fn the_large_toolset_example_defers_searches_and_keeps_the_cache() {
+    let binary = example_binary("large_toolset");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples --features tokens`",
+        binary.display()
+    );
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "large_toolset failed:\n{stdout}");
+    assert!(
+        stdout.starts_with("200 tools, 190 of them deferred"),
+        "{stdout}"
+    );
+    for line in stdout.lines().filter(|l| l.contains("all sent:")) {
+        let numbers: Vec<u64> = line
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert!(numbers[1] < numbers[0], "deferral costs less: {line}");
+    }
+    assert!(stdout.contains("appended [\"refunds_archive\""), "{stdout}");
+    assert!(stdout.contains("turn 2: 14 tools sent"), "{stdout}");
+    assert!(
+        stdout.contains("\"name\":\"refunds_archive\"}}"),
+        "forced in turn 2: {stdout}"
+    );
+    assert!(
+        stdout.contains("turn 3: 14 tools sent") && stdout.contains("tool_choice auto, tools"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tools unchanged: the cached prefix is used"),
+        "{stdout}"
+    );
+}

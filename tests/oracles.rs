@@ -16,7 +16,7 @@ mod common;
 mod oracle;
 
 use serde_json::{Map, Value, json};
-use toolsmith::provider::{ToolChoice, ToolRequest};
+use toolsmith::provider::{Namespace, ToolChoice, ToolRequest, ToolSearch};
 use toolsmith::{Dialect, ToolCall, ToolContext};
 
 #[tokio::test]
@@ -155,6 +155,21 @@ async fn provider_sdks_accept_our_json() {
                 require: true,
             },
             parallel: Some(true),
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            defer: vec!["search".into()],
+            cache_breakpoint: true,
+            ..ToolRequest::default()
+        },
+        ToolRequest {
+            defer: vec!["search".into(), "ping".into()],
+            search: ToolSearch::Regex,
+            namespaces: vec![Namespace {
+                name: "weather_and_web".into(),
+                description: "Forecasts and web search.".into(),
+                tools: vec!["forecast".into(), "search".into()],
+            }],
             ..ToolRequest::default()
         },
     ];

@@ -155,3 +155,51 @@ fn the_report_names_the_largest_and_budgets_fail_the_lint_run() {
     );
     assert!(block.lint_tokens(&TokenBudget::default()).is_empty());
 }
+
+#[test]
+fn deferred_tools_are_left_out_of_what_every_turn_pays() {
+    let long = Defined(ToolDefinition::new(
+        "summarize_document",
+        "Summarizes a document. ".repeat(40),
+        json!({"type": "object", "properties": {"text": {"type": "string", "description": "The text."}}}),
+    ));
+    let toolbox = Toolbox::new().with(weather()).with(long);
+    let deferred = ToolRequest {
+        defer: vec!["summarize_document".into()],
+        ..ToolRequest::default()
+    };
+    for dialect in [
+        Dialect::OpenAiResponses { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::OpenAiChat { strict: false },
+        Dialect::Gemini,
+    ] {
+        let all = toolbox
+            .provider(dialect)
+            .request(&ToolRequest::default())
+            .unwrap()
+            .tokens();
+        let some = toolbox
+            .provider(dialect)
+            .request(&deferred)
+            .unwrap()
+            .tokens();
+        assert!(
+            some.total < all.total,
+            "{dialect}: {} !< {}",
+            some.total,
+            all.total
+        );
+        assert!(
+            !some.tools.iter().any(|t| t.name == "summarize_document"),
+            "{dialect}"
+        );
+    }
+    // Where the provider searches, the deferred tool is listed at what loading it costs.
+    let native = toolbox
+        .provider(Dialect::Anthropic { strict: false })
+        .request(&deferred)
+        .unwrap()
+        .tokens();
+    assert_eq!(native.deferred[0].name, "summarize_document");
+}

@@ -5,7 +5,8 @@
 use serde_json::{Value, json};
 use toolsmith::policy::ToolPolicy;
 use toolsmith::provider::{
-    CacheChange, ExportOrder, RequestError, Reset, Subset, ToolChoice, ToolRequest,
+    CacheChange, ExportOrder, Namespace, RequestError, Reset, Subset, ToolChoice, ToolRequest,
+    ToolSearch,
 };
 use toolsmith::{Dialect, ToolCall, Toolbox, Turn, tool};
 
@@ -467,5 +468,228 @@ fn the_bytes_are_the_same_in_another_process_and_as_recorded() {
     assert_eq!(
         here, recorded,
         "the export changed; if that is intended, run with TOOLSMITH_BLESS=1"
+    );
+}
+
+/// Finds the weather of a city. Read-only. Not for forecasts.
+#[tool(effect = "read")]
+fn get_weather(
+    /// The city.
+    #[arg(length(min = 1, max = 60))]
+    city: String,
+) -> String {
+    city
+}
+
+/// Refunds an order to the customer. Writes money back. Not for discounts.
+#[tool(effect = "write", idempotent)]
+fn refund_order(
+    /// The order to refund.
+    #[arg(range(min = 1, max = 1_000_000))]
+    order: u32,
+) -> u32 {
+    order
+}
+
+fn large() -> Toolbox {
+    Toolbox::new()
+        .with(LookUp)
+        .with(GetWeather)
+        .with(RefundOrder)
+        .with(CreateEvent)
+}
+
+fn deferring(names: &[&str]) -> ToolRequest {
+    ToolRequest {
+        defer: names.iter().map(|n| (*n).to_owned()).collect(),
+        ..ToolRequest::default()
+    }
+}
+
+#[test]
+fn anthropic_and_openai_responses_search_deferred_tools_themselves() {
+    let request = ToolRequest {
+        cache_breakpoint: true,
+        ..deferring(&["refund_order", "calendar.create_event"])
+    };
+    let block = large().provider(ANTHROPIC).request(&request).unwrap();
+    let tools = block.fields["tools"].as_array().unwrap();
+    assert_eq!(
+        tools[0],
+        json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"})
+    );
+    assert_eq!(tools.len(), 5, "every tool stays in the list");
+    assert_eq!(tools[3]["defer_loading"], true);
+    assert_eq!(tools[4]["defer_loading"], true);
+    assert!(tools[1].get("defer_loading").is_none());
+    // The breakpoint is on the last loaded tool, never on a deferred one.
+    assert_eq!(tools[2]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(tools[3].get("cache_control").is_none() && tools[4].get("cache_control").is_none());
+    let regex = ToolRequest {
+        search: ToolSearch::Regex,
+        ..deferring(&["refund_order"])
+    };
+    let block = large().provider(ANTHROPIC).request(&regex).unwrap();
+    assert_eq!(
+        block.fields["tools"][0]["type"],
+        "tool_search_tool_regex_20251119"
+    );
+
+    let block = large()
+        .provider(RESPONSES)
+        .request(&deferring(&["refund_order"]))
+        .unwrap();
+    let tools = block.fields["tools"].as_array().unwrap();
+    assert_eq!(tools[0], json!({"type": "tool_search"}));
+    assert_eq!(tools[3]["name"], "refund_order");
+    assert_eq!(tools[3]["defer_loading"], true);
+    // Without anything deferred, no search tool.
+    let plain = large()
+        .provider(ANTHROPIC)
+        .request(&ToolRequest::default())
+        .unwrap();
+    assert!(!plain.fields["tools"].to_string().contains("tool_search"));
+}
+
+#[test]
+fn namespaces_group_tools_for_openai_responses_and_are_reported_elsewhere() {
+    let crm = Namespace {
+        name: "crm".into(),
+        description: "Customers and their orders.".into(),
+        tools: vec!["refund_order".into(), "calendar.create_event".into()],
+    };
+    let request = ToolRequest {
+        namespaces: vec![crm.clone()],
+        ..deferring(&["refund_order", "calendar.create_event"])
+    };
+    let block = large().provider(RESPONSES).request(&request).unwrap();
+    assert_eq!(
+        block.tool_names(),
+        ["tool_search", "look_up", "get_weather", "crm"]
+    );
+    let namespace = &block.fields["tools"][3];
+    assert_eq!(namespace["type"], "namespace");
+    assert_eq!(namespace["description"], "Customers and their orders.");
+    assert_eq!(namespace["tools"][0]["name"], "refund_order");
+    assert_eq!(namespace["tools"][0]["defer_loading"], true);
+    assert_eq!(namespace["tools"][1]["name"], "calendar_create_event");
+    // Other providers get the tools one by one, and a note.
+    let chat = large().provider(ANTHROPIC).request(&request).unwrap();
+    assert!(
+        chat.report
+            .notes
+            .iter()
+            .any(|n| n.contains("namespaces are OpenAI Responses'"))
+    );
+    // A namespace named like a tool is refused.
+    let clash = ToolRequest {
+        namespaces: vec![Namespace {
+            name: "look_up".into(),
+            ..crm
+        }],
+        ..ToolRequest::default()
+    };
+    assert_eq!(
+        large().provider(RESPONSES).request(&clash),
+        Err(RequestError::NamespaceName("look_up".into()))
+    );
+}
+
+#[test]
+fn deferral_is_checked_before_anything_is_sent() {
+    let forced = ToolRequest {
+        choice: ToolChoice::Tool("refund_order".into()),
+        ..deferring(&["refund_order"])
+    };
+    assert_eq!(
+        large().provider(CHAT).request(&forced),
+        Err(RequestError::DeferredChoice("refund_order".into()))
+    );
+    assert!(matches!(
+        large().provider(ANTHROPIC).request(&deferring(&["refund"])),
+        Err(RequestError::UnknownTool { .. })
+    ));
+    /// Searches the shop. Read-only. Not for the web.
+    #[tool(effect = "read")]
+    fn tool_search(
+        /// Words.
+        #[arg(length(min = 1, max = 40))]
+        words: String,
+    ) -> String {
+        words
+    }
+    let taken = large().with(ToolSearch);
+    assert_eq!(
+        taken.provider(CHAT).request(&deferring(&["refund_order"])),
+        Err(RequestError::SearchNameTaken)
+    );
+}
+
+#[tokio::test]
+async fn where_a_provider_has_no_search_the_toolbox_answers_it_and_found_tools_are_appended() {
+    let toolbox = large();
+    let openai = toolbox.provider(CHAT);
+    let request = deferring(&["refund_order", "calendar.create_event"]);
+    let first = openai.request(&request).unwrap();
+    assert_eq!(
+        first.tool_names(),
+        ["look_up", "get_weather", "tool_search"]
+    );
+    let search = &first.fields["tools"][2]["function"];
+    assert_eq!(
+        search["parameters"]["properties"]["query"]["type"],
+        "string"
+    );
+    // Strict mode sends an optional parameter as nullable; null is taken as left out.
+    let null = ToolCall {
+        id: None,
+        name: "tool_search".into(),
+        arguments: json!({"query": "weather", "max_results": null}),
+    };
+    let found = openai.run(&null, &toolsmith::ToolContext::new()).await;
+    assert!(found.is_success(), "{}", found.to_json());
+
+    // The model searches; the toolbox answers with the tools that match best.
+    let response = json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "tool_search", "arguments": "{\"query\": \"refund an order\", \"max_results\": 2}"}}
+    ]}}]});
+    let ctx = toolsmith::ToolContext::new();
+    let turn = openai.respond_to(&response, &ctx).await.unwrap();
+    let found = turn.outcomes[0].clone().into_result::<Value>().unwrap();
+    assert_eq!(found["tools"][0]["name"], "refund_order", "{found}");
+    assert!(
+        found["tools"][0]["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Refunds an order")
+    );
+    // The next request sends it in full, after what the first one sent: the prefix stays.
+    let next = turn.next_request(&request);
+    assert_eq!(next.revealed, ["refund_order"]);
+    let second = openai.request(&next).unwrap();
+    assert_eq!(
+        second.tool_names(),
+        ["look_up", "get_weather", "tool_search", "refund_order"]
+    );
+    assert_eq!(
+        second.change_from(&first),
+        CacheChange::Appended(vec!["refund_order".into()])
+    );
+    // A search with bad arguments is answered like any call with bad arguments.
+    let bad = ToolCall {
+        id: Some("call_2".into()),
+        name: "tool_search".into(),
+        arguments: json!({"query": ""}),
+    };
+    let refused = openai.run(&bad, &ctx).await;
+    assert_eq!(
+        refused.error().unwrap().code(),
+        toolsmith::ErrorCode::InvalidArguments
+    );
+    // Gemini: the same search, in its spelling.
+    let gemini = toolbox.provider(Dialect::Gemini).request(&request).unwrap();
+    assert_eq!(
+        gemini.tool_names(),
+        ["look_up", "get_weather", "tool_search"]
     );
 }

@@ -100,6 +100,43 @@ pub enum ExportOrder {
     ByName,
 }
 
+/// How a model finds deferred tools ([`ToolRequest::defer`]) where the provider searches them
+/// itself (Anthropic; OpenAI Responses, whose hosted search has one kind). Elsewhere the
+/// toolbox's own search tool ([`LOCAL_SEARCH_TOOL`](crate::provider::LOCAL_SEARCH_TOOL))
+/// ranks by BM25.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ToolSearch {
+    /// Words ranked by BM25 (the default).
+    #[default]
+    Bm25,
+    /// Regular expressions (Anthropic's regex search tool).
+    Regex,
+}
+
+/// Tools grouped under one name with a summary (OpenAI Responses' `namespace`): the model sees
+/// the namespace's name and description, and finds its tools through tool search. Other
+/// providers get the tools one by one, and the report says so.
+///
+/// ```
+/// use toolsmith::provider::Namespace;
+/// let crm = Namespace {
+///     name: "crm".into(),
+///     description: "Customers and their orders.".into(),
+///     tools: vec!["list_open_orders".into(), "refund_order".into()],
+/// };
+/// # let _ = crm;
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Namespace {
+    /// The namespace's name.
+    pub name: String,
+    /// What its tools are for, for the model.
+    pub description: String,
+    /// The registered names of its tools.
+    pub tools: Vec<String>,
+}
+
 /// What an application wants of the tool block of a request, for any provider.
 ///
 /// ```
@@ -127,12 +164,38 @@ pub struct ToolRequest {
     /// The order of the tools.
     pub order: ExportOrder,
     /// Anthropic: mark the prompt-cache breakpoint (`cache_control`) on the last tool of the
-    /// stable prefix (the tools before any tool offered only under a condition). Other
-    /// providers cache the prefix on their own, and the flag is ignored for them.
+    /// stable prefix (the tools before any tool offered only under a condition, deferred
+    /// tools left out). Other providers cache the prefix on their own, and the flag is
+    /// ignored for them.
     pub cache_breakpoint: bool,
+    /// Tools the model finds through tool search instead of receiving them (registered
+    /// names): sent with `defer_loading` where the provider searches (Anthropic, OpenAI
+    /// Responses), left out where it does not (OpenAI Chat, Gemini), with the toolbox's own
+    /// search tool in their place.
+    pub defer: Vec<String>,
+    /// How the provider's search finds deferred tools.
+    pub search: ToolSearch,
+    /// Groups of tools (OpenAI Responses namespaces).
+    pub namespaces: Vec<Namespace>,
+    /// Deferred tools the toolbox's search has found, in the provider's spelling and the order
+    /// found: sent in full, after the other tools, so the cached prefix stays.
+    /// [`Turn::next_request`](crate::toolbox::Turn::next_request) adds them.
+    pub revealed: Vec<String>,
 }
 
 impl ToolRequest {
+    /// The request with the tools a search found added to [`revealed`](Self::revealed) (each
+    /// once, in the order found).
+    #[must_use]
+    pub fn with_revealed(mut self, found: impl IntoIterator<Item = String>) -> Self {
+        for name in found {
+            if !self.revealed.contains(&name) {
+                self.revealed.push(name);
+            }
+        }
+        self
+    }
+
     /// The request for the next turn, after one in which the model made `calls` calls: the
     /// forced choice counted, and relaxed once [`reset`](Self::reset) says so.
     ///
@@ -202,6 +265,9 @@ pub struct ToolBlock {
     pub report: ChoiceReport,
     /// Each tool's name (the provider's spelling) and its exported text, in order.
     pub(crate) tools: Vec<(String, String)>,
+    /// The entries sent deferred (the model loads them through tool search).
+    #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
+    pub(crate) deferred: Vec<String>,
     /// The dialect the block is for.
     #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
     pub(crate) dialect: Dialect,
@@ -311,6 +377,13 @@ pub enum RequestError {
     EmptySubset,
     /// The dialect has no request to put a tool choice in (MCP: the client's model chooses).
     NoToolChoice(&'static str),
+    /// The choice forces a call of a deferred tool, which the model has not loaded.
+    DeferredChoice(String),
+    /// A tool of the toolbox is named like the toolbox's own search tool, which deferral
+    /// needs for this provider.
+    SearchNameTaken,
+    /// A namespace is named like a tool, or twice.
+    NamespaceName(String),
     /// A tool the dialect cannot express.
     Export(crate::provider::ExportError),
 }
@@ -330,6 +403,21 @@ impl fmt::Display for RequestError {
             Self::NoToolChoice(dialect) => write!(
                 f,
                 "{dialect} has no tool choice: the client's model chooses among the tools listed"
+            ),
+            Self::DeferredChoice(name) => write!(
+                f,
+                "the tool choice forces `{}`, which is deferred: the model has not loaded it; do not defer it, or let the model find it",
+                crate::echo::echo(name)
+            ),
+            Self::SearchNameTaken => write!(
+                f,
+                "a tool is named `{}`, the name of the toolbox's own tool search that deferring tools needs here; rename it",
+                crate::provider::LOCAL_SEARCH_TOOL
+            ),
+            Self::NamespaceName(name) => write!(
+                f,
+                "the namespace `{}` is named like a tool or another namespace; give it a name of its own",
+                crate::echo::echo(name)
             ),
             Self::Export(err) => fmt::Display::fmt(err, f),
         }
@@ -354,6 +442,14 @@ pub(crate) struct Offered {
     pub(crate) sequential: bool,
 }
 
+/// One entry of the block's tool list: a tool, the search tool or a namespace.
+struct Entry {
+    name: String,
+    value: Value,
+    conditional: bool,
+    deferred: bool,
+}
+
 /// Builds the block for `dialect` from the tools offered, in order.
 pub(crate) fn build(
     dialect: Dialect,
@@ -366,20 +462,20 @@ pub(crate) fn build(
     if request.order == ExportOrder::ByName {
         offered.sort_by(|a, b| a.registered.cmp(&b.registered));
     }
-    let exported_of = |name: &str| -> Result<String, RequestError> {
-        offered
-            .iter()
-            .find(|t| t.registered == name)
-            .map(|t| t.exported.clone())
-            .ok_or_else(|| RequestError::UnknownTool {
+    let known = |name: &str| -> Result<(), RequestError> {
+        if offered.iter().any(|t| t.registered == name) {
+            Ok(())
+        } else {
+            Err(RequestError::UnknownTool {
                 name: name.to_owned(),
                 available: offered.iter().map(|t| t.registered.clone()).collect(),
             })
+        }
     };
-    // Every name the choice gives is checked before anything is built.
+    // Every name the request gives is checked before anything is built.
     let (subset, require) = match &request.choice {
         ToolChoice::Tool(name) => {
-            exported_of(name)?;
+            known(name)?;
             (None, true)
         }
         ToolChoice::Only { tools, require } => {
@@ -387,12 +483,61 @@ pub(crate) fn build(
                 return Err(RequestError::EmptySubset);
             }
             for name in tools {
-                exported_of(name)?;
+                known(name)?;
             }
             (Some(tools.as_slice()), *require)
         }
         _ => (None, false),
     };
+    for name in &request.defer {
+        known(name)?;
+    }
+    let native_search = matches!(
+        dialect,
+        Dialect::Anthropic { .. } | Dialect::OpenAiResponses { .. }
+    );
+    // A deferred tool the toolbox's search has revealed is loaded like any other.
+    let unloaded = |name: &str| {
+        request.defer.iter().any(|d| d == name)
+            && (native_search || !request.revealed.contains(&dialect.tool_name(name)))
+    };
+    match &request.choice {
+        ToolChoice::Tool(name) if unloaded(name) => {
+            return Err(RequestError::DeferredChoice(name.clone()));
+        }
+        ToolChoice::Only {
+            tools,
+            require: true,
+        } if tools.iter().all(|t| unloaded(t)) => {
+            return Err(RequestError::DeferredChoice(tools[0].clone()));
+        }
+        _ => {}
+    }
+    for namespace in &request.namespaces {
+        for name in &namespace.tools {
+            known(name)?;
+        }
+        let clash = offered.iter().any(|t| t.exported == namespace.name)
+            || request
+                .namespaces
+                .iter()
+                .filter(|n| n.name == namespace.name)
+                .count()
+                > 1;
+        if clash {
+            return Err(RequestError::NamespaceName(namespace.name.clone()));
+        }
+    }
+    let searching = !request.defer.is_empty();
+    if searching
+        && !native_search
+        && offered
+            .iter()
+            .any(|t| t.exported == super::search::LOCAL_SEARCH_TOOL)
+    {
+        return Err(RequestError::SearchNameTaken);
+    }
+
     let mut notes = Vec::new();
     // Anthropic has no filter: a subset is trimmed from the list.
     let trim = subset.is_some() && matches!(dialect, Dialect::Anthropic { .. });
@@ -428,32 +573,48 @@ pub(crate) fn build(
         parallel = None;
     }
 
-    let mut values: Vec<Value> = offered.iter().map(|t| t.value.clone()).collect();
-    if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
-        let stable = offered.iter().take_while(|t| !t.conditional).count();
-        if stable == 0 {
-            notes.push(
-                "no tool is offered unconditionally first: no cache breakpoint is placed"
-                    .to_owned(),
-            );
-        } else if let Some(Value::Object(last)) = values.get_mut(stable - 1) {
-            last.insert("cache_control".into(), json!({"type": "ephemeral"}));
-        }
-    }
-    let tools: Vec<(String, String)> = offered
+    let spellings: Vec<(String, String)> = offered
         .iter()
-        .zip(&values)
-        .map(|(t, v)| (t.exported.clone(), v.to_string()))
+        .map(|t| (t.registered.clone(), t.exported.clone()))
         .collect();
     let spelled = |name: &str| -> String {
-        offered
+        spellings
             .iter()
-            .find(|t| t.registered == name)
-            .map_or_else(|| dialect.tool_name(name), |t| t.exported.clone())
+            .find(|(registered, _)| registered == name)
+            .map_or_else(|| dialect.tool_name(name), |(_, exported)| exported.clone())
     };
     let subset_names: Vec<String> = subset
         .map(|names| names.iter().map(|n| spelled(n)).collect())
         .unwrap_or_default();
+    let entries = entries(dialect, request, offered, native_search, &mut notes);
+
+    let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
+    if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
+        // The stable prefix ends at the first conditional tool; deferred tools are outside it
+        // and never carry a breakpoint.
+        let stable = entries.iter().take_while(|e| !e.conditional).count();
+        match entries[..stable].iter().rposition(|e| !e.deferred) {
+            Some(last) => {
+                if let Some(Value::Object(tool)) = values.get_mut(last) {
+                    tool.insert("cache_control".into(), json!({"type": "ephemeral"}));
+                }
+            }
+            None => notes.push(
+                "no tool is offered unconditionally and loaded first: no cache breakpoint is placed"
+                    .to_owned(),
+            ),
+        }
+    }
+    let tools: Vec<(String, String)> = entries
+        .iter()
+        .zip(&values)
+        .map(|(e, v)| (e.name.clone(), v.to_string()))
+        .collect();
+    let deferred_names: Vec<String> = entries
+        .iter()
+        .filter(|e| e.deferred)
+        .map(|e| e.name.clone())
+        .collect();
 
     let mut fields = Map::new();
     match dialect {
@@ -560,6 +721,140 @@ pub(crate) fn build(
             notes,
         },
         tools,
+        deferred: deferred_names,
         dialect,
     })
+}
+
+/// The tool list's entries: deferred tools marked or left out, the search tool, revealed tools
+/// at the end, and namespaces (OpenAI Responses).
+fn entries(
+    dialect: Dialect,
+    request: &ToolRequest,
+    offered: Vec<Offered>,
+    native_search: bool,
+    notes: &mut Vec<String>,
+) -> Vec<Entry> {
+    let deferred = |name: &str| request.defer.iter().any(|d| d == name);
+    let mut entries = Vec::with_capacity(offered.len() + 1);
+    let mut hidden = Vec::new();
+    if !request.defer.is_empty() && native_search {
+        let (value, name) = match (dialect, request.search) {
+            (Dialect::Anthropic { .. }, ToolSearch::Regex) => (
+                json!({"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"}),
+                "tool_search_tool_regex",
+            ),
+            (Dialect::Anthropic { .. }, ToolSearch::Bm25) => (
+                json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}),
+                "tool_search_tool_bm25",
+            ),
+            _ => {
+                if request.search == ToolSearch::Regex {
+                    notes.push(
+                        "OpenAI's tool search has one kind: `tool_search` is sent for the regex search asked for".to_owned(),
+                    );
+                }
+                (json!({"type": "tool_search"}), "tool_search")
+            }
+        };
+        entries.push(Entry {
+            name: name.to_owned(),
+            value,
+            conditional: false,
+            deferred: false,
+        });
+    }
+    for tool in offered {
+        let is_deferred = deferred(&tool.registered);
+        if is_deferred && !native_search {
+            hidden.push(tool);
+            continue;
+        }
+        let mut value = tool.value;
+        if is_deferred && let Value::Object(map) = &mut value {
+            map.insert("defer_loading".into(), Value::Bool(true));
+        }
+        entries.push(Entry {
+            name: tool.exported,
+            value,
+            conditional: tool.conditional,
+            deferred: is_deferred,
+        });
+    }
+    if !hidden.is_empty() {
+        // The toolbox's own search in their place, then what it has found, in that order.
+        let search = super::search::definition();
+        if let Ok(value) = search.export(dialect) {
+            entries.push(Entry {
+                name: super::search::LOCAL_SEARCH_TOOL.to_owned(),
+                value: value.clone(),
+                conditional: false,
+                deferred: false,
+            });
+        }
+        for name in &request.revealed {
+            if let Some(at) = hidden.iter().position(|t| &t.exported == name) {
+                let tool = hidden.remove(at);
+                entries.push(Entry {
+                    name: tool.exported,
+                    value: tool.value,
+                    conditional: tool.conditional,
+                    deferred: false,
+                });
+            }
+        }
+    }
+    if request.namespaces.is_empty() {
+        return entries;
+    }
+    if !matches!(dialect, Dialect::OpenAiResponses { .. }) {
+        notes.push(format!(
+            "namespaces are OpenAI Responses': {} gets the tools one by one",
+            dialect.name()
+        ));
+        return entries;
+    }
+    for namespace in &request.namespaces {
+        let members: Vec<String> = namespace
+            .tools
+            .iter()
+            .map(|t| dialect.tool_name(t))
+            .collect();
+        if members.len() >= 10 {
+            notes.push(format!(
+                "the namespace `{}` has {} tools; OpenAI recommends fewer than ten per namespace",
+                namespace.name,
+                members.len()
+            ));
+        }
+        let Some(first) = entries.iter().position(|e| members.contains(&e.name)) else {
+            continue;
+        };
+        let mut grouped = Vec::new();
+        let mut conditional = false;
+        entries.retain(|e| {
+            if members.contains(&e.name) {
+                grouped.push(e.value.clone());
+                conditional |= e.conditional;
+                false
+            } else {
+                true
+            }
+        });
+        entries.insert(
+            first.min(entries.len()),
+            Entry {
+                name: namespace.name.clone(),
+                value: json!({
+                    "type": "namespace",
+                    "name": namespace.name,
+                    "description": namespace.description,
+                    "tools": grouped,
+                }),
+                conditional,
+                deferred: false,
+            },
+        );
+    }
+    entries
 }

@@ -13,6 +13,7 @@ mod gemini;
 pub(crate) mod mcp;
 mod openai;
 mod rich;
+mod search;
 mod stream;
 #[cfg(feature = "tokens")]
 mod tokens;
@@ -22,11 +23,13 @@ use serde_json::{Value, json};
 
 pub use call::{CallParseError, ToolCall};
 pub use choice::{
-    CacheChange, ChoiceReport, ExportOrder, RequestError, Reset, Subset, ToolBlock, ToolChoice,
-    ToolRequest,
+    CacheChange, ChoiceReport, ExportOrder, Namespace, RequestError, Reset, Subset, ToolBlock,
+    ToolChoice, ToolRequest, ToolSearch,
 };
 pub(crate) use choice::{Offered, build as build_block};
 pub use mcp::{OUTPUT_META, REPLAYED_META};
+pub use search::LOCAL_SEARCH_TOOL;
+pub(crate) use search::{answer as search_answer, definition as search_definition, found_names};
 pub use stream::{CallStream, StreamedCallError};
 #[cfg(feature = "tokens")]
 pub use tokens::{TokenBudget, TokenReport, ToolTokens, o200k_tokens};

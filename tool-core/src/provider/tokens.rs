@@ -53,16 +53,20 @@ pub struct ToolTokens {
 pub struct TokenReport {
     /// The dialect counted.
     pub dialect: Dialect,
-    /// Each tool's cost, in the block's order.
+    /// Each tool's cost, in the block's order (deferred tools left out).
     pub tools: Vec<ToolTokens>,
+    /// What each deferred tool costs once the model loads it: not in the total, which is
+    /// what every turn pays.
+    pub deferred: Vec<ToolTokens>,
     /// What the provider adds once per request with tools (Anthropic's tool-use system
     /// prompt); 0 where none is published.
     pub overhead: usize,
-    /// The whole block: the tools and the overhead.
+    /// The whole block: the tools, the overhead, and for OpenAI Responses the name and
+    /// description of each deferred function, which the model still sees.
     pub total: usize,
     /// `true` for OpenAI's published rules; `false` for an estimate (Anthropic and Gemini
     /// count with their own tokenizers, which are not published: their count endpoints give
-    /// the exact figure).
+    /// the exact figure; deferred tools are not covered by OpenAI's rules).
     pub exact: bool,
 }
 
@@ -121,7 +125,7 @@ impl ToolBlock {
     #[must_use]
     pub fn tokens(&self) -> TokenReport {
         let dialect = self.dialect;
-        let tools: Vec<ToolTokens> = self
+        let (tools, deferred): (Vec<ToolTokens>, Vec<ToolTokens>) = self
             .tools
             .iter()
             .map(|(name, text)| ToolTokens {
@@ -134,7 +138,7 @@ impl ToolBlock {
                     _ => o200k_tokens(text),
                 },
             })
-            .collect();
+            .partition(|t| !self.deferred.contains(&t.name));
         let overhead = match dialect {
             Dialect::Anthropic { .. } if !tools.is_empty() => {
                 match self.fields.get("tool_choice").and_then(|c| c.get("type")) {
@@ -146,16 +150,37 @@ impl ToolBlock {
             }
             _ => 0,
         };
-        let total = overhead + tools.iter().map(|t| t.tokens).sum::<usize>();
+        // OpenAI Responses still shows a deferred function's name and description (its
+        // tool-search guide): they count, as an estimate; Anthropic keeps deferred tools out of
+        // the context until a search loads them.
+        let shown: usize = match dialect {
+            Dialect::OpenAiResponses { .. } => self
+                .tools
+                .iter()
+                .filter(|(name, _)| self.deferred.contains(name))
+                .filter_map(|(_, text)| serde_json::from_str::<Value>(text).ok())
+                .map(|tool| {
+                    let name = tool.get("name").and_then(Value::as_str).unwrap_or("");
+                    let description = tool
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("");
+                    o200k_tokens(&format!("{name}:{description}"))
+                })
+                .sum(),
+            _ => 0,
+        };
+        let total = overhead + shown + tools.iter().map(|t| t.tokens).sum::<usize>();
         TokenReport {
             dialect,
             tools,
+            deferred,
             overhead,
             total,
             exact: matches!(
                 dialect,
                 Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. }
-            ),
+            ) && self.deferred.is_empty(),
         }
     }
 

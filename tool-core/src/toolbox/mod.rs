@@ -100,7 +100,8 @@ impl Turn {
 
     /// The tool block's request for the next turn: this turn's calls counted against a
     /// forced choice, which goes back to the model's own as its [`Reset`] says, so that a
-    /// forced choice cannot make the model call tools forever.
+    /// forced choice cannot make the model call tools forever; and the tools the toolbox's
+    /// tool search found added to its `revealed` tools, sent in full from then on.
     ///
     /// [`Reset`]: crate::provider::Reset
     ///
@@ -117,7 +118,19 @@ impl Turn {
         &self,
         request: &crate::provider::ToolRequest,
     ) -> crate::provider::ToolRequest {
-        request.after_calls(self.calls.len())
+        // What the toolbox's tool search found joins the request, after what came before.
+        let found = self
+            .calls
+            .iter()
+            .zip(&self.outcomes)
+            .filter(|(call, outcome)| {
+                call.name == crate::provider::LOCAL_SEARCH_TOOL && outcome.is_success()
+            })
+            .filter_map(|(_, outcome)| outcome.data())
+            .filter_map(|data| serde_json::from_str::<Value>(data.get()).ok())
+            .flat_map(|data| crate::provider::found_names(&data))
+            .collect::<Vec<_>>();
+        request.after_calls(self.calls.len()).with_revealed(found)
     }
 }
 

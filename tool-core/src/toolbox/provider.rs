@@ -175,6 +175,11 @@ impl<'a> ProviderToolbox<'a> {
             }
             _ => ctx,
         };
+        // The toolbox's own tool search (offered where a provider has none, for deferred
+        // tools), unless a tool of the toolbox has its name.
+        if call.name == crate::provider::LOCAL_SEARCH_TOOL && self.resolve(&call.name).is_none() {
+            return self.search(call, ctx).await;
+        }
         // The registered name; an unknown one goes through as it is, to be refused below.
         let name = self
             .resolve(&call.name)
@@ -189,6 +194,23 @@ impl<'a> ProviderToolbox<'a> {
             outcome = ToolOutcome::Error(self.unknown(&call.name, ctx).await);
         }
         outcome
+    }
+
+    /// The toolbox's tool search: the tools offered in `ctx` that match the query best, in
+    /// this provider's spelling.
+    async fn search(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
+        let definition = crate::provider::search_definition();
+        let arguments = match definition.validate(call.arguments()) {
+            Ok(arguments) => arguments,
+            Err(mut err) => {
+                super::finish_error(&mut err, definition.name(), ctx);
+                return ToolOutcome::Error(err);
+            }
+        };
+        let defs = self.toolbox.definitions_for(ctx).await;
+        let found =
+            crate::provider::search_answer(&defs, &arguments, |name| self.dialect.tool_name(name));
+        ToolOutcome::success(&found).unwrap_or_else(ToolOutcome::Error)
     }
 
     /// Runs one parsed call and encodes its outcome as this provider takes a tool result.
