@@ -693,3 +693,64 @@ async fn where_a_provider_has_no_search_the_toolbox_answers_it_and_found_tools_a
         ["look_up", "get_weather", "tool_search"]
     );
 }
+
+/// A postal address.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Address {
+    /// The street and number.
+    #[schemars(length(min = 1, max = 120))]
+    street: String,
+    /// The city.
+    #[schemars(length(min = 1, max = 80))]
+    city: String,
+    /// The postcode.
+    #[schemars(length(min = 1, max = 16))]
+    postcode: String,
+}
+
+/// Moves parcels from some addresses to others. Writes data: parcels move. Not for letters.
+#[tool(effect = "write")]
+fn move_parcels(
+    /// Where the parcels are.
+    #[arg(length(min = 1, max = 5))]
+    from: Vec<Address>,
+    /// Where they go.
+    #[arg(length(min = 1, max = 5))]
+    to: Vec<Address>,
+) -> usize {
+    from.len() + to.len()
+}
+
+#[tokio::test]
+async fn a_repeated_subschema_is_hoisted_into_defs_in_openai_strict_exports() {
+    let toolbox = Toolbox::new().with(MoveParcels);
+    for dialect in [CHAT, RESPONSES] {
+        let text = toolbox.export_text(dialect).unwrap();
+        assert!(
+            text.contains(r##""items":{"$ref":"#/$defs/Shared1"}"##),
+            "{dialect}: {text}"
+        );
+        assert_eq!(
+            text.matches(r#""postcode":{"#).count(),
+            1,
+            "the address once: {text}"
+        );
+    }
+    // Where refs are not taken, or the export is not strict, the schema is as it was.
+    for dialect in [
+        Dialect::Gemini,
+        Dialect::OpenAiChat { strict: false },
+        Dialect::Anthropic { strict: true },
+    ] {
+        let text = toolbox.export_text(dialect).unwrap();
+        assert!(!text.contains("Shared1"), "{dialect}: {text}");
+    }
+    // The tool still takes what the hoisted schema describes.
+    let call = json!({"from": [{"street": "1 Rue", "city": "Lyon", "postcode": "69001"}],
+                      "to": [{"street": "2 Rue", "city": "Nice", "postcode": "06000"}]});
+    let out = toolbox
+        .call("move_parcels", call, &toolsmith::ToolContext::new())
+        .await;
+    assert_eq!(out.to_json(), r#"{"status":"success","data":2}"#);
+}

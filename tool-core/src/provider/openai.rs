@@ -39,8 +39,9 @@ pub(super) fn parameters(
     dialect: Dialect,
     strict: bool,
 ) -> Result<Value, ExportError> {
-    let schema = derive(def, dialect, strict, true, strict_node)?;
+    let mut schema = derive(def, dialect, strict, true, strict_node)?;
     if strict {
+        // The limits count the schema as OpenAI resolves it: before anything is hoisted.
         check_limits(
             &schema,
             Target {
@@ -48,6 +49,7 @@ pub(super) fn parameters(
                 dialect,
             },
         )?;
+        super::transform::hoist(&mut schema);
     }
     Ok(schema)
 }

@@ -463,3 +463,116 @@ pub(crate) fn without_dialect(schema: &Value) -> Value {
     }
     schema
 }
+
+/// Moves a subschema that a strict export repeats into `$defs`, and refers to it by a bare
+/// `$ref` (a reference with no siblings, as OpenAI strict takes it), when
+/// that makes the schema shorter: the JSON's length, which tracks its tokens, decides. The
+/// largest saving goes first, and again until none is left. The root, its own properties and
+/// anything in `$defs` already stay where they are. Anthropic strict is left inlined: its
+/// strict tool use is not documented to take `$ref` everywhere OpenAI's does.
+pub(super) fn hoist(schema: &mut Value) {
+    for round in 0..32 {
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        collect(schema, 0, &mut seen);
+        let name = loop_name(schema, round);
+        let reference = format!(r##"{{"$ref":"#/$defs/{name}"}}"##);
+        let best = seen
+            .iter()
+            .filter(|(_, count)| *count >= 2)
+            .map(|(text, count)| {
+                let saved = (count - 1) * text.len();
+                let cost = count * reference.len() + name.len() + 16;
+                (text, saved.saturating_sub(cost))
+            })
+            .filter(|(_, saving)| *saving > 0)
+            .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)));
+        let Some((text, _)) = best else {
+            return;
+        };
+        let Ok(body) = serde_json::from_str::<Value>(text) else {
+            return;
+        };
+        let text = text.clone();
+        replace(schema, 0, &text, &name);
+        if let Value::Object(root) = schema {
+            let defs = root
+                .entry("$defs")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(defs) = defs {
+                defs.insert(name, body);
+            }
+        }
+    }
+}
+
+/// A name for a hoisted definition that `$defs` does not have yet.
+fn loop_name(schema: &Value, round: usize) -> String {
+    let taken = schema.get("$defs").and_then(Value::as_object);
+    (round + 1..)
+        .map(|n| format!("Shared{n}"))
+        .find(|name| taken.is_none_or(|defs| !defs.contains_key(name)))
+        .unwrap_or_else(|| "Shared".to_owned())
+}
+
+/// Every object schema below the top level (and outside `$defs`), as its JSON, with how often
+/// it occurs.
+fn collect(node: &Value, depth: usize, seen: &mut Vec<(String, usize)>) {
+    let Value::Object(map) = node else { return };
+    if depth >= 2 && map.contains_key("properties") {
+        let text = node.to_string();
+        match seen.iter_mut().find(|(t, _)| *t == text) {
+            Some((_, count)) => *count += 1,
+            None => seen.push((text, 1)),
+        }
+    }
+    for_children(map, |child| collect(child, depth + 1, seen));
+}
+
+/// Replaces every occurrence of `text` below the top level by a reference to `name`.
+fn replace(node: &mut Value, depth: usize, text: &str, name: &str) {
+    if depth >= 2 && node.get("properties").is_some() && node.to_string() == text {
+        *node = serde_json::json!({ "$ref": format!("#/$defs/{name}") });
+        return;
+    }
+    let Value::Object(map) = node else { return };
+    for (key, value) in map.iter_mut() {
+        if key == "$defs" {
+            continue;
+        }
+        if SUBSCHEMA_KEYS.contains(&key.as_str()) {
+            replace(value, depth + 1, text, name);
+        } else if SUBSCHEMA_LISTS.contains(&key.as_str())
+            && let Value::Array(items) = value
+        {
+            for item in items {
+                replace(item, depth + 1, text, name);
+            }
+        } else if key == "properties"
+            && let Value::Object(properties) = value
+        {
+            for property in properties.values_mut() {
+                replace(property, depth + 1, text, name);
+            }
+        }
+    }
+}
+
+/// Calls `f` on each subschema of a node (not those in `$defs`).
+fn for_children(map: &Map<String, Value>, mut f: impl FnMut(&Value)) {
+    for (key, value) in map {
+        if key == "$defs" {
+            continue;
+        }
+        if SUBSCHEMA_KEYS.contains(&key.as_str()) {
+            f(value);
+        } else if SUBSCHEMA_LISTS.contains(&key.as_str())
+            && let Value::Array(items) = value
+        {
+            items.iter().for_each(&mut f);
+        } else if key == "properties"
+            && let Value::Object(properties) = value
+        {
+            properties.values().for_each(&mut f);
+        }
+    }
+}
