@@ -492,8 +492,7 @@ pub(super) fn hoist(schema: &mut Value) {
         let Ok(body) = serde_json::from_str::<Value>(text) else {
             return;
         };
-        let text = text.clone();
-        replace(schema, 0, &text, &name);
+        replace(schema, 0, &body, &name);
         if let Value::Object(root) = schema {
             let defs = root
                 .entry("$defs")
@@ -528,9 +527,9 @@ fn collect(node: &Value, depth: usize, seen: &mut Vec<(String, usize)>) {
     for_children(map, |child| collect(child, depth + 1, seen));
 }
 
-/// Replaces every occurrence of `text` below the top level by a reference to `name`.
-fn replace(node: &mut Value, depth: usize, text: &str, name: &str) {
-    if depth >= 2 && node.get("properties").is_some() && node.to_string() == text {
+/// Replaces every occurrence of `body` below the top level by a reference to `name`.
+fn replace(node: &mut Value, depth: usize, body: &Value, name: &str) {
+    if depth >= 2 && node.get("properties").is_some() && node == body {
         *node = serde_json::json!({ "$ref": format!("#/$defs/{name}") });
         return;
     }
@@ -540,18 +539,18 @@ fn replace(node: &mut Value, depth: usize, text: &str, name: &str) {
             continue;
         }
         if SUBSCHEMA_KEYS.contains(&key.as_str()) {
-            replace(value, depth + 1, text, name);
+            replace(value, depth + 1, body, name);
         } else if SUBSCHEMA_LISTS.contains(&key.as_str())
             && let Value::Array(items) = value
         {
             for item in items {
-                replace(item, depth + 1, text, name);
+                replace(item, depth + 1, body, name);
             }
         } else if key == "properties"
             && let Value::Object(properties) = value
         {
             for property in properties.values_mut() {
-                replace(property, depth + 1, text, name);
+                replace(property, depth + 1, body, name);
             }
         }
     }
