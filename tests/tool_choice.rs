@@ -609,6 +609,32 @@ fn deferral_is_checked_before_anything_is_sent() {
         large().provider(ANTHROPIC).request(&deferring(&["refund"])),
         Err(RequestError::UnknownTool { .. })
     ));
+    // A subset naming a deferred tool the toolbox's search has not found: left out of the
+    // filter (the provider would refuse a name not in the list), or refused when it is all.
+    let subset = ToolRequest {
+        choice: ToolChoice::Only {
+            tools: vec!["look_up".into(), "refund_order".into()],
+            require: false,
+        },
+        ..deferring(&["refund_order"])
+    };
+    let block = large().provider(CHAT).request(&subset).unwrap();
+    assert_eq!(
+        block.fields["tool_choice"]["allowed_tools"]["tools"],
+        json!([{"type": "function", "function": {"name": "look_up"}}])
+    );
+    assert!(block.report.notes.iter().any(|n| n.contains("`refund_order` is deferred")));
+    let only_hidden = ToolRequest {
+        choice: ToolChoice::Only {
+            tools: vec!["refund_order".into()],
+            require: false,
+        },
+        ..deferring(&["refund_order"])
+    };
+    assert_eq!(
+        large().provider(Dialect::Gemini).request(&only_hidden),
+        Err(RequestError::DeferredChoice("refund_order".into()))
+    );
     /// Searches the shop. Read-only. Not for the web.
     #[tool(effect = "read")]
     fn tool_search(

@@ -583,9 +583,23 @@ pub(crate) fn build(
             .find(|(registered, _)| registered == name)
             .map_or_else(|| dialect.tool_name(name), |(_, exported)| exported.clone())
     };
-    let subset_names: Vec<String> = subset
-        .map(|names| names.iter().map(|n| spelled(n)).collect())
-        .unwrap_or_default();
+    // Where the toolbox searches, a deferred tool not found yet is not in the list: a filter
+    // naming it would be refused by the provider.
+    let mut subset_names: Vec<String> = Vec::new();
+    if let Some(names) = subset {
+        for name in names {
+            if !native_search && unloaded(name) {
+                notes.push(format!(
+                    "`{name}` is deferred and not found yet: it is left out of the allowed tools"
+                ));
+            } else {
+                subset_names.push(spelled(name));
+            }
+        }
+        if subset_names.is_empty() {
+            return Err(RequestError::DeferredChoice(names[0].clone()));
+        }
+    }
     let entries = entries(dialect, request, offered, native_search, &mut notes);
 
     let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
