@@ -623,7 +623,13 @@ fn deferral_is_checked_before_anything_is_sent() {
         block.fields["tool_choice"]["allowed_tools"]["tools"],
         json!([{"type": "function", "function": {"name": "look_up"}}])
     );
-    assert!(block.report.notes.iter().any(|n| n.contains("`refund_order` is deferred")));
+    assert!(
+        block
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("`refund_order` is deferred"))
+    );
     let only_hidden = ToolRequest {
         choice: ToolChoice::Only {
             tools: vec!["refund_order".into()],
