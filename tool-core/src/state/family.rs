@@ -132,6 +132,15 @@ impl State {
 
     /// Keeps the state of MCP tasks in `store`, so that every server on it answers for a task
     /// any of them runs.
+    ///
+    /// ```
+    /// use toolsmith::state::{MemoryTaskStore, State};
+    /// // Two servers in one process, as two replicas: each answers for the other's tasks.
+    /// let shared = State::memory().with_tasks(MemoryTaskStore::with_max_bytes(8 << 20));
+    /// let one = toolsmith::Toolbox::new().with_state(shared.clone());
+    /// let two = toolsmith::Toolbox::new().with_state(shared);
+    /// # let _ = (one, two);
+    /// ```
     #[must_use]
     pub fn with_tasks(mut self, store: impl TaskStore) -> Self {
         self.tasks = Arc::new(store);
