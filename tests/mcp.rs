@@ -1976,9 +1976,20 @@ mod tasks {
             flags.cancelled.load(Ordering::SeqCst),
             "the tool saw its cancellation"
         );
-        // An id neither server made is unknown to both.
+        // An id neither server made is unknown to both; so is one that is not an id at all
+        // (it never reaches the store), and its echo is cut short.
         let unknown = get(b, "00000000-0000-4000-8000-000000000000").await;
         assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+        for odd in [
+            format!("{id}:inbox"),
+            "x".repeat(5_000),
+            "../../etc".to_owned(),
+        ] {
+            let refused = get(b, &odd).await;
+            assert_eq!(refused["error"]["code"], -32602, "{refused}");
+            let message = refused["error"]["message"].as_str().unwrap();
+            assert!(message.chars().count() < 100, "{message}");
+        }
         one.shutdown().await.unwrap();
         two.shutdown().await.unwrap();
     }

@@ -218,9 +218,18 @@ impl Tasks {
 }
 
 /// The answer for a task this server does not know, or that is another principal's: the
-/// same for both, so that nothing says the task exists.
+/// same for both, so that nothing says the task exists. The id is echoed cut short.
 pub(crate) fn unknown_task(id: &str) -> rmcp::ErrorData {
-    rmcp::ErrorData::invalid_params(format!("unknown task: {id}"), None)
+    rmcp::ErrorData::invalid_params(format!("unknown task: {}", crate::echo::echo(id)), None)
+}
+
+/// Whether `id` has the shape of a task id: a UUID in its hyphenated lowercase form.
+fn is_task_id(id: &str) -> bool {
+    id.len() == 36
+        && id.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
 }
 
 /// The answer when the task store cannot be read or written.
@@ -322,6 +331,11 @@ pub(crate) async fn shared_task(
     id: &str,
     principal: Option<&str>,
 ) -> Result<DetailedTask, rmcp::ErrorData> {
+    // Task ids are UUIDs (rmcp's task manager makes them): anything else names no task, and
+    // never reaches the store, whose keys it would otherwise be spliced into.
+    if !is_task_id(id) {
+        return Err(unknown_task(id));
+    }
     let text = store
         .read(id)
         .await
