@@ -60,7 +60,25 @@ fn strict_node(
     target: Target<'_>,
 ) -> Result<(), ExportError> {
     if strict_common(node, path, target, STRICT_FORMATS)? {
-        // Every property required: optional ones already accept `null`.
+        // Every property required, and an optional one made to accept `null` (the model's
+        // way to leave it out, which the toolbox takes as left out).
+        let required: Vec<String> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(Value::Object(properties)) = node.get_mut("properties") {
+            for (key, property) in properties.iter_mut() {
+                if !required.contains(key) {
+                    super::transform::make_nullable(property);
+                }
+            }
+        }
         let keys: Vec<Value> = node
             .get("properties")
             .and_then(Value::as_object)

@@ -38,10 +38,8 @@ pub(crate) fn definition() -> &'static ToolDefinition {
                         "minLength": 1,
                         "maxLength": 200
                     },
-                    // Nullable: strict exports send an optional parameter as nullable, and
-                    // null is taken as left out.
                     "max_results": {
-                        "type": ["integer", "null"],
+                        "type": "integer",
                         "description": "How many tools to return, at most.",
                         "minimum": 1,
                         "maximum": MAX_RESULTS,

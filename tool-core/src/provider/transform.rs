@@ -575,3 +575,51 @@ fn for_children(map: &Map<String, Value>, mut f: impl FnMut(&Value)) {
         }
     }
 }
+
+/// Makes a property's schema accept `null` as well, unless it does: `null` added to its
+/// `type` (and its `enum`), a `null` branch added to its `anyOf`, or the schema wrapped in an
+/// `anyOf` with `null` (its description kept outside, beside the `anyOf`).
+pub(super) fn make_nullable(schema: &mut Value) {
+    let Value::Object(map) = schema else { return };
+    let takes_null = |v: &Value| match v {
+        Value::Object(m) => match m.get("type") {
+            Some(Value::String(t)) => t == "null",
+            Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
+            _ => false,
+        },
+        _ => false,
+    };
+    if takes_null(&Value::Object(map.clone())) {
+        return;
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        if !branches.iter().any(takes_null) {
+            branches.push(serde_json::json!({"type": "null"}));
+        }
+        return;
+    }
+    match map.get_mut("type") {
+        Some(Value::String(t)) => {
+            let t = std::mem::take(t);
+            map.insert("type".into(), serde_json::json!([t, "null"]));
+        }
+        Some(Value::Array(types)) => types.push(Value::String("null".into())),
+        _ => {
+            let mut inner = std::mem::take(map);
+            let description = inner.shift_remove("description");
+            map.insert(
+                "anyOf".into(),
+                serde_json::json!([Value::Object(inner), {"type": "null"}]),
+            );
+            if let Some(description) = description {
+                map.insert("description".into(), description);
+            }
+            return;
+        }
+    }
+    if let Some(Value::Array(values)) = map.get_mut("enum")
+        && !values.contains(&Value::Null)
+    {
+        values.push(Value::Null);
+    }
+}

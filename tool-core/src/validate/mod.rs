@@ -314,7 +314,11 @@ pub(crate) fn validate_full(
     limits: &InputLimits,
 ) -> Result<Value, ToolError> {
     let document = document(def, arguments, limits)?;
-    let value = document.value.into_owned();
+    let mut value = document.value.into_owned();
+    // A strict export declares each optional parameter nullable and means `null` as "left
+    // out" (as the typed read takes it): so does the full validator.
+    let schema = def.input_schema();
+    prune_nulls(schema, schema, &mut value, 0);
     // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
     if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
         explain_value(def, &value)?;
@@ -326,6 +330,81 @@ pub(crate) fn validate_full(
         return Err(invalid(def, inexact));
     }
     Ok(value)
+}
+
+/// Removes, at every depth the schema describes, a `null` given for an optional property whose
+/// schema does not take `null`: the value a strict export tells the model to send for a
+/// parameter it leaves out. A required property's `null` stays, to be refused.
+fn prune_nulls(root: &Value, schema: &Value, value: &mut Value, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let schema = resolve(root, schema);
+    match value {
+        Value::Object(map) => {
+            let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
+                return;
+            };
+            let required: Vec<&str> = schema
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            map.retain(|key, v| {
+                !(v.is_null()
+                    && !required.contains(&key.as_str())
+                    && properties.get(key).is_some_and(|p| !accepts_null(root, p)))
+            });
+            for (key, v) in map.iter_mut() {
+                if let Some(property) = properties.get(key) {
+                    prune_nulls(root, property, v, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = schema.get("items") {
+                for v in items {
+                    prune_nulls(root, item, v, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The schema a `$ref` into the root's `$defs` names, or the schema itself.
+fn resolve<'s>(root: &'s Value, schema: &'s Value) -> &'s Value {
+    schema
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/$defs/"))
+        .and_then(|name| root.get("$defs").and_then(|defs| defs.get(name)))
+        .unwrap_or(schema)
+}
+
+/// Whether a schema takes `null`.
+fn accepts_null(root: &Value, schema: &Value) -> bool {
+    let schema = resolve(root, schema);
+    let Value::Object(map) = schema else {
+        return schema != &Value::Bool(false);
+    };
+    match map.get("type") {
+        Some(Value::String(t)) if t != "null" => return false,
+        Some(Value::Array(types)) if !types.iter().any(|t| t == "null") => return false,
+        _ => {}
+    }
+    if let Some(Value::Array(values)) = map.get("enum") {
+        return values.iter().any(Value::is_null);
+    }
+    if let Some(value) = map.get("const") {
+        return value.is_null();
+    }
+    for key in ["anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = map.get(key) {
+            return branches.iter().any(|b| accepts_null(root, b));
+        }
+    }
+    true
 }
 
 /// The arguments as one document, read under the limits (exact numbers, no repeated keys),
