@@ -317,8 +317,10 @@ pub(crate) fn validate_full(
     let mut value = document.value.into_owned();
     // A strict export declares each optional parameter nullable and means `null` as "left
     // out" (as the typed read takes it): so does the full validator.
-    let schema = def.input_schema();
-    prune_nulls(schema, schema, &mut value, 0);
+    if has_null(&value, 0) {
+        let schema = def.input_schema();
+        prune_nulls(schema, schema, &mut value, 0);
+    }
     // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
     if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
         explain_value(def, &value)?;
@@ -330,6 +332,16 @@ pub(crate) fn validate_full(
         return Err(invalid(def, inexact));
     }
     Ok(value)
+}
+
+/// Whether a `null` appears anywhere in `value` (most arguments have none: nothing to prune).
+fn has_null(value: &Value, depth: usize) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Object(map) if depth < 64 => map.values().any(|v| has_null(v, depth + 1)),
+        Value::Array(items) if depth < 64 => items.iter().any(|v| has_null(v, depth + 1)),
+        _ => false,
+    }
 }
 
 /// Removes, at every depth the schema describes, a `null` given for an optional property whose
