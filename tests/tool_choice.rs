@@ -155,7 +155,7 @@ fn a_subset_is_filtered_by_the_provider_where_it_can_be_and_trimmed_where_not() 
     );
     let responses = toolbox()
         .provider(RESPONSES)
-        .request(&only(&["look_up"], true))
+        .request(&only(&["look_up", "look_up"], true))
         .unwrap();
     assert_eq!(
         responses.fields["tool_choice"],
@@ -592,6 +592,40 @@ fn namespaces_group_tools_for_openai_responses_and_are_reported_elsewhere() {
     assert_eq!(
         large().provider(RESPONSES).request(&clash),
         Err(RequestError::NamespaceName("look_up".into()))
+    );
+    // So is one with a name no provider takes, or no tools; and a tool in two namespaces.
+    for (name, tools) in [("crm.v2", vec!["look_up"]), ("empty", vec![])] {
+        let odd = ToolRequest {
+            namespaces: vec![Namespace {
+                name: name.into(),
+                description: "d".into(),
+                tools: tools.into_iter().map(str::to_owned).collect(),
+            }],
+            ..ToolRequest::default()
+        };
+        assert_eq!(
+            large().provider(RESPONSES).request(&odd),
+            Err(RequestError::NamespaceName(name.into()))
+        );
+    }
+    let twice = ToolRequest {
+        namespaces: vec![
+            Namespace {
+                name: "a".into(),
+                description: "d".into(),
+                tools: vec!["look_up".into()],
+            },
+            Namespace {
+                name: "b".into(),
+                description: "d".into(),
+                tools: vec!["look_up".into(), "get_weather".into()],
+            },
+        ],
+        ..ToolRequest::default()
+    };
+    assert_eq!(
+        large().provider(RESPONSES).request(&twice),
+        Err(RequestError::NamespaceTwice("look_up".into()))
     );
 }
 

@@ -382,8 +382,11 @@ pub enum RequestError {
     /// A tool of the toolbox is named like the toolbox's own search tool, which deferral
     /// needs for this provider.
     SearchNameTaken,
-    /// A namespace is named like a tool, or twice.
+    /// A namespace is named like a tool or twice, has a name a provider does not take (1 to
+    /// 64 of `A-Z a-z 0-9 _ -`), or has no tools.
     NamespaceName(String),
+    /// A tool is in two namespaces.
+    NamespaceTwice(String),
     /// A tool the dialect cannot express.
     Export(crate::provider::ExportError),
 }
@@ -416,8 +419,13 @@ impl fmt::Display for RequestError {
             ),
             Self::NamespaceName(name) => write!(
                 f,
-                "the namespace `{}` is named like a tool or another namespace; give it a name of its own",
+                "the namespace `{}` is empty, named like a tool or another namespace, or not 1 to 64 of `A-Z a-z 0-9 _ -`; give it tools and a name of its own",
                 crate::echo::echo(name)
+            ),
+            Self::NamespaceTwice(tool) => write!(
+                f,
+                "the tool `{}` is in two namespaces; put it in one",
+                crate::echo::echo(tool)
             ),
             Self::Export(err) => fmt::Display::fmt(err, f),
         }
@@ -517,6 +525,13 @@ pub(crate) fn build(
         for name in &namespace.tools {
             known(name)?;
         }
+        // A name a provider takes, its own, and tools that are in no other namespace.
+        let valid = !namespace.name.is_empty()
+            && namespace.name.len() <= 64
+            && namespace
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         let clash = offered.iter().any(|t| t.exported == namespace.name)
             || request
                 .namespaces
@@ -524,8 +539,19 @@ pub(crate) fn build(
                 .filter(|n| n.name == namespace.name)
                 .count()
                 > 1;
-        if clash {
+        if !valid || clash || namespace.tools.is_empty() {
             return Err(RequestError::NamespaceName(namespace.name.clone()));
+        }
+        for name in &namespace.tools {
+            let homes = request
+                .namespaces
+                .iter()
+                .flat_map(|n| &n.tools)
+                .filter(|t| *t == name)
+                .count();
+            if homes > 1 {
+                return Err(RequestError::NamespaceTwice(name.clone()));
+            }
         }
     }
     let searching = !request.defer.is_empty();
@@ -593,7 +619,11 @@ pub(crate) fn build(
                     "`{name}` is deferred and not found yet: it is left out of the allowed tools"
                 ));
             } else {
-                subset_names.push(spelled(name));
+                let spelled = spelled(name);
+                // A name given twice is sent once.
+                if !subset_names.contains(&spelled) {
+                    subset_names.push(spelled);
+                }
             }
         }
         if subset_names.is_empty() {
