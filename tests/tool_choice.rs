@@ -209,6 +209,19 @@ fn a_name_not_in_the_toolbox_is_an_error_before_anything_is_sent() {
             Err(RequestError::EmptySubset)
         );
     }
+    // No tools: nothing to send, and no call to require.
+    let empty = Toolbox::new();
+    let block = empty
+        .provider(CHAT)
+        .request(&ToolRequest::default())
+        .unwrap();
+    assert!(block.fields.is_empty(), "{:?}", block.fields);
+    assert_eq!(
+        empty
+            .provider(ANTHROPIC)
+            .request(&choice(ToolChoice::Required)),
+        Err(RequestError::NoTools)
+    );
     // MCP has no tool choice: the client's model chooses.
     assert!(matches!(
         toolbox()

@@ -387,6 +387,8 @@ pub enum RequestError {
     NamespaceName(String),
     /// A tool is in two namespaces.
     NamespaceTwice(String),
+    /// The choice requires a call, and no tool is offered.
+    NoTools,
     /// A tool the dialect cannot express.
     Export(crate::provider::ExportError),
 }
@@ -421,6 +423,9 @@ impl fmt::Display for RequestError {
                 f,
                 "the namespace `{}` is empty, named like a tool or another namespace, or not 1 to 64 of `A-Z a-z 0-9 _ -`; give it tools and a name of its own",
                 crate::echo::echo(name)
+            ),
+            Self::NoTools => f.write_str(
+                "the tool choice requires a call, and no tool is offered; offer a tool, or let the model answer (`ToolChoice::Auto`)",
             ),
             Self::NamespaceTwice(tool) => write!(
                 f,
@@ -632,6 +637,25 @@ pub(crate) fn build(
     }
     let entries = entries(dialect, request, offered, native_search, &mut notes);
 
+    if entries.is_empty() {
+        // Providers refuse an empty tool list, and a tool choice or parallel calls without
+        // tools: nothing is sent, and a choice that needs a call cannot be had.
+        if request.choice.forces_a_call() {
+            return Err(RequestError::NoTools);
+        }
+        notes.push("no tools are offered: the request carries no tool fields".to_owned());
+        return Ok(ToolBlock {
+            fields: Map::new(),
+            report: ChoiceReport {
+                subset: Subset::All,
+                parallel: None,
+                notes,
+            },
+            tools: Vec::new(),
+            deferred: Vec::new(),
+            dialect,
+        });
+    }
     let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
     if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
         // The stable prefix ends at the first conditional tool; deferred tools are outside it
