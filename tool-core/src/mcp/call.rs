@@ -60,21 +60,11 @@ impl McpServer {
         };
         // A bounded number of calls at once: one beyond it is told to retry, not queued.
         let Ok(slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
-            let outcome = crate::outcome::ToolOutcome::Error(
-                crate::error::ToolError::new(
-                    crate::error::ErrorCode::RateLimited,
-                    format!(
-                        "The server is running its limit of {} calls at once. Retry in a moment.",
-                        self.config.max_in_flight
-                    ),
-                )
-                .retry_after(std::time::Duration::from_secs(1))
-                .with_trace_id(ctx.trace_id()),
-            );
-            let parts = CallResult::new(&outcome, Some(tool.definition()));
-            return Ok(CallToolResponse::Complete(CallToolResult::error(vec![
-                ContentBlock::text(parts.text),
-            ])));
+            return Ok(CallToolResponse::Complete(busy(
+                &self.config,
+                tool.definition(),
+                &ctx,
+            )));
         };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
@@ -500,6 +490,27 @@ pub(super) async fn finish_task(
 }
 
 /// The `tools/call` result of a finished call of the tool `name`.
+/// The answer to a call beyond the server's limit of calls at once: retry in a moment.
+pub(super) fn busy(
+    config: &super::server::Config,
+    definition: &crate::definition::ToolDefinition,
+    ctx: &ToolContext,
+) -> CallToolResult {
+    let outcome = crate::outcome::ToolOutcome::Error(
+        crate::error::ToolError::new(
+            crate::error::ErrorCode::RateLimited,
+            format!(
+                "The server is running its limit of {} calls at once. Retry in a moment.",
+                config.max_in_flight
+            ),
+        )
+        .retry_after(std::time::Duration::from_secs(1))
+        .with_trace_id(ctx.trace_id()),
+    );
+    let parts = CallResult::new(&outcome, Some(definition));
+    CallToolResult::error(vec![ContentBlock::text(parts.text)])
+}
+
 pub(super) fn complete(
     name: &str,
     definition: &crate::definition::ToolDefinition,

@@ -65,6 +65,36 @@ impl Session {
     }
 }
 
+/// A log message as MCP's `notifications/message` carries it.
+fn log_param(
+    level: LogLevel,
+    message: &str,
+    data: Option<&Value>,
+    logger: &str,
+) -> Option<LoggingMessageNotificationParam> {
+    let (_, wire) = LEVELS.iter().find(|(l, _)| *l == level)?;
+    let data = match data {
+        Some(data) => json!({"message": message, "data": data}),
+        None => Value::String(message.to_owned()),
+    };
+    Some(LoggingMessageNotificationParam::new(*wire, data).with_logger(logger.to_owned()))
+}
+
+/// The params of the log message a connection's client wants (its level set with
+/// `logging/setLevel`; all, when it set none), as JSON.
+pub(crate) fn log_params(
+    session: &Session,
+    level: LogLevel,
+    message: &str,
+    data: Option<&Value>,
+    logger: &str,
+) -> Option<Value> {
+    if !session.wants(level) {
+        return None;
+    }
+    serde_json::to_value(log_param(level, message, data, logger)?).ok()
+}
+
 const LEVELS: [(LogLevel, LoggingLevel); 8] = [
     (LogLevel::Debug, LoggingLevel::Debug),
     (LogLevel::Info, LoggingLevel::Info),
@@ -266,15 +296,9 @@ impl Caller for McpCaller {
             if !wanted {
                 return;
             }
-            let Some((_, wire)) = LEVELS.iter().find(|(l, _)| *l == level) else {
+            let Some(param) = log_param(level, message, data, &self.logger) else {
                 return;
             };
-            let data = match data {
-                Some(data) => json!({"message": message, "data": data}),
-                None => Value::String(message.to_owned()),
-            };
-            let param =
-                LoggingMessageNotificationParam::new(*wire, data).with_logger(self.logger.clone());
             if let Err(err) = self.peer.notify_logging_message(param).await {
                 tracing::debug!(%err, "a log message was not delivered");
             }

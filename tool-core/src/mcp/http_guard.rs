@@ -39,6 +39,8 @@ pub(super) struct Guard {
     pub(super) allowed_origins: Vec<String>,
     pub(super) limits: InputLimits,
     pub(super) sessions: Arc<Sessions>,
+    /// The server that answers a plain call in place, when it serves without sessions.
+    pub(super) in_place: Option<super::server::McpServer>,
 }
 
 /// The middleware: Host, Origin, then the body; a refused request never reaches rmcp.
@@ -147,6 +149,12 @@ pub(super) async fn guard(
             http::HeaderValue::from_static("5"),
         );
         return response;
+    }
+    if let Some(server) = &guard.in_place
+        && let Some(plain) = super::stateless::plain_call(&parts, &bytes)
+        && server.answers_in_place(&plain)
+    {
+        return server.answer_plain(plain, parts).await;
     }
     next.run(Request::from_parts(parts, Body::from(bytes)))
         .await

@@ -61,6 +61,7 @@ mod http_guard;
 mod request;
 mod rounds;
 mod server;
+mod stateless;
 mod stdio;
 mod tasks;
 mod transport;

@@ -97,6 +97,8 @@ impl McpServer {
             allowed_origins: self.config.allowed_origins.clone(),
             limits: self.config.message_limits,
             sessions: Arc::clone(&sessions),
+            // Without sessions, a plain call is answered in place (`stateless`).
+            in_place: self.config.stateless_http.then(|| self.for_session()),
         });
         let server = self;
         let service =
