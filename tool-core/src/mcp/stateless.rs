@@ -160,10 +160,16 @@ impl McpServer {
             (Some(first), heard, Some(call), Some(disconnect), id),
             |(first, mut heard, call, disconnect, id)| async move {
                 if let Some(first) = first {
-                    return Some((event(&first), (None, heard, call, disconnect, id)));
+                    return Some((
+                        event(&first.to_string()),
+                        (None, heard, call, disconnect, id),
+                    ));
                 }
                 if let Some(note) = heard.recv().await {
-                    return Some((event(&note), (None, heard, call, disconnect, id)));
+                    return Some((
+                        event(&note.to_string()),
+                        (None, heard, call, disconnect, id),
+                    ));
                 }
                 let call = call?;
                 let answer = message(&id, call.await);
@@ -236,38 +242,50 @@ impl McpServer {
     }
 }
 
-/// The JSON-RPC message answering the call `id`.
+/// The JSON-RPC message answering the call `id`, as text: written in one pass, as rmcp
+/// writes it (`jsonrpc`, `id`, then `result` or `error`).
 fn message(
     id: &Value,
     joined: Result<Result<rmcp::model::CallToolResult, rmcp::ErrorData>, tokio::task::JoinError>,
-) -> Value {
-    match joined {
-        Ok(Ok(result)) => {
-            let mut result = serde_json::to_value(result).unwrap_or(Value::Null);
+) -> String {
+    let mut out = String::with_capacity(512);
+    out.push_str(r#"{"jsonrpc":"2.0","id":"#);
+    out.push_str(&id.to_string());
+    let body = match joined {
+        Ok(Ok(mut result)) => {
             // `resultType` is MCP 2026-07-28's; the revisions answered here have none.
-            if let Value::Object(map) = &mut result {
-                map.shift_remove("resultType");
-            }
-            json!({"jsonrpc": "2.0", "id": id, "result": result})
+            result.result_type = None;
+            out.push_str(r#","result":"#);
+            serde_json::to_string(&result)
         }
-        Ok(Err(error)) => json!({"jsonrpc": "2.0", "id": id, "error": error}),
+        Ok(Err(error)) => {
+            out.push_str(r#","error":"#);
+            serde_json::to_string(&error)
+        }
         Err(_) => {
-            json!({"jsonrpc": "2.0", "id": id, "error": rmcp::ErrorData::internal_error("the call failed inside the server", None)})
+            out.push_str(r#","error":"#);
+            serde_json::to_string(&rmcp::ErrorData::internal_error(
+                "the call failed inside the server",
+                None,
+            ))
         }
-    }
+    };
+    out.push_str(body.as_deref().unwrap_or("null"));
+    out.push('}');
+    out
 }
 
-fn json_response(message: Value) -> Response {
+fn json_response(message: String) -> Response {
     (
         StatusCode::OK,
         [(http::header::CONTENT_TYPE, "application/json")],
-        message.to_string(),
+        message,
     )
         .into_response()
 }
 
-/// One server-sent event carrying `message`.
-fn event(message: &Value) -> Result<String, std::convert::Infallible> {
+/// One server-sent event carrying `message` (JSON text).
+fn event(message: &str) -> Result<String, std::convert::Infallible> {
     Ok(format!("data: {message}\n\n"))
 }
 
