@@ -50,7 +50,8 @@
 
 // The rooms, after rmcp's own split: the server's settings (`server`), the protocol handler
 // (`handler`), the call path (`call`, with `rounds` for MCP 2026-07-28's sealed state,
-// `tasks` and `elicit`), the transports (`transport`, `http_guard`, `stdio`), what a tool's
+// `tasks` and `elicit`), the transports (`transport`, `http_guard` with `stateless` for a
+// plain call answered in place, `stdio`), what a tool's
 // caller offers it (`caller`, `delegate`), and the request type (`request`).
 mod call;
 mod caller;
