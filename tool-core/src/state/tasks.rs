@@ -192,27 +192,30 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(async move {
             let mut kept = self.kept()?;
             let until = Instant::now() + ttl;
-            if let Some(entry) = kept.live(id) {
-                let before = entry.record.len();
-                entry.record = record.to_owned();
-                entry.until = until;
-                kept.bytes = kept.bytes - before + record.len();
-                return Ok(());
-            }
-            if record.len() > self.max_bytes {
+            // A task published again keeps its waiting messages, and makes room for what it
+            // grew by like a new one (it is the newest now).
+            let messages = match kept.live(id) {
+                Some(entry) => std::mem::take(&mut entry.messages),
+                None => VecDeque::new(),
+            };
+            // The messages leave with the old entry and come back with the new one.
+            kept.bytes -= messages.iter().map(String::len).sum::<usize>();
+            kept.remove(id);
+            let size = record.len() + messages.iter().map(String::len).sum::<usize>();
+            if size > self.max_bytes {
                 return Err(StoreError(
                     "the task's record is larger than the store".into(),
                 ));
             }
-            kept.make_room(record.len(), self.max_bytes);
-            kept.bytes += record.len();
+            kept.make_room(size, self.max_bytes);
+            kept.bytes += size;
             kept.order.push_back(id.to_owned());
             kept.tasks.insert(
                 id.to_owned(),
                 Entry {
                     record: record.to_owned(),
                     until,
-                    messages: VecDeque::new(),
+                    messages,
                 },
             );
             Ok(())
@@ -288,6 +291,19 @@ mod tests {
                     .await
                     .is_err()
             );
+            // A record that grows makes room like a new one, and keeps its messages.
+            let store = MemoryTaskStore::with_max_bytes(10);
+            store.publish("e", "ee", minute).await.unwrap();
+            store.post("e", "m", minute).await.unwrap();
+            store.publish("f", "ff", minute).await.unwrap();
+            store.publish("e", "eeeeeeee", minute).await.unwrap();
+            assert_eq!(store.read("f").await.unwrap(), None, "made room");
+            assert_eq!(
+                store.kept().unwrap().bytes,
+                8 + 1,
+                "the record and its message"
+            );
+            assert_eq!(store.take("e").await.unwrap(), ["m"]);
         });
     }
 
