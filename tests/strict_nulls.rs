@@ -1,34 +1,18 @@
 //! A strict export declares every optional parameter nullable, and the model sends `null` for
-//! one it leaves out: every tool takes that `null` as "left out", hand-written ones too, at any
-//! depth; a required parameter's `null` is still refused.
+//! one it leaves out: a call in a strict dialect takes that `null` as "left out", for
+//! hand-written tools too, at any depth. A required parameter's `null` is still refused, and so
+//! is any `null` the schema a model was given does not take (a non-strict export, a direct
+//! call).
 
+#[path = "support/defined.rs"]
+mod defined;
+
+use defined::Defined;
 use serde_json::{Value, json};
-use toolsmith::tool::BoxFuture;
-use toolsmith::{Arguments, Dialect, ToolCall, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
+use toolsmith::{Dialect, ToolCall, ToolContext, ToolDefinition, ToolOutcome, Toolbox};
 
-/// A hand-written tool that answers with the arguments the toolbox read.
-struct Echo(ToolDefinition);
-
-impl toolsmith::Tool for Echo {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        arguments: Arguments<'a>,
-        _: &'a ToolContext,
-    ) -> BoxFuture<'a, ToolOutcome> {
-        Box::pin(async move {
-            match self.0.validate(arguments) {
-                Ok(read) => ToolOutcome::success(&read).unwrap_or_else(ToolOutcome::Error),
-                Err(err) => ToolOutcome::Error(err),
-            }
-        })
-    }
-}
-
-fn echo() -> Echo {
-    Echo(ToolDefinition::new(
+fn echo() -> Defined {
+    Defined(ToolDefinition::new(
         "find_orders",
         "Finds orders. Read-only. Not for refunds.",
         json!({
@@ -53,8 +37,12 @@ fn echo() -> Echo {
 }
 
 async fn run(arguments: Value) -> ToolOutcome {
+    run_in(Dialect::OpenAiChat { strict: true }, arguments).await
+}
+
+async fn run_in(dialect: Dialect, arguments: Value) -> ToolOutcome {
     let toolbox = Toolbox::new().with(echo());
-    let openai = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    let openai = toolbox.provider(dialect);
     let call = ToolCall {
         id: None,
         name: "find_orders".into(),
@@ -105,4 +93,27 @@ async fn a_null_for_a_required_parameter_is_still_refused() {
             "{arguments}"
         );
     }
+}
+
+#[tokio::test]
+async fn where_the_schema_did_not_offer_null_it_is_still_refused() {
+    let arguments = json!({"customer": "c1", "limit": null});
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::Mcp,
+    ] {
+        let out = run_in(dialect, arguments.clone()).await;
+        assert_eq!(
+            out.error().map(toolsmith::ToolError::code),
+            Some(toolsmith::ErrorCode::InvalidArguments),
+            "{dialect}: {}",
+            out.to_json()
+        );
+    }
+    let direct = Toolbox::new()
+        .with(echo())
+        .call("find_orders", arguments, &ToolContext::new())
+        .await;
+    assert!(!direct.is_success(), "{}", direct.to_json());
 }

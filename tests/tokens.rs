@@ -2,27 +2,13 @@
 //! exactly, the estimates for Anthropic and Gemini, the report's largest parts, and budgets.
 #![cfg(feature = "tokens")]
 
+#[path = "support/defined.rs"]
+mod defined;
+
+use defined::Defined;
 use serde_json::json;
 use toolsmith::provider::{TokenBudget, ToolRequest, o200k_tokens};
 use toolsmith::{Dialect, ToolDefinition, Toolbox};
-
-/// A tool from a hand-written definition, answering nothing.
-struct Defined(ToolDefinition);
-
-impl toolsmith::Tool for Defined {
-    fn definition(&self) -> &ToolDefinition {
-        &self.0
-    }
-    fn call<'a>(
-        &'a self,
-        _: toolsmith::Arguments<'a>,
-        _: &'a toolsmith::ToolContext,
-    ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
-        Box::pin(async {
-            toolsmith::ToolOutcome::success(&()).unwrap_or_else(toolsmith::ToolOutcome::Error)
-        })
-    }
-}
 
 /// The function of OpenAI's cookbook "How to count tokens with tiktoken" (section "Counting
 /// tokens for chat completions with tool calls").

@@ -453,6 +453,21 @@ impl ToolDefinition {
         crate::validate::validate_full(&self.validation, &arguments, limits)
     }
 
+    /// `arguments` as a strict export promised they are read: a `null` for an optional
+    /// parameter left out; `None` when there is none to leave out. Only a hand-written
+    /// definition needs it: a `#[tool]` parameter's schema already takes `null`.
+    pub(crate) fn strict_arguments(
+        &self,
+        arguments: &Arguments<'_>,
+        ctx: &crate::context::ToolContext,
+    ) -> Option<Value> {
+        if !self.validation.full_validation {
+            return None;
+        }
+        let limits = crate::validate::limits_for(&self.validation, Some(ctx));
+        crate::validate::nulls_left_out(&self.validation, arguments, limits)
+    }
+
     /// The tool's name, e.g. `"search_web"`.
     #[must_use]
     pub fn name(&self) -> &str {

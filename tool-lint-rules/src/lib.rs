@@ -233,7 +233,7 @@ const GENERIC_NOUNS: &[&str] = &[
 
 /// The words of a name: split at `_`, `-`, `.` and where a lowercase letter or digit meets an
 /// uppercase one (`getItems` → `get`, `items`), lowercased.
-fn name_words(name: &str) -> Vec<String> {
+pub fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut previous_lower = false;

@@ -155,7 +155,7 @@ impl Settings {
     }
 
     /// The output checks of the tool `def`.
-    fn output_checks(&self, def: &ToolDefinition) -> OutputChecks {
+    pub(crate) fn output_checks(&self, def: &ToolDefinition) -> OutputChecks {
         OutputChecks::new(
             def,
             &self.policy(def),

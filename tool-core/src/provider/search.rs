@@ -54,30 +54,14 @@ pub(crate) fn definition() -> &'static ToolDefinition {
     })
 }
 
-/// The words of a text for the search: lowercase runs of letters and digits, with names split
-/// at `_`, `.`, `-` and where a lowercase letter meets an uppercase one.
+/// The words of a text for the search: its runs of letters, digits and `_ - .` split as tool
+/// names are (at `_`, `-`, `.` and where a lowercase letter meets an uppercase one),
+/// lowercased and stemmed.
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut last_lower = false;
-    for c in text.chars() {
-        if c.is_alphanumeric() {
-            if c.is_uppercase() && last_lower && !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-            last_lower = c.is_lowercase() || c.is_ascii_digit();
-            word.extend(c.to_lowercase());
-        } else {
-            last_lower = false;
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
-        }
-    }
-    if !word.is_empty() {
-        out.push(word);
-    }
-    out.into_iter().map(stem).collect()
+    text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .flat_map(toolsmith_lint_rules::name_words)
+        .map(|word| stem(word.to_lowercase()))
+        .collect()
 }
 
 /// English plurals and third persons to their stem, so that "refund" finds "refunds" and

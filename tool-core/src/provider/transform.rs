@@ -581,19 +581,19 @@ fn for_children(map: &Map<String, Value>, mut f: impl FnMut(&Value)) {
 /// `anyOf` with `null` (its description kept outside, beside the `anyOf`).
 pub(super) fn make_nullable(schema: &mut Value) {
     let Value::Object(map) = schema else { return };
-    let takes_null = |v: &Value| match v {
-        Value::Object(m) => match m.get("type") {
-            Some(Value::String(t)) => t == "null",
-            Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
-            _ => false,
-        },
+    let typed_null = |m: &Map<String, Value>| match m.get("type") {
+        Some(Value::String(t)) => t == "null",
+        Some(Value::Array(types)) => types.iter().any(|t| t == "null"),
         _ => false,
     };
-    if takes_null(&Value::Object(map.clone())) {
+    if typed_null(map) {
         return;
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
-        if !branches.iter().any(takes_null) {
+        if !branches
+            .iter()
+            .any(|b| b.as_object().is_some_and(typed_null))
+        {
             branches.push(serde_json::json!({"type": "null"}));
         }
         return;

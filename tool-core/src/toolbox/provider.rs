@@ -175,16 +175,21 @@ impl<'a> ProviderToolbox<'a> {
             }
             _ => ctx,
         };
+        let tool = self.resolve(&call.name);
         // The toolbox's own tool search (offered where a provider has none, for deferred
         // tools), unless a tool of the toolbox has its name.
-        if call.name == crate::provider::LOCAL_SEARCH_TOOL && self.resolve(&call.name).is_none() {
+        if tool.is_none() && call.name == crate::provider::LOCAL_SEARCH_TOOL {
             return self.search(call, ctx).await;
         }
         // The registered name; an unknown one goes through as it is, to be refused below.
-        let name = self
-            .resolve(&call.name)
-            .map_or(call.name.as_str(), |tool| tool.definition().name());
-        let mut outcome = self.toolbox.call(name, call.arguments(), ctx).await;
+        let (name, arguments) = match tool {
+            Some(tool) => (
+                tool.definition().name(),
+                self.arguments(tool.definition(), call, ctx),
+            ),
+            None => (call.name.as_str(), call.arguments()),
+        };
+        let mut outcome = self.toolbox.call(name, arguments, ctx).await;
         // Refused as unknown by the toolbox (no such tool, or one disabled here), not a
         // tool's own `unknown_tool` error: answered with this provider's names.
         if let ToolOutcome::Error(err) = &outcome
@@ -196,11 +201,34 @@ impl<'a> ProviderToolbox<'a> {
         outcome
     }
 
+    /// A call's arguments for the tool `def`. A strict OpenAI export made a hand-written
+    /// tool's optional parameters nullable: there their `null` means "left out", for every
+    /// step of the call (the tool's own read too).
+    fn arguments<'c>(
+        &self,
+        def: &ToolDefinition,
+        call: &'c ToolCall,
+        ctx: &ToolContext,
+    ) -> crate::arguments::Arguments<'c> {
+        let arguments = call.arguments();
+        let strict = matches!(
+            self.dialect,
+            Dialect::OpenAiChat { strict: true } | Dialect::OpenAiResponses { strict: true }
+        );
+        if !strict {
+            return arguments;
+        }
+        match def.strict_arguments(&arguments, ctx) {
+            Some(left_out) => left_out.into(),
+            None => arguments,
+        }
+    }
+
     /// The toolbox's tool search: the tools offered in `ctx` that match the query best, in
     /// this provider's spelling.
     async fn search(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
         let definition = crate::provider::search_definition();
-        let arguments = match definition.validate(call.arguments()) {
+        let arguments = match definition.validate(self.arguments(definition, call, ctx)) {
             Ok(arguments) => arguments,
             Err(mut err) => {
                 super::finish_error(&mut err, definition.name(), ctx);
@@ -210,7 +238,13 @@ impl<'a> ProviderToolbox<'a> {
         let defs = self.toolbox.definitions_for(ctx).await;
         let found =
             crate::provider::search_answer(&defs, &arguments, |name| self.dialect.tool_name(name));
-        ToolOutcome::success(&found).unwrap_or_else(ToolOutcome::Error)
+        // Descriptions reach the model here as data: they go through the output checks as
+        // any tool's result does.
+        let found = ToolOutcome::success(&found).unwrap_or_else(ToolOutcome::Error);
+        self.toolbox
+            .settings
+            .output_checks(definition)
+            .outcome(found)
     }
 
     /// Runs one parsed call and encodes its outcome as this provider takes a tool result.

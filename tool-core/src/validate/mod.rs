@@ -314,13 +314,7 @@ pub(crate) fn validate_full(
     limits: &InputLimits,
 ) -> Result<Value, ToolError> {
     let document = document(def, arguments, limits)?;
-    let mut value = document.value.into_owned();
-    // A strict export declares each optional parameter nullable and means `null` as "left
-    // out" (as the typed read takes it): so does the full validator.
-    if has_null(&value, 0) {
-        let schema = def.input_schema();
-        prune_nulls(schema, schema, &mut value, 0);
-    }
+    let value = document.value.into_owned();
     // Most calls are valid: the validator's yes/no answer is much cheaper than its errors.
     if !def.validator().is_ok_and(|v| v.is_valid(&value)) {
         explain_value(def, &value)?;
@@ -332,6 +326,25 @@ pub(crate) fn validate_full(
         return Err(invalid(def, inexact));
     }
     Ok(value)
+}
+
+/// `arguments` with each `null` given for an optional property whose schema does not take
+/// `null` left out, when there is one (`None` otherwise, or when the arguments cannot be read
+/// under `limits`: the call's own read refuses them as it would). A strict export declares
+/// such a property nullable and means `null` as "left out"; only a call in a strict dialect
+/// is read this way, so the schema a model was given is the one it is held to.
+pub(crate) fn nulls_left_out(
+    def: &Validation,
+    arguments: &Arguments<'_>,
+    limits: &InputLimits,
+) -> Option<Value> {
+    let mut value = document(def, arguments, limits).ok()?.value.into_owned();
+    if !has_null(&value, 0) {
+        return None;
+    }
+    let schema = def.input_schema();
+    prune_nulls(schema, schema, &mut value, 0);
+    Some(value)
 }
 
 /// Whether a `null` appears anywhere in `value` (most arguments have none: nothing to prune).
