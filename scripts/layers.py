@@ -28,10 +28,12 @@ FLOORS = {
     "provider": 5, "lint": 5, "idempotency": 5, "output": 5, "state": 5,
     # 6: the execution policy
     "policy": 6, "audit": 6,
-    # 7: the toolbox
-    "toolbox": 7,
-    # 8: edges nothing imports
-    "mcp": 8, "registry": 8, "testing": 8, "__macro_support": 8,
+    # 7: toolsets
+    "toolset": 7,
+    # 8: the toolbox
+    "toolbox": 8,
+    # 9: edges nothing imports
+    "mcp": 9, "registry": 9, "testing": 9, "__macro_support": 9, "agent": 9,
 }
 
 def floor(module):

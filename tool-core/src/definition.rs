@@ -32,7 +32,7 @@ pub struct ToolDefinition {
     data_classification: Option<String>,
     version: Option<String>,
     examples: Vec<ToolExample>,
-    sensitive: Vec<&'static str>,
+    sensitive: Vec<Cow<'static, str>>,
     output_schema: Option<Arc<Value>>,
     /// Whether the output schema was derived from the Rust type the tool returns, so the
     /// output matches it by construction (`#[tool]`), or written by hand (checked per call).
@@ -110,7 +110,7 @@ impl ToolDefinition {
                 .params
                 .iter()
                 .filter(|p| p.sensitive)
-                .map(|p| p.name)
+                .map(|p| Cow::Borrowed(p.name))
                 .collect(),
             output_schema: (spec.output_schema)()
                 .and_then(schema::output_schema)
@@ -180,6 +180,61 @@ impl ToolDefinition {
                 None,
             ),
         }
+    }
+
+    /// This definition as a model is shown it under another name and, if given, another
+    /// description (a toolset's rename, prefix or re-description): the schema, annotations,
+    /// effect, examples and output schema are the tool's own. Calls are still read, checked
+    /// and recorded by the tool's own definition.
+    pub(crate) fn view(&self, name: String, description: Option<&str>) -> Self {
+        Self {
+            description: description.map_or_else(|| self.description.clone(), str::to_owned),
+            title: self.title.clone(),
+            annotations: self.annotations,
+            effect: self.effect,
+            requires_approval: self.requires_approval,
+            lint_levels: self.lint_levels,
+            param_lint_levels: self.param_lint_levels.clone(),
+            policy: self.policy.clone(),
+            scopes: self.scopes.clone(),
+            data_classification: self.data_classification.clone(),
+            version: self.version.clone(),
+            examples: self.examples.clone(),
+            sensitive: self.sensitive.clone(),
+            output_schema: self.output_schema.clone(),
+            typed_output: self.typed_output,
+            exports: Default::default(),
+            export_texts: Default::default(),
+            inline: self.inline,
+            validation: self.validation.renamed(name),
+        }
+    }
+
+    /// A definition derived from this one with another input schema (a [`Transform`]): the
+    /// effect, annotations, approval, scopes, policy and output schema are the original's;
+    /// every call is checked against `schema` by the full validator; the original's examples,
+    /// written for its own schema, are left out.
+    ///
+    /// [`Transform`]: crate::toolset::Transform
+    pub(crate) fn derived(
+        &self,
+        name: String,
+        description: Option<&str>,
+        schema: Value,
+        sensitive: Vec<Cow<'static, str>>,
+    ) -> Self {
+        let mut derived = self.view(name, description);
+        derived.validation = Validation::new(
+            Cow::Owned(derived.validation.name().to_owned()),
+            schema,
+            schema::Compiled::default(),
+            true,
+            self.validation.input_limits().copied(),
+        );
+        derived.examples = Vec::new();
+        derived.sensitive = sensitive;
+        derived.inline = false;
+        derived
     }
 
     /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool
@@ -350,7 +405,7 @@ impl ToolDefinition {
 
     /// The parameters marked `#[arg(sensitive)]`, redacted in audit records.
     #[must_use]
-    pub fn sensitive_params(&self) -> &[&'static str] {
+    pub fn sensitive_params(&self) -> &[Cow<'static, str>] {
         &self.sensitive
     }
 

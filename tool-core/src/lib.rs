@@ -53,9 +53,11 @@ pub mod policy;
 pub mod audit {
     pub use crate::policy::audit::{AuditRecord, AuditSink, JsonLinesSink, MemorySink};
 }
-// Floor 7: the toolbox.
+// Floor 7: toolsets, composed before they join a toolbox.
+pub mod toolset;
+// Floor 8: the toolbox.
 mod toolbox;
-// Floor 8: edges nothing imports.
+// Floor 9: edges nothing imports.
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod registry;
@@ -79,7 +81,8 @@ pub use outcome::ToolOutcome;
 pub use provider::ToolCall;
 pub use spec::{Annotations, Effect, ToolExample};
 pub use tool::Tool;
-pub use toolbox::{ApprovalDesk, ProviderToolbox, RegistrationError, Toolbox, Turn};
+pub use toolbox::{ApprovalDesk, ProviderToolbox, Toolbox, Turn};
+pub use toolset::RegistrationError;
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.
 pub use tokio_util::sync::CancellationToken;

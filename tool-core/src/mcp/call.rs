@@ -172,7 +172,10 @@ impl McpServer {
             }
             _ => {
                 let _slot = slot;
-                toolbox.call(name, arguments, &ctx).await
+                // The tool's own name: a toolset may show it under another.
+                toolbox
+                    .call(tool.definition().name(), arguments, &ctx)
+                    .await
             }
         };
         if let Some(round) = round {

@@ -231,7 +231,9 @@ impl McpServer {
             logger: name.clone(),
             session: Arc::clone(&self.session),
         }));
-        let outcome = toolbox.call(&name, Value::Object(arguments), &ctx).await;
+        // The tool's own name: a toolset may show it under another.
+        let own = tool.definition().name();
+        let outcome = toolbox.call(own, Value::Object(arguments), &ctx).await;
         if outcome
             .error()
             .is_some_and(|err| err.code() == crate::error::ErrorCode::UnknownTool)

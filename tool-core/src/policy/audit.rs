@@ -1,5 +1,6 @@
 //! One audit record per call, to `tracing` and to any number of sinks.
 
+use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::future::IntoFuture;
 use std::io::{BufWriter, Write};
@@ -137,10 +138,10 @@ impl<S: AuditSink> AuditSink for Arc<S> {
 }
 
 /// The arguments with the sensitive top-level parameters replaced by `"[redacted]"`.
-pub(crate) fn redact(arguments: &mut Value, sensitive: &[&str]) {
+pub(crate) fn redact(arguments: &mut Value, sensitive: &[Cow<'static, str>]) {
     if let Value::Object(map) = arguments {
         for name in sensitive {
-            if let Some(value) = map.get_mut(*name) {
+            if let Some(value) = map.get_mut(name.as_ref()) {
                 *value = Value::String("[redacted]".into());
             }
         }
@@ -153,7 +154,7 @@ pub(crate) fn redact(arguments: &mut Value, sensitive: &[&str]) {
 pub(crate) struct Audit {
     pub(crate) sinks: Arc<[Arc<dyn AuditSink>]>,
     /// The parameters redacted in records.
-    pub(crate) sensitive: Vec<&'static str>,
+    pub(crate) sensitive: Vec<Cow<'static, str>>,
     /// The limits the arguments are read under for the record, unless the context has some.
     pub(crate) limits: Option<InputLimits>,
 }

@@ -145,7 +145,7 @@ impl Registry {
     #[must_use]
     pub fn of(toolbox: &Toolbox) -> Self {
         let tools = toolbox
-            .definitions()
+            .own_definitions()
             .map(|def| {
                 let policy = toolbox.policy_of(def);
                 let annotations = def.annotations();

@@ -21,8 +21,8 @@ mod join;
 mod provider;
 
 use crate::tool::Tool;
+use crate::toolset::{OfferedDef, Prepare, RegistrationError, Toolset};
 use crate::validate::canonical::Checked;
-pub use index::RegistrationError;
 use index::ToolIndex;
 use serde_json::Value;
 
@@ -233,6 +233,60 @@ impl Toolbox {
         Ok(self)
     }
 
+    /// Adds every tool of a toolset, builder style, each shown to models as the set's views
+    /// say (see [`toolset`](crate::toolset)).
+    ///
+    /// # Panics
+    ///
+    /// When [`register_toolset`](Self::register_toolset) fails: a name clash (the message
+    /// names both sets), an invalid name or a broken definition.
+    ///
+    /// ```
+    /// use toolsmith::toolset::Toolset;
+    /// use toolsmith::{tool, Toolbox};
+    ///
+    /// /// Says hello. Read-only. Not for real conversations.
+    /// #[tool(effect = "read")]
+    /// fn say_hello() -> &'static str { "hello" }
+    ///
+    /// let toolbox = Toolbox::new().with_toolset(Toolset::new("greetings").with(SayHello).prefixed("greetings"));
+    /// assert_eq!(toolbox.names().collect::<Vec<_>>(), ["greetings_say_hello"]);
+    /// assert!(toolbox.get("say_hello").is_some());
+    /// ```
+    #[must_use]
+    pub fn with_toolset(mut self, toolset: Toolset) -> Self {
+        if let Err(err) = self.register_toolset(toolset) {
+            panic!("{err}");
+        }
+        self
+    }
+
+    /// Adds every tool of a toolset; on an error, none of them.
+    ///
+    /// # Errors
+    ///
+    /// [`RegistrationError::Clash`] naming both sets when a name is taken (by a tool of
+    /// another set, or by one added on its own), and what [`register`](Self::register)
+    /// refuses.
+    pub fn register_toolset(&mut self, toolset: Toolset) -> Result<&mut Self, RegistrationError> {
+        let mut registry = self.registry.clone();
+        for entry in toolset.into_entries() {
+            let view = entry.view();
+            registry.insert_as(entry.tool, view, entry.origin)?;
+        }
+        self.registry = registry;
+        self.plans = Arc::default();
+        Ok(self)
+    }
+
+    /// Sets the step that hides or re-describes tools for each request and call (see
+    /// [`Prepare`]); it replaces the one set before.
+    #[must_use]
+    pub fn with_prepare(mut self, prepare: impl Prepare) -> Self {
+        self.registry.prepare = Some(Arc::new(prepare));
+        self.configured()
+    }
+
     /// The tool named `name`.
     ///
     /// ```
@@ -251,7 +305,8 @@ impl Toolbox {
         self.registry.get(name)
     }
 
-    /// The definitions of all tools, in registration order.
+    /// The definitions of all tools as models are shown them (a toolset's rename or
+    /// re-description applied), in registration order.
     ///
     /// ```
     /// use toolsmith::{tool, Toolbox};
@@ -265,10 +320,15 @@ impl Toolbox {
     /// assert_eq!(json[0]["input_schema"]["type"], "object");
     /// ```
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
+        (0..self.registry.in_order.len()).map(|i| self.registry.shown(i))
+    }
+
+    /// The tools' own definitions, whatever a toolset shows (the registry keeps these).
+    pub(crate) fn own_definitions(&self) -> impl Iterator<Item = &ToolDefinition> + '_ {
         self.registry.in_order.iter().map(|tool| tool.definition())
     }
 
-    /// The names of all tools, in registration order.
+    /// The names of all tools as models are shown them, in registration order.
     ///
     /// ```
     /// use toolsmith::{tool, Toolbox};
@@ -280,10 +340,7 @@ impl Toolbox {
     /// assert_eq!(Toolbox::new().with(SayHello).names().collect::<Vec<_>>(), ["say_hello"]);
     /// ```
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.registry
-            .in_order
-            .iter()
-            .map(|tool| tool.definition().name())
+        self.definitions().map(ToolDefinition::name)
     }
 
     /// How many tools there are.
@@ -457,17 +514,46 @@ impl Toolbox {
         join::JoinAll::new(futures).await
     }
 
-    /// The definitions offered in `ctx`: tools disabled there (see
-    /// [`with_enabled_when`](Self::with_enabled_when)) are left out.
+    /// The definitions offered in `ctx`, as models are shown them: tools disabled there (see
+    /// [`with_enabled_when`](Self::with_enabled_when)) or hidden by the prepare step
+    /// ([`with_prepare`](Self::with_prepare)) are left out. A prepare step's
+    /// re-descriptions are in what [`export_for`](Self::export_for) and
+    /// [`ProviderToolbox::request_for`] send.
     pub async fn definitions_for(&self, ctx: &ToolContext) -> Vec<&ToolDefinition> {
         let mut out = Vec::with_capacity(self.registry.in_order.len());
-        for tool in &self.registry.in_order {
-            let def = tool.definition();
-            if self.registry.is_enabled(def.name(), ctx).await {
-                out.push(def);
+        let prepared = self
+            .registry
+            .prepare
+            .as_ref()
+            .map(|_| self.registry.prepared(ctx));
+        for (i, tool) in self.registry.in_order.iter().enumerate() {
+            let own = tool.definition().name();
+            let enabled = match self.registry.enablement.get(own) {
+                Some(enabled) => enabled.enabled(ctx).await,
+                None => true,
+            };
+            if enabled && !prepared.as_ref().is_some_and(|p| p.hides(own)) {
+                out.push(self.registry.shown(i));
             }
         }
         out
+    }
+
+    /// What is offered in `ctx`, re-described where the prepare step says so.
+    pub(crate) async fn offered_for(&self, ctx: &ToolContext) -> Vec<OfferedDef<'_>> {
+        let enabled = self.definitions_for(ctx).await;
+        match &self.registry.prepare {
+            None => enabled.into_iter().map(OfferedDef::Shown).collect(),
+            Some(_) => {
+                let prepared = self.registry.prepared(ctx);
+                let offered = prepared.into_offered();
+                // Tools disabled by their own condition stay out.
+                offered
+                    .into_iter()
+                    .filter(|def| enabled.iter().any(|e| e.name() == def.name()))
+                    .collect()
+            }
+        }
     }
 
     /// [`export`](Self::export) of the tools offered in `ctx`.
@@ -480,7 +566,8 @@ impl Toolbox {
         dialect: Dialect,
         ctx: &ToolContext,
     ) -> Result<Value, ExportError> {
-        let defs = self.definitions_for(ctx).await;
+        let offered = self.offered_for(ctx).await;
+        let defs: Vec<&ToolDefinition> = offered.iter().map(|d| &**d).collect();
         crate::provider::export_all(dialect, &defs)
     }
 
@@ -881,7 +968,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn resolve(&self, dialect: Dialect, exported: &str) -> Option<&Arc<dyn Tool>> {
-        self.registry.exported[dialect.index()]
+        self.registry.names.exported[dialect.index()]
             .get(exported)
             .and_then(|name| self.get(name))
     }

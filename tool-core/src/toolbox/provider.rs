@@ -119,7 +119,8 @@ impl<'a> ProviderToolbox<'a> {
         request: &ToolRequest,
         ctx: &ToolContext,
     ) -> Result<ToolBlock, RequestError> {
-        let defs = self.toolbox.definitions_for(ctx).await;
+        let offered = self.toolbox.offered_for(ctx).await;
+        let defs: Vec<&ToolDefinition> = offered.iter().map(|d| &**d).collect();
         self.block(request, &defs)
     }
 
@@ -136,12 +137,17 @@ impl<'a> ProviderToolbox<'a> {
         let offered = defs
             .iter()
             .map(|def| {
+                let exported = self.dialect.tool_name(def.name());
+                // The tool's own definition: its conditions and policy go by its own name.
+                let own = self
+                    .resolve(&exported)
+                    .map_or(*def, |tool| tool.definition());
                 Ok(crate::provider::Offered {
                     registered: def.name().to_owned(),
-                    exported: self.dialect.tool_name(def.name()),
+                    exported,
                     value: def.export(self.dialect)?.clone(),
-                    conditional: self.toolbox.registry.has_predicate(def.name()),
-                    sequential: self.toolbox.policy_of(def).sequential,
+                    conditional: self.toolbox.registry.has_predicate(own.name()),
+                    sequential: self.toolbox.policy_of(own).sequential,
                 })
             })
             .collect::<Result<Vec<_>, ExportError>>()?;
@@ -180,6 +186,11 @@ impl<'a> ProviderToolbox<'a> {
         // tools), unless a tool of the toolbox has its name.
         if tool.is_none() && call.name == crate::provider::LOCAL_SEARCH_TOOL {
             return self.search(call, ctx).await;
+        }
+        // A tool's own name that a toolset shows under another is not a name this provider
+        // was offered.
+        if tool.is_none() && self.toolbox.get(&call.name).is_some() {
+            return ToolOutcome::Error(self.unknown(&call.name, ctx).await);
         }
         // The registered name; an unknown one goes through as it is, to be refused below.
         let (name, arguments) = match tool {

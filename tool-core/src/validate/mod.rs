@@ -91,6 +91,22 @@ impl Validation {
         self.limits.as_ref()
     }
 
+    /// The same schema and limits under another name, for a definition a model is shown
+    /// under that name ([`ToolDefinition::view`](crate::ToolDefinition)); validating a call
+    /// stays with the tool's own definition.
+    pub(crate) fn renamed(&self, name: String) -> Self {
+        Self {
+            name: std::borrow::Cow::Owned(name),
+            schema: Arc::clone(&self.schema),
+            compiled: Compiled::default(),
+            full_validation: self.full_validation,
+            limits: self.limits,
+            validator: OnceLock::new(),
+            report: OnceLock::new(),
+            shape: OnceLock::new(),
+        }
+    }
+
     pub(crate) fn set_input_limits(&mut self, limits: InputLimits) {
         self.limits = Some(limits);
     }
