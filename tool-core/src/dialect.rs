@@ -177,6 +177,20 @@ impl FromStr for Dialect {
     }
 }
 
+/// Written as its name (`"anthropic"`, `"openai-strict"`), as [`Display`](fmt::Display) does.
+impl serde::Serialize for Dialect {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Dialect {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A tool, or a set of tools, that a dialect cannot express.
 ///
 /// ```

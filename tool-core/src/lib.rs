@@ -58,6 +58,7 @@ pub mod toolset;
 // Floor 8: the toolbox.
 mod toolbox;
 // Floor 9: edges nothing imports.
+pub mod agent;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod registry;

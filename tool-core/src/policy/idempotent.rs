@@ -145,7 +145,11 @@ impl Idempotent {
             | ToolOutcome::Checked(..)
             | ToolOutcome::Stored(..) => false,
             ToolOutcome::Degraded(..) => true,
-            ToolOutcome::Error(err) => may_retry(err) || is_failure(err),
+            // A tool that waits for a person (a delegated agent's call) has not acted yet:
+            // its next call must run, not replay the wait.
+            ToolOutcome::Error(err) => {
+                may_retry(err) || is_failure(err) || err.code() == ErrorCode::ApprovalRequired
+            }
         };
         let result = if transient {
             store.release(stored).await

@@ -20,7 +20,7 @@ use crate::dialect::Dialect;
 /// let calls = ToolCall::parse(Dialect::Anthropic { strict: false }, &response).unwrap();
 /// assert_eq!(calls, [ToolCall { id: Some("toolu_1".into()), name: "get_weather".into(), arguments: json!({"city": "Paris"}) }]);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolCall {
     /// The provider's id for the call, echoed in the result (`None` where the provider has none).
     pub id: Option<String>,

@@ -24,7 +24,7 @@ use crate::dialect::Dialect;
 /// assert!(!only.forces_a_call());
 /// assert!(ToolChoice::Tool("search_web".into()).forces_a_call());
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum ToolChoice {
     /// The model decides: a call of any tool, several, or a text answer.
@@ -76,7 +76,7 @@ impl ToolChoice {
 /// is never reset makes the model call a tool on every turn: the loop never ends.
 ///
 /// [`Turn::next_request`](crate::toolbox::Turn::next_request) applies it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum Reset {
     /// After the first turn with a call (the default, as openai-agents does).
@@ -90,7 +90,7 @@ pub enum Reset {
 
 /// The order tools are exported in: the same in every process and every run, so that a
 /// provider's cached prefix stays warm.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum ExportOrder {
     /// The order the tools were registered in (the default).
@@ -104,7 +104,7 @@ pub enum ExportOrder {
 /// itself (Anthropic; OpenAI Responses, whose hosted search has one kind). Elsewhere the
 /// toolbox's own search tool ([`LOCAL_SEARCH_TOOL`](crate::provider::LOCAL_SEARCH_TOOL))
 /// ranks by BM25.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[non_exhaustive]
 pub enum ToolSearch {
     /// Words ranked by BM25 (the default).
@@ -127,7 +127,7 @@ pub enum ToolSearch {
 /// };
 /// # let _ = crm;
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Namespace {
     /// The namespace's name.
     pub name: String,
@@ -149,7 +149,7 @@ pub struct Namespace {
 /// };
 /// assert_eq!(request.forced_calls, 0);
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolRequest {
     /// Which tools the model may or must call.
     pub choice: ToolChoice,

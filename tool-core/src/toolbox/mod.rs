@@ -17,7 +17,7 @@ use crate::provider::{Dialect, ExportError, ToolCall};
 
 mod approval;
 mod index;
-mod join;
+pub(crate) mod join;
 mod provider;
 
 use crate::tool::Tool;
@@ -321,6 +321,11 @@ impl Toolbox {
     /// ```
     pub fn definitions(&self) -> impl ExactSizeIterator<Item = &ToolDefinition> + '_ {
         (0..self.registry.in_order.len()).map(|i| self.registry.shown(i))
+    }
+
+    /// Whether calls that need approval can wait for a person's decision.
+    pub(crate) fn has_approver(&self) -> bool {
+        self.settings.approver.is_some()
     }
 
     /// The tools' own definitions, whatever a toolset shows (the registry keeps these).

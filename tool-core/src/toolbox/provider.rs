@@ -338,6 +338,11 @@ impl<'a> ProviderToolbox<'a> {
             .zip(outcomes)
             .map(|(call, outcome)| self.encode(call, outcome))
             .collect();
+        self.group(results)
+    }
+
+    /// Each call's encoded result, grouped as this provider takes them next.
+    pub(crate) fn group(&self, results: Vec<Value>) -> Vec<Value> {
         if results.is_empty() {
             return results;
         }
@@ -351,7 +356,8 @@ impl<'a> ProviderToolbox<'a> {
         }
     }
 
-    fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
+    /// One call's outcome as this provider takes a tool result.
+    pub(crate) fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
         let def = self.resolve(&call.name).map(|tool| tool.definition());
         encode_result(self.dialect, call, outcome, def)
     }
