@@ -1,8 +1,7 @@
 //! An agent as a tool of another agent, its approvals intact.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -16,55 +15,12 @@ use crate::outcome::ToolOutcome;
 use crate::spec::Effect;
 use crate::tool::{BoxFuture, Tool};
 
-use super::{Agent, RunState, Stop, Usage};
+use super::children::Children;
+use super::run::{Agent, Stop};
+use super::state::Usage;
 
 type Prompt = Arc<dyn Fn(&Value) -> Result<String, ToolError> + Send + Sync>;
 type Output = Arc<dyn Fn(String) -> Result<ToolOutcome, ToolError> + Send + Sync>;
-
-/// The states of delegated agents within one batch of a parent's calls, by the parent call's
-/// id: saved ones go in before the calls run, waiting ones come out after.
-pub(crate) struct Children {
-    states: Mutex<HashMap<String, RunState>>,
-    usage: Mutex<Usage>,
-}
-
-impl Children {
-    pub(crate) fn new(saved: BTreeMap<String, RunState>) -> Self {
-        Self {
-            states: Mutex::new(saved.into_iter().collect()),
-            usage: Mutex::new(Usage::default()),
-        }
-    }
-
-    fn states(&self) -> MutexGuard<'_, HashMap<String, RunState>> {
-        self.states.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn take(&self, id: &str) -> Option<RunState> {
-        self.states().remove(id)
-    }
-
-    fn put(&self, id: String, state: RunState) {
-        self.states().insert(id, state);
-    }
-
-    fn spend(&self, usage: Usage) {
-        self.usage
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .add(usage);
-    }
-
-    /// The children that wait for a person, by the parent call's id.
-    pub(crate) fn take_waiting(&self) -> HashMap<String, RunState> {
-        std::mem::take(&mut *self.states())
-    }
-
-    /// Tokens the children used in this batch.
-    pub(crate) fn usage(&self) -> Usage {
-        *self.usage.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 /// An [`Agent`] wrapped as an ordinary tool: another agent delegates a task to it.
 ///

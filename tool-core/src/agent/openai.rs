@@ -37,7 +37,7 @@ use serde_json::Value;
 
 use crate::tool::BoxFuture;
 
-use super::{ModelClient, ModelError, ModelRequest};
+use super::client::{ModelClient, ModelError, ModelRequest};
 
 /// The loop's body with the model's name, read as async-openai's request type.
 fn request_of<R: DeserializeOwned>(model: &str, request: &ModelRequest) -> Result<R, ModelError> {

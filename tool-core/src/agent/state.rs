@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::dialect::Dialect;
 use crate::provider::{ToolCall, ToolRequest};
 
-use super::AgentError;
+use super::error::AgentError;
 
 /// Everything a run has done and has still to do: the conversation, the tool block's
 /// request (a forced choice, the tools search revealed), what was counted against the

@@ -1,0 +1,41 @@
+//! Why a run could not go on.
+
+use std::fmt;
+
+use crate::provider::{CallParseError, RequestError};
+
+use super::client::ModelError;
+
+/// Why a run could not go on. The state is as it was before the step that failed: fix the
+/// cause and run it again.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The model client failed.
+    Model(ModelError),
+    /// The model's response is not of the provider's shape.
+    Response(CallParseError),
+    /// The tool block could not be built (a choice naming a tool the toolbox does not have).
+    Request(RequestError),
+    /// A person's decision could not be recorded (the toolbox's approver is not a store).
+    Approval(crate::policy::ApprovalError),
+    /// No call waits at this path.
+    NotPending(String),
+    /// The state was made for another dialect, or the dialect has no model to talk to (MCP).
+    Dialect(String),
+}
+
+impl fmt::Display for AgentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Model(err) => err.fmt(f),
+            Self::Response(err) => write!(f, "the model's response cannot be read: {err}"),
+            Self::Request(err) => write!(f, "the tool block cannot be built: {err}"),
+            Self::Approval(err) => write!(f, "the decision cannot be recorded: {err}"),
+            Self::NotPending(path) => write!(f, "no call waits for a decision at `{path}`"),
+            Self::Dialect(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for AgentError {}

@@ -1,0 +1,448 @@
+//! The loop: ask the model, answer its calls, append, and go on.
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::dialect::Dialect;
+use crate::error::ErrorCode;
+use crate::outcome::ToolOutcome;
+use crate::provider::{ToolCall, ToolRequest};
+use crate::toolbox::{ProviderToolbox, Toolbox};
+
+use super::children::Children;
+use super::client::{ModelClient, ModelRequest};
+use super::conversation;
+use super::error::AgentError;
+use super::state::{Awaiting, PendingCall, RunState, Usage};
+
+/// Where a run stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Model requests per run (default 50).
+    pub max_turns: u32,
+    /// Tool calls per run (default 200). A turn whose calls would pass it is not run.
+    pub max_calls: u32,
+    /// Tokens the provider reports per run, input and output together (default: none).
+    pub max_tokens: Option<u64>,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_turns: 50,
+            max_calls: 200,
+            max_tokens: None,
+        }
+    }
+}
+
+/// The limit a run stopped at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Limit {
+    /// [`Limits::max_turns`].
+    Turns,
+    /// [`Limits::max_calls`].
+    Calls,
+    /// [`Limits::max_tokens`].
+    Tokens,
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Turns => "turn",
+            Self::Calls => "tool call",
+            Self::Tokens => "token",
+        })
+    }
+}
+
+/// Why [`Agent::run`] returned. Nothing is lost at any of them: the state holds the run, and
+/// running it again goes on from there (after a person decided, or with higher limits).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Stop {
+    /// The model answered in text.
+    Answered(String),
+    /// Calls wait for a person ([`RunState::approve`], [`RunState::deny`], or a decision
+    /// recorded with the toolbox's approver), then run again.
+    Paused(Vec<PendingCall>),
+    /// A limit was reached before the model answered. A turn whose calls would pass the call
+    /// limit waits, unrun, in the state.
+    Limit(Limit),
+}
+
+/// What happens in a run, as it happens, for a UI ([`Agent::with_events`]).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// A request goes to the model.
+    ModelRequested {
+        /// Which request of the run (0 for the first).
+        turn: u32,
+    },
+    /// The model answered.
+    ModelAnswered {
+        /// Which request of the run.
+        turn: u32,
+        /// Its text (empty when it only called tools).
+        text: String,
+        /// How many calls it made.
+        calls: usize,
+        /// The tokens it reported.
+        usage: Usage,
+    },
+    /// A call was answered.
+    ToolFinished {
+        /// The call, as the model made it.
+        call: ToolCall,
+        /// Its outcome's envelope.
+        envelope: String,
+    },
+    /// Calls wait for a person.
+    Paused(Vec<PendingCall>),
+}
+
+type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// A loop around a model client: a toolbox, the dialect its provider speaks, the client, the
+/// first request's tool block and the run's limits. Cheap to clone; one agent runs any number
+/// of runs, each in its own [`RunState`].
+#[derive(Clone)]
+pub struct Agent {
+    toolbox: Arc<Toolbox>,
+    dialect: Dialect,
+    client: Arc<dyn ModelClient>,
+    request: ToolRequest,
+    limits: Limits,
+    events: Option<Events>,
+}
+
+/// Which turn of a run a request or a call belongs to: in the context of each, for a
+/// [`Prepare`](crate::toolset::Prepare) step that offers tools by turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RunStep {
+    /// Model requests made before this one.
+    pub turn: u32,
+    /// Tool calls answered before this turn.
+    pub calls: u32,
+}
+
+impl Agent {
+    /// An agent over `toolbox`, speaking `dialect` to `client`.
+    ///
+    /// # Panics
+    ///
+    /// For [`Dialect::Mcp`], which has tools but no model to ask.
+    #[must_use]
+    pub fn new(toolbox: Toolbox, dialect: Dialect, client: impl ModelClient) -> Self {
+        assert!(
+            dialect != Dialect::Mcp,
+            "an agent talks to a model provider; MCP serves tools (see toolsmith::mcp)"
+        );
+        Self {
+            toolbox: Arc::new(toolbox),
+            dialect,
+            client: Arc::new(client),
+            request: ToolRequest::default(),
+            limits: Limits::default(),
+            events: None,
+        }
+    }
+
+    /// The first request's tool block (a forced choice, a subset, deferred tools); the
+    /// choice is reset after calls as its [`Reset`](crate::provider::Reset) says.
+    #[must_use]
+    pub fn with_request(mut self, request: ToolRequest) -> Self {
+        self.request = request;
+        self
+    }
+
+    /// Where runs stop ([`Limits`]).
+    #[must_use]
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Receives each [`AgentEvent`] as it happens (on the run's task: do not block).
+    #[must_use]
+    pub fn with_events(mut self, events: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        self.events = Some(Arc::new(events));
+        self
+    }
+
+    /// The toolbox.
+    #[must_use]
+    pub fn toolbox(&self) -> &Toolbox {
+        &self.toolbox
+    }
+
+    /// The dialect.
+    #[must_use]
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// A new run that starts with the user's `prompt`.
+    #[must_use]
+    pub fn start(&self, prompt: &str) -> RunState {
+        self.start_with(vec![conversation::user(self.dialect, prompt)])
+    }
+
+    /// A new run that starts with a conversation in the provider's shape.
+    #[must_use]
+    pub fn start_with(&self, messages: Vec<Value>) -> RunState {
+        RunState::new(self.dialect, messages, self.request.clone())
+    }
+
+    fn provider(&self) -> ProviderToolbox<'_> {
+        self.toolbox.provider(self.dialect)
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        if let Some(events) = &self.events {
+            events(&event);
+        }
+    }
+
+    /// Runs until the model answers in text, a call waits for a person, or a limit is
+    /// reached. A paused run goes on from where it stopped: the decisions recorded in the
+    /// state are given to the toolbox's approver, the waiting calls run again, and calls
+    /// answered before the pause are not run twice.
+    ///
+    /// `ctx` is the context of every call (principal, run id, extensions); give the same
+    /// principal and run id when resuming, as approvals and idempotency keys are theirs.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError`] when the model cannot be asked or answers in another shape, the tool
+    /// block cannot be built, a decision cannot be recorded, or the state is another
+    /// dialect's.
+    pub async fn run(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
+        if state.dialect != self.dialect {
+            return Err(AgentError::Dialect(format!(
+                "the run was started for {} and this agent speaks {}",
+                state.dialect, self.dialect
+            )));
+        }
+        loop {
+            if let Some(awaiting) = state.awaiting.take() {
+                if let Some(stop) = self.answer_calls(state, awaiting, ctx).await? {
+                    return Ok(stop);
+                }
+            }
+            if let Some(answer) = &state.answer {
+                return Ok(Stop::Answered(answer.clone()));
+            }
+            if state.turns >= self.limits.max_turns {
+                return Ok(Stop::Limit(Limit::Turns));
+            }
+            if self
+                .limits
+                .max_tokens
+                .is_some_and(|max| state.usage.total() >= max)
+            {
+                return Ok(Stop::Limit(Limit::Tokens));
+            }
+            let turn_ctx = self.turn_context(state, ctx);
+            let block = self
+                .provider()
+                .request_for(&state.request, &turn_ctx)
+                .await
+                .map_err(AgentError::Request)?;
+            let request = ModelRequest {
+                dialect: self.dialect,
+                body: conversation::body(self.dialect, &state.messages, &block.fields),
+                turn: state.turns,
+            };
+            self.emit(AgentEvent::ModelRequested { turn: state.turns });
+            let response = self
+                .client
+                .complete(&request)
+                .await
+                .map_err(AgentError::Model)?;
+            let calls = ToolCall::parse(self.dialect, &response).map_err(AgentError::Response)?;
+            let (input_tokens, output_tokens) = conversation::usage(self.dialect, &response);
+            let usage = Usage {
+                input_tokens,
+                output_tokens,
+            };
+            let text = conversation::text(self.dialect, &response);
+            self.emit(AgentEvent::ModelAnswered {
+                turn: state.turns,
+                text: text.clone(),
+                calls: calls.len(),
+                usage,
+            });
+            state.turns += 1;
+            state.usage.add(usage);
+            state
+                .messages
+                .extend(conversation::assistant(self.dialect, &response));
+            if calls.is_empty() {
+                state.answer = Some(text.clone());
+                return Ok(Stop::Answered(text));
+            }
+            // Every call gets an id, the path a person decides on: the provider's, or one of
+            // the run's own (the call itself is answered as it came).
+            let ids = calls
+                .iter()
+                .enumerate()
+                .map(|(i, call)| {
+                    call.id
+                        .clone()
+                        .unwrap_or_else(|| format!("call_{}_{i}", state.turns))
+                })
+                .collect();
+            let n = calls.len();
+            state.awaiting = Some(Awaiting {
+                results: vec![None; n],
+                ids,
+                calls,
+                found: Vec::new(),
+                pending: Vec::new(),
+                decisions: Vec::new(),
+                children: Default::default(),
+            });
+            let over = u32::try_from(n).map_or(true, |n| {
+                state.calls.saturating_add(n) > self.limits.max_calls
+            });
+            if over {
+                return Ok(Stop::Limit(Limit::Calls));
+            }
+        }
+    }
+
+    /// The context of a turn's request and calls: the caller's, with the turn.
+    fn turn_context(&self, state: &RunState, ctx: &ToolContext) -> ToolContext {
+        ctx.clone().with_extension(RunStep {
+            turn: state.turns,
+            calls: state.calls,
+        })
+    }
+
+    /// Records the decisions, runs the calls of a waiting turn that have no answer yet, and
+    /// appends the results once every call has one. `Some` when the run stops here.
+    async fn answer_calls(
+        &self,
+        state: &mut RunState,
+        mut awaiting: Awaiting,
+        ctx: &ToolContext,
+    ) -> Result<Option<Stop>, AgentError> {
+        let unanswered = awaiting.results.iter().filter(|r| r.is_none()).count();
+        let over = u32::try_from(unanswered).map_or(true, |n| {
+            state.calls.saturating_add(n) > self.limits.max_calls
+        });
+        if over {
+            state.awaiting = Some(awaiting);
+            return Ok(Some(Stop::Limit(Limit::Calls)));
+        }
+        let provider = self.provider();
+        let turn_ctx = self.turn_context(state, ctx);
+        for decision in std::mem::take(&mut awaiting.decisions) {
+            let Some(i) = awaiting.ids.iter().position(|id| *id == decision.call_id) else {
+                continue;
+            };
+            let call = &awaiting.calls[i];
+            let recorded = match &decision.denied {
+                None => provider.approve(call, &turn_ctx),
+                Some(reason) => provider.deny(call, &turn_ctx, reason.clone()),
+            };
+            if let Err(err) = recorded {
+                awaiting.decisions.push(decision);
+                state.awaiting = Some(awaiting);
+                return Err(AgentError::Approval(err));
+            }
+        }
+        let children = Arc::new(Children::new(std::mem::take(&mut awaiting.children)));
+        let call_ctx = turn_ctx.with_shared_extension(Arc::clone(&children));
+        let todo: Vec<usize> = (0..awaiting.calls.len())
+            .filter(|&i| awaiting.results[i].is_none())
+            .collect();
+        let batch: Vec<ToolCall> = todo.iter().map(|&i| awaiting.calls[i].clone()).collect();
+        // Each call in a context with its id (a provider's call id replaces it).
+        let contexts: Vec<ToolContext> = todo
+            .iter()
+            .map(|&i| call_ctx.clone().with_call_id(awaiting.ids[i].as_str()))
+            .collect();
+        let futures = batch
+            .iter()
+            .zip(&contexts)
+            .map(|(call, ctx)| provider.run(call, ctx))
+            .collect();
+        let outcomes = crate::toolbox::join::JoinAll::new(futures).await;
+        let mut waiting = children.take_waiting();
+        state.usage.add(children.usage());
+        awaiting.pending.clear();
+        let has_approver = self.toolbox.has_approver();
+        for ((&i, call), outcome) in todo.iter().zip(&batch).zip(&outcomes) {
+            let id = awaiting.ids[i].clone();
+            if let ToolOutcome::Error(err) = outcome
+                && err.code() == ErrorCode::ApprovalRequired
+            {
+                if let Some(child) = waiting.remove(&id) {
+                    for pending in child.pending() {
+                        let mut path = vec![id.clone()];
+                        path.extend(pending.path.iter().cloned());
+                        awaiting.pending.push(PendingCall {
+                            path,
+                            ..pending.clone()
+                        });
+                    }
+                    awaiting.children.insert(id, child);
+                    continue;
+                }
+                if has_approver {
+                    awaiting.pending.push(PendingCall {
+                        path: vec![id],
+                        tool: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        message: err.message().to_owned(),
+                    });
+                    continue;
+                }
+            }
+            if call.name == crate::provider::LOCAL_SEARCH_TOOL && outcome.is_success() {
+                let found = outcome
+                    .data()
+                    .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
+                    .map(|data| crate::provider::found_names(&data))
+                    .unwrap_or_default();
+                awaiting.found.extend(found);
+            }
+            self.emit(AgentEvent::ToolFinished {
+                call: call.clone(),
+                envelope: outcome.to_json(),
+            });
+            awaiting.results[i] = Some(provider.encode(call, outcome));
+            state.calls = state.calls.saturating_add(1);
+        }
+        if !awaiting.pending.is_empty() {
+            let pending = awaiting.pending.clone();
+            self.emit(AgentEvent::Paused(pending.clone()));
+            state.awaiting = Some(awaiting);
+            return Ok(Some(Stop::Paused(pending)));
+        }
+        let n = awaiting.calls.len();
+        let results = awaiting.results.into_iter().flatten().collect();
+        state.messages.extend(provider.group(results));
+        state.request = state.request.after_calls(n).with_revealed(awaiting.found);
+        Ok(None)
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("dialect", &self.dialect)
+            .field("tools", &self.toolbox.len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
