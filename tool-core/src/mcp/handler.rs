@@ -190,7 +190,8 @@ impl ServerHandler for McpServer {
                 )
             })?,
         };
-        let enabled = self.config.toolbox.definitions_for(&ctx).await;
+        // Offered here, re-described where the toolbox's prepare step says so.
+        let enabled = self.config.toolbox.offered_for(&ctx).await;
         // Cursors are offsets this server handed out: within the list, and never its end.
         if start > 0 && start >= enabled.len() {
             return Err(ErrorData::invalid_params(
@@ -203,7 +204,13 @@ impl ServerHandler for McpServer {
             .min(enabled.len());
         let tools = enabled[start..end]
             .iter()
-            .filter_map(|def| self.config.tools.get(def.name()).cloned())
+            .filter_map(|def| {
+                let mut tool = self.config.tools.get(def.name())?.clone();
+                if tool.description.as_deref() != Some(def.description()) {
+                    tool.description = Some(def.description().to_owned().into());
+                }
+                Some(tool)
+            })
             .collect();
         let mut result = ListToolsResult::with_all_items(tools);
         if end < enabled.len() {

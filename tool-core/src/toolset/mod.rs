@@ -60,10 +60,14 @@ use std::sync::Arc;
 use crate::definition::ToolDefinition;
 use crate::tool::Tool;
 
+#[cfg(feature = "mcp-client")]
+mod mcp;
 mod names;
 mod prepare;
 mod transform;
 
+#[cfg(feature = "mcp-client")]
+pub use mcp::{ListingChanges, McpClientError, McpToolset};
 pub(crate) use names::{NameTable, valid_name};
 pub use names::{RegistrationError, fit_name};
 pub(crate) use prepare::OfferedDef;

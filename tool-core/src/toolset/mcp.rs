@@ -1,0 +1,432 @@
+//! An MCP server's tools as a toolset (feature `mcp-client`), through rmcp's client.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::{RoleClient, RunningService};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::arguments::Arguments;
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+use crate::error::{ErrorCode, ToolError};
+use crate::outcome::ToolOutcome;
+use crate::spec::{Annotations, Effect};
+use crate::tool::{BoxFuture, Tool};
+
+use super::Toolset;
+
+type Client = RunningService<RoleClient, ()>;
+
+/// Why an MCP server's tools could not be reached.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum McpClientError {
+    /// The server could not be started or connected to.
+    Connect(String),
+    /// The server did not answer a request as MCP says.
+    Protocol(String),
+    /// A tool the server listed cannot be offered (its name or schema).
+    Tool {
+        /// The tool's name, as the server gave it (cut short).
+        name: String,
+        /// Why.
+        problem: String,
+    },
+}
+
+impl fmt::Display for McpClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Connect(why) => write!(f, "the MCP server cannot be reached: {why}"),
+            Self::Protocol(why) => write!(f, "the MCP server answered out of protocol: {why}"),
+            Self::Tool { name, problem } => {
+                write!(
+                    f,
+                    "the MCP server's tool `{name}` cannot be offered: {problem}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for McpClientError {}
+
+/// What changed in a server's tool list since the listing the proxies were made from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListingChanges {
+    /// Tools whose description, schema or annotations changed: their proxies refuse calls
+    /// until [`McpToolset::tools`] is asked again (and the new definition reviewed).
+    pub changed: Vec<String>,
+    /// Tools that appeared.
+    pub added: Vec<String>,
+    /// Tools that are gone.
+    pub removed: Vec<String>,
+}
+
+impl ListingChanges {
+    /// Whether nothing changed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// The tools of one MCP server, over stdio or streamable HTTP, as a [`Toolset`] of proxies.
+///
+/// Each proxy's schema is the server's, and every call is **validated locally** against it
+/// before anything is sent: a model's invalid call never reaches the server. The proxies'
+/// definitions are **pinned** to the listing they were made from: [`refresh`](Self::refresh)
+/// lists again and reports what changed, and the proxy of a tool whose definition changed
+/// refuses calls until the application asks for [`tools`](Self::tools) again (a server that
+/// silently changes what a tool does, after it was reviewed, is a known attack).
+///
+/// A tool's effect comes from its annotations: `readOnlyHint` is `read`,
+/// `destructiveHint: false` is `write`, and anything else is `destructive`, as the MCP
+/// specification presumes for a tool without hints (so it needs approval); set another with
+/// [`with_default_effect`](Self::with_default_effect). Results are external data: they go
+/// through the toolbox's output checks like any tool's.
+///
+/// ```no_run
+/// use toolsmith::toolset::McpToolset;
+/// use toolsmith::Toolbox;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut command = tokio::process::Command::new("my-mcp-server");
+/// command.arg("--stdio");
+/// let files = McpToolset::stdio("files", command).await?.with_prefix("files");
+/// let toolbox = Toolbox::new().with_toolset(files.tools().await?);
+/// # let _ = toolbox; Ok(()) }
+/// ```
+pub struct McpToolset {
+    name: Arc<str>,
+    client: Arc<Client>,
+    prefix: Option<String>,
+    default_effect: Effect,
+    /// The fingerprint of each tool's definition at the last listing proxies were made from,
+    /// and the tools found changed since.
+    pinned: Arc<Mutex<Pinned>>,
+}
+
+#[derive(Default)]
+struct Pinned {
+    fingerprints: BTreeMap<String, String>,
+    changed: Vec<String>,
+}
+
+impl McpToolset {
+    /// The server `command` starts, spoken to over its stdin and stdout; `name` is what
+    /// messages call the set.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Connect`] when the command cannot start or the server does not
+    /// initialize.
+    pub async fn stdio(
+        name: impl Into<Arc<str>>,
+        command: tokio::process::Command,
+    ) -> Result<Self, McpClientError> {
+        let transport = rmcp::transport::TokioChildProcess::new(command)
+            .map_err(|err| McpClientError::Connect(err.to_string()))?;
+        let client =
+            ().serve(transport)
+                .await
+                .map_err(|err| McpClientError::Connect(err.to_string()))?;
+        Ok(Self::from_client(name, client))
+    }
+
+    /// The server at `url`, over streamable HTTP (`http://`; for `https://`, enable a TLS
+    /// feature of `reqwest` in your own manifest).
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Connect`] when the server cannot be reached or does not initialize.
+    pub async fn http(name: impl Into<Arc<str>>, url: &str) -> Result<Self, McpClientError> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+        let client =
+            ().serve(transport)
+                .await
+                .map_err(|err| McpClientError::Connect(err.to_string()))?;
+        Ok(Self::from_client(name, client))
+    }
+
+    fn from_client(name: impl Into<Arc<str>>, client: Client) -> Self {
+        Self {
+            name: name.into(),
+            client: Arc::new(client),
+            prefix: None,
+            default_effect: Effect::Destructive,
+            pinned: Arc::default(),
+        }
+    }
+
+    /// Names the proxies `{prefix}_{tool}` (shortened with a stable hash past 64
+    /// characters). Unlike [`Toolset::prefixed`], this is the proxies' own name, so two
+    /// servers that both have a `search` give two tools of this process.
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// The effect of a tool whose annotations say neither `readOnlyHint` nor
+    /// `destructiveHint: false` (by default `destructive`, as MCP presumes).
+    #[must_use]
+    pub fn with_default_effect(mut self, effect: Effect) -> Self {
+        self.default_effect = effect;
+        self
+    }
+
+    /// Lists the server's tools (every page) and makes a proxy of each, pinned to this
+    /// listing.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError`] when the server does not answer, or lists a tool whose name or
+    /// schema cannot be offered.
+    pub async fn tools(&self) -> Result<Toolset, McpClientError> {
+        let listed = self.list().await?;
+        let mut set = Toolset::new(Arc::clone(&self.name));
+        let mut fingerprints = BTreeMap::new();
+        for tool in listed {
+            let proxy = self.proxy(&tool)?;
+            fingerprints.insert(proxy.remote.clone(), fingerprint(&tool));
+            set = set.with(proxy);
+        }
+        let mut pinned = self.pinned.lock().unwrap_or_else(PoisonError::into_inner);
+        pinned.fingerprints = fingerprints;
+        pinned.changed.clear();
+        Ok(set)
+    }
+
+    /// Lists the server's tools again and says what changed since the proxies were made; the
+    /// proxies of changed tools refuse calls from now on.
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError`] when the server does not answer.
+    pub async fn refresh(&self) -> Result<ListingChanges, McpClientError> {
+        let listed = self.list().await?;
+        let now: BTreeMap<String, String> = listed
+            .iter()
+            .filter_map(|tool| Some((tool.get("name")?.as_str()?.to_owned(), fingerprint(tool))))
+            .collect();
+        let mut pinned = self.pinned.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut changes = ListingChanges::default();
+        for (name, print) in &pinned.fingerprints {
+            match now.get(name) {
+                Some(new) if new != print => changes.changed.push(name.clone()),
+                Some(_) => {}
+                None => changes.removed.push(name.clone()),
+            }
+        }
+        changes.added = now
+            .keys()
+            .filter(|name| !pinned.fingerprints.contains_key(*name))
+            .cloned()
+            .collect();
+        for name in changes.changed.iter().chain(&changes.removed) {
+            if !pinned.changed.contains(name) {
+                pinned.changed.push(name.clone());
+            }
+        }
+        if !changes.is_empty() {
+            tracing::warn!(
+                toolset = %self.name,
+                changed = ?changes.changed,
+                added = ?changes.added,
+                removed = ?changes.removed,
+                "an MCP server's tool list changed since its tools were offered"
+            );
+        }
+        Ok(changes)
+    }
+
+    async fn list(&self) -> Result<Vec<Value>, McpClientError> {
+        let tools = self
+            .client
+            .list_all_tools()
+            .await
+            .map_err(|err| McpClientError::Protocol(err.to_string()))?;
+        tools
+            .into_iter()
+            .map(|tool| {
+                serde_json::to_value(tool).map_err(|err| McpClientError::Protocol(err.to_string()))
+            })
+            .collect()
+    }
+
+    fn proxy(&self, tool: &Value) -> Result<McpProxy, McpClientError> {
+        let remote = tool
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| McpClientError::Protocol("a listed tool has no name".into()))?
+            .to_owned();
+        let refuse = |problem: String| McpClientError::Tool {
+            name: crate::echo::echo(&remote).into_owned(),
+            problem,
+        };
+        let name = match &self.prefix {
+            Some(prefix) => super::fit_name(&format!("{prefix}_{remote}")),
+            None => remote.clone(),
+        };
+        if !super::valid_name(&name) {
+            return Err(refuse(
+                "its name is not 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into(),
+            ));
+        }
+        let description = tool
+            .get("description")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let schema = tool
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| serde_json::json!({"type": "object"}));
+        let hints = tool.get("annotations");
+        let hint = |key: &str| hints.and_then(|h| h.get(key)).and_then(Value::as_bool);
+        let effect = if hint("readOnlyHint") == Some(true) {
+            Effect::Read
+        } else if hint("destructiveHint") == Some(false) {
+            Effect::Write
+        } else {
+            self.default_effect
+        };
+        let annotations = Annotations {
+            open_world: Some(hint("openWorldHint").unwrap_or(true)),
+            idempotent: hint("idempotentHint"),
+            ..Annotations::default()
+        };
+        let mut definition = ToolDefinition::new(name, description, schema)
+            .with_effect(effect)
+            .with_annotations(annotations);
+        if let Some(title) = tool.get("title").and_then(Value::as_str) {
+            definition = definition.with_title(title);
+        }
+        if let Some(problem) = definition.problem() {
+            return Err(refuse(problem.to_owned()));
+        }
+        Ok(McpProxy {
+            remote,
+            definition,
+            client: Arc::clone(&self.client),
+            pinned: Arc::clone(&self.pinned),
+        })
+    }
+}
+
+impl fmt::Debug for McpToolset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpToolset")
+            .field("name", &self.name)
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A hash of what a model reads of a tool: its description, schemas and annotations.
+fn fingerprint(tool: &Value) -> String {
+    let mut seen = Map::new();
+    for key in [
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "title",
+    ] {
+        if let Some(value) = tool.get(key) {
+            seen.insert(key.to_owned(), value.clone());
+        }
+    }
+    let digest = Sha256::digest(crate::json::canonical::canonical_json(&Value::Object(seen)));
+    let mut hex = String::with_capacity(64);
+    crate::json::canonical::push_hex(&mut hex, &digest);
+    hex
+}
+
+/// A tool of an MCP server, called through the client.
+struct McpProxy {
+    /// The tool's name on the server.
+    remote: String,
+    definition: ToolDefinition,
+    client: Arc<Client>,
+    pinned: Arc<Mutex<Pinned>>,
+}
+
+impl McpProxy {
+    async fn run(&self, arguments: Arguments<'_>, _ctx: &ToolContext) -> ToolOutcome {
+        let arguments = match self.definition.validate(arguments) {
+            Ok(Value::Object(arguments)) => arguments,
+            Ok(_) => Map::new(),
+            Err(err) => return ToolOutcome::Error(err),
+        };
+        let changed = self
+            .pinned
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .changed
+            .contains(&self.remote);
+        if changed {
+            return ToolOutcome::Error(ToolError::new(
+                ErrorCode::UpstreamError,
+                format!(
+                    "`{}` changed on its server since it was offered, so it was not called. Do not call it again in this conversation.",
+                    self.definition.name()
+                ),
+            ));
+        }
+        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        let result = match self.client.call_tool(params).await {
+            Ok(result) => result,
+            Err(err) => {
+                let mut refused = ToolError::upstream_error(format!(
+                    "`{}` could not be reached on its server. Try again later.",
+                    self.definition.name()
+                ));
+                refused.set_detail(err.to_string());
+                return ToolOutcome::Error(refused);
+            }
+        };
+        let result = serde_json::to_value(result).unwrap_or_default();
+        let text: Vec<&str> = result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block.get("text").and_then(Value::as_str))
+            .collect();
+        let text = text.join("\n");
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            return ToolOutcome::Error(ToolError::upstream_error(format!(
+                "`{}` failed on its server: {}",
+                self.definition.name(),
+                crate::echo::echo(&text)
+            )));
+        }
+        let data = match result.get("structuredContent") {
+            Some(structured) if !structured.is_null() => structured.clone(),
+            _ => Value::String(text),
+        };
+        ToolOutcome::success(&data).unwrap_or_else(ToolOutcome::Error)
+    }
+}
+
+impl Tool for McpProxy {
+    fn definition(&self) -> &ToolDefinition {
+        &self.definition
+    }
+
+    fn call<'a>(
+        &'a self,
+        arguments: Arguments<'a>,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, ToolOutcome> {
+        Box::pin(self.run(arguments, ctx))
+    }
+}
