@@ -38,7 +38,7 @@ type Output = Arc<dyn Fn(String) -> Result<ToolOutcome, ToolError> + Send + Sync
 ///
 /// **Approvals.** A child call that waits for a person surfaces in the parent's
 /// [`Agent::run`] as [`Stop::Paused`] with its path, `[parent call id, child call id]`; it is
-/// decided on the parent's state ([`RunState::approve`]), and when the parent runs again the
+/// decided on the parent's state ([`RunState::approve`](super::RunState::approve)), and when the parent runs again the
 /// child resumes where it stopped. Called outside a parent loop (nobody to ask), such a call
 /// fails closed: the tool answers `approval_required` and the child's call never runs.
 ///

@@ -18,7 +18,8 @@ use crate::outcome::ToolOutcome;
 use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
-use super::Toolset;
+use super::names::{fit_name, valid_name};
+use super::set::Toolset;
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -272,10 +273,10 @@ impl McpToolset {
             problem,
         };
         let name = match &self.prefix {
-            Some(prefix) => super::fit_name(&format!("{prefix}_{remote}")),
+            Some(prefix) => fit_name(&format!("{prefix}_{remote}")),
             None => remote.clone(),
         };
-        if !super::valid_name(&name) {
+        if !valid_name(&name) {
             return Err(refuse(
                 "its name is not 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into(),
             ));

@@ -330,7 +330,7 @@ impl Transform {
             );
         }
         let name = self.name.unwrap_or_else(|| tool_name.clone());
-        if !super::valid_name(&name) {
+        if !super::names::valid_name(&name) {
             return Err(TransformError::InvalidName {
                 name: crate::echo::echo(&name).into_owned(),
             });
