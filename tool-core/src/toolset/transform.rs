@@ -26,7 +26,7 @@ type FromContext = Arc<dyn Fn(&ToolContext) -> Option<Value> + Send + Sync>;
 /// ```
 /// use toolsmith::serde_json::json;
 /// use toolsmith::toolset::Transform;
-/// use toolsmith::{tool, ToolContext, Toolbox};
+/// use toolsmith::{tool, Tool, ToolContext, Toolbox};
 ///
 /// /// Searches a tenant's tickets. Read-only. Not for closed tickets.
 /// #[tool(effect = "read")]
