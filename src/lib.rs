@@ -51,6 +51,11 @@ pub struct LintsDoctests;
 #[doc = include_str!("../docs/agent-loop.md")]
 pub struct AgentLoopDoctests;
 
+/// The toolsets and agents guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/agents.md")]
+pub struct AgentsDoctests;
+
 /// The registry guide's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../docs/registry.md")]

@@ -40,6 +40,36 @@ fn the_agent_turn_example_completes_its_loop() {
     assert!(stdout.contains("assistant: \"Ticket 2 is open"), "{stdout}");
 }
 
+/// The delegation story: the child's delete waits for a person, the parent's run pauses with
+/// the call's path, is stored and read back, and the child resumes to delete one ticket.
+#[test]
+fn the_delegate_example_pauses_resumes_and_deletes_once() {
+    let binary = example_binary("delegate");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo test --all-targets` or `cargo build --examples`",
+        binary.display()
+    );
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "delegate failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains(
+            "waiting for a person: delete_ticket {\"id\":2} at path toolu_helpdesk > call_delete"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("answer: Done: the duplicate (ticket 2) is deleted."),
+        "{stdout}"
+    );
+    assert!(stdout.contains("tickets left: 1"), "{stdout}");
+}
+
 /// The large tool set: deferral costs less on every provider, and the three scripted turns
 /// search, append what was found (the cached prefix kept), and call under a forced choice
 /// that resets itself.

@@ -402,7 +402,7 @@ impl Agent {
                     awaiting.pending.push(PendingCall {
                         path: vec![id],
                         tool: call.name.clone(),
-                        arguments: call.arguments.clone(),
+                        arguments: shown_arguments(&provider, call),
                         message: err.message().to_owned(),
                     });
                     continue;
@@ -435,6 +435,21 @@ impl Agent {
         state.request = state.request.after_calls(n).with_revealed(awaiting.found);
         Ok(None)
     }
+}
+
+/// A call's arguments as a person deciding on it sees them: parsed when the provider sent
+/// them as JSON text, parameters marked `#[arg(sensitive)]` shown as `"[redacted]"`.
+fn shown_arguments(provider: &ProviderToolbox<'_>, call: &ToolCall) -> Value {
+    let mut arguments = match &call.arguments {
+        Value::String(text) => {
+            serde_json::from_str(text).unwrap_or_else(|_| call.arguments.clone())
+        }
+        other => other.clone(),
+    };
+    if let Some(tool) = provider.resolve(&call.name) {
+        crate::policy::audit::redact(&mut arguments, tool.definition().sensitive_params());
+    }
+    arguments
 }
 
 impl fmt::Debug for Agent {
