@@ -57,13 +57,8 @@ fn openai_chat_interleaved_deltas() {
     let err = results[2].1.as_ref().unwrap_err();
     assert_eq!(err.call.id.as_deref(), Some("call_kQ3"));
     assert_eq!(err.call.name, "tickets_add_note");
-    assert_eq!(err.error.code(), ErrorCode::InvalidArguments);
-    assert!(
-        err.error
-            .message()
-            .contains("before the arguments were complete"),
-        "{err}"
-    );
+    assert_eq!(err.error.code(), ErrorCode::TruncatedArguments);
+    assert!(err.error.message().contains("were cut off"), "{err}");
 }
 
 #[test]
@@ -92,7 +87,8 @@ fn openai_responses_events() {
     // Cut off by the end of the stream.
     let err = results[2].1.as_ref().unwrap_err();
     assert_eq!(err.call.id.as_deref(), Some("call_r3"));
-    assert!(err.error.message().contains("stream ended"), "{err}");
+    assert_eq!(err.error.code(), ErrorCode::TruncatedArguments);
+    assert!(err.error.message().contains("was not run"), "{err}");
 }
 
 #[test]
@@ -199,5 +195,5 @@ async fn assembled_calls_are_run_and_broken_ones_answered() {
     let envelope: Value = serde_json::from_str(messages[0]["content"].as_str().unwrap()).unwrap();
     assert_eq!(envelope["data"], "21 celsius in Paris");
     let envelope: Value = serde_json::from_str(messages[2]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(envelope["error"]["code"], "invalid_arguments");
+    assert_eq!(envelope["error"]["code"], "truncated_arguments");
 }

@@ -172,18 +172,21 @@ def main(path):
     from openai.types.chat import ChatCompletionChunk
     from openai.types.responses import ResponseStreamEvent
 
-    for chunk in stream_events("openai_chat.sse"):
-        check("openai_chat.sse: ChatCompletionChunk", lambda c=chunk: ChatCompletionChunk.model_validate(c, strict=True))
+    for name in ["openai_chat.sse", "checked_openai_chat.sse"]:
+        for chunk in stream_events(name):
+            check(f"{name}: ChatCompletionChunk", lambda c=chunk: ChatCompletionChunk.model_validate(c, strict=True))
     response_event = pydantic.TypeAdapter(ResponseStreamEvent)
-    for event in stream_events("openai_responses.sse"):
-        check(f"openai_responses.sse {event['type']}: ResponseStreamEvent",
-              lambda e=event: response_event.validate_python(e, strict=True))
+    for name in ["openai_responses.sse", "checked_openai_responses.sse"]:
+        for event in stream_events(name):
+            check(f"{name} {event['type']}: ResponseStreamEvent",
+                  lambda e=event: response_event.validate_python(e, strict=True))
     anthropic_event = pydantic.TypeAdapter(RawMessageStreamEvent)
-    for event in stream_events("anthropic.sse"):
-        if event["type"] == "ping":
-            continue  # documented keep-alive, not a message event
-        check(f"anthropic.sse {event['type']}: RawMessageStreamEvent",
-              lambda e=event: anthropic_event.validate_python(e, strict=True))
+    for name in ["anthropic.sse", "checked_anthropic.sse"]:
+        for event in stream_events(name):
+            if event["type"] == "ping":
+                continue  # documented keep-alive, not a message event
+            check(f"{name} {event['type']}: RawMessageStreamEvent",
+                  lambda e=event: anthropic_event.validate_python(e, strict=True))
     for chunk in stream_events("gemini.sse"):
         check("gemini.sse: GenerateContentResponse", lambda c=chunk: genai.GenerateContentResponse.model_validate(c))
 

@@ -56,6 +56,9 @@ pub enum ErrorCode {
     ApprovalDenied,
     /// The same call is still running; retry after the given delay to get its result.
     InProgress,
+    /// The call's arguments were cut off before they ended (a streamed call): it was not
+    /// run; send the complete arguments.
+    TruncatedArguments,
 }
 
 impl ErrorCode {
@@ -85,6 +88,7 @@ impl ErrorCode {
             Self::ApprovalExpired => "approval_expired",
             Self::ApprovalDenied => "approval_denied",
             Self::InProgress => "in_progress",
+            Self::TruncatedArguments => "truncated_arguments",
         }
     }
 

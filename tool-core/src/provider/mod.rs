@@ -7,6 +7,7 @@
 //! at all is an [`ExportError`] naming the tool, the place in the schema and the reason.
 
 mod anthropic;
+mod arguments;
 mod call;
 mod choice;
 mod gemini;
@@ -21,6 +22,7 @@ mod transform;
 
 use serde_json::{Value, json};
 
+pub use arguments::ArgumentStream;
 pub use call::{CallParseError, ToolCall};
 pub use choice::{
     CacheChange, ChoiceReport, ExportOrder, Namespace, RequestError, Reset, Subset, ToolBlock,
@@ -30,6 +32,7 @@ pub(crate) use choice::{Offered, build as build_block};
 pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use search::LOCAL_SEARCH_TOOL;
 pub(crate) use search::{answer as search_answer, definition as search_definition, found_names};
+pub(crate) use stream::Resolver;
 pub use stream::{CallStream, StreamedCallError};
 #[cfg(feature = "tokens")]
 pub use tokens::{TokenBudget, TokenReport, ToolTokens, o200k_tokens};

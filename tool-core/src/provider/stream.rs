@@ -20,13 +20,46 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde_json::Value;
 
+use super::arguments::{replay, truncated};
 use super::call::ToolCall;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
 use crate::limits::InputLimits;
+use crate::tool::Tool;
+use crate::validate::stream::Parser;
+
+/// The tool a name in a provider's spelling refers to.
+type Lookup = dyn Fn(&str) -> Option<Arc<dyn Tool>> + Send + Sync;
+
+/// Finds the tool a streamed call names, to check its arguments as they arrive.
+#[derive(Clone)]
+pub(crate) struct Resolver(pub(crate) Arc<Lookup>);
+
+impl fmt::Debug for Resolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Resolver")
+    }
+}
+
+/// A call's tool and the parser checking its arguments.
+struct Checked {
+    tool: Arc<dyn Tool>,
+    parser: Parser,
+    limits: InputLimits,
+}
+
+impl fmt::Debug for Checked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checked")
+            .field("tool", &self.tool.definition().name())
+            .field("parser", &self.parser)
+            .finish()
+    }
+}
 
 /// Calls open at once, at most: a stream that opens more gets an error for each extra one.
 const MAX_OPEN: usize = 256;
@@ -70,6 +103,9 @@ pub struct CallStream {
     closed: HashSet<String>,
     /// Whether the response went past `MAX_CALLS`: the rest of it is dropped.
     overflowed: bool,
+    /// The toolbox's tools, when calls are checked as they arrive
+    /// ([`ProviderToolbox::call_stream`](crate::ProviderToolbox::call_stream)).
+    resolve: Option<Resolver>,
 }
 
 /// A streamed call whose arguments did not make one JSON object: what was assembled, and the
@@ -97,6 +133,34 @@ impl fmt::Display for StreamedCallError {
 
 impl std::error::Error for StreamedCallError {}
 
+impl StreamedCallError {
+    /// The call as it goes back into the conversation, in `dialect`'s shape, so that the
+    /// history stays one a provider accepts: its arguments as they arrived, a string for
+    /// OpenAI, and under `invalid_json` in an object for Anthropic and Gemini, which take only
+    /// objects (as Anthropic's documentation says to send invalid JSON back). Put it where
+    /// the assistant's calls go (an OpenAI Chat message's `tool_calls`, the Responses input,
+    /// an Anthropic assistant message's `content`, a Gemini model content's `parts`), and
+    /// answer it with [`error`](Self::error).
+    ///
+    /// ```
+    /// use toolsmith::provider::CallStream;
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::Dialect;
+    ///
+    /// let dialect = Dialect::Anthropic { strict: false };
+    /// let mut stream = CallStream::new(dialect);
+    /// stream.push(&json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "search", "input": {}}}));
+    /// stream.push(&json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"vp"}}));
+    /// let cut = stream.finish().remove(0).unwrap_err();
+    /// assert_eq!(cut.error.code().as_str(), "truncated_arguments");
+    /// assert_eq!(cut.replay(dialect)["input"], json!({"invalid_json": "{\"query\": \"vp"}));
+    /// ```
+    #[must_use]
+    pub fn replay(&self, dialect: Dialect) -> Value {
+        replay(dialect, &self.call)
+    }
+}
+
 /// One call being assembled.
 #[derive(Debug, Default)]
 struct Partial {
@@ -106,6 +170,10 @@ struct Partial {
     scan: Scan,
     /// Why the call is already broken (too long), if it is.
     broken: Option<String>,
+    /// The tool and the parser checking the arguments, once the name is known.
+    checked: Option<Checked>,
+    /// Whether the name was looked up.
+    resolved: bool,
 }
 
 /// Where a JSON text stands, read piece by piece: whether its first value has closed.
@@ -168,7 +236,15 @@ impl CallStream {
             order: Vec::new(),
             closed: HashSet::new(),
             overflowed: false,
+            resolve: None,
         }
+    }
+
+    /// Checks each call's arguments against its tool as they arrive.
+    #[must_use]
+    pub(crate) fn with_resolver(mut self, resolve: Resolver) -> Self {
+        self.resolve = Some(resolve);
+        self
     }
 
     /// Each call's arguments may be at most `bytes` long; a longer one is an error for that
@@ -445,6 +521,50 @@ impl CallStream {
         }
         partial.arguments.push_str(piece);
         partial.scan.feed(piece);
+        // Checked as it arrives, once the tool is known: what came before the name first.
+        let fed = if partial.resolved {
+            piece
+        } else if let Some(resolve) = &self.resolve
+            && !partial.name.is_empty()
+        {
+            partial.resolved = true;
+            partial.checked = (resolve.0)(&partial.name).map(|tool| Checked {
+                parser: Parser::new(tool.definition().validation()),
+                limits: tool
+                    .definition()
+                    .input_limits()
+                    .copied()
+                    .unwrap_or_default(),
+                tool,
+            });
+            partial.arguments.as_str()
+        } else {
+            return;
+        };
+        let Some(checked) = &mut partial.checked else {
+            return;
+        };
+        if let Err(error) =
+            checked
+                .parser
+                .push(checked.tool.definition().validation(), fed, &checked.limits)
+        {
+            // Refused as soon as no completion could be valid: answered now, the rest of
+            // its stream dropped.
+            let Some(partial) = self.open.remove(key) else {
+                return;
+            };
+            self.order.retain(|k| k != key);
+            self.closed.insert(key.to_owned());
+            done.push(Err(StreamedCallError {
+                call: ToolCall {
+                    id: partial.id,
+                    name: partial.name,
+                    arguments: Value::String(crate::echo::echo(&partial.arguments).into_owned()),
+                },
+                error,
+            }));
+        }
     }
 
     /// Gives out the call `key`: its arguments (`whole` when the provider sent them whole at
@@ -481,7 +601,17 @@ impl CallStream {
         } else if partial.scan.trailing {
             Some("there is text after the arguments' closing brace".to_owned())
         } else if !partial.scan.closed {
-            Some("the stream ended before the arguments were complete".to_owned())
+            // Cut off, whatever the provider said about how the stream ended: never run.
+            let bytes = partial.arguments.len();
+            done.push(Err(StreamedCallError {
+                error: truncated(&partial.name, bytes),
+                call: ToolCall {
+                    id: partial.id,
+                    name: partial.name,
+                    arguments: Value::String(crate::echo::echo(&partial.arguments).into_owned()),
+                },
+            }));
+            return;
         } else {
             match serde_json::from_str::<serde::de::IgnoredAny>(&partial.arguments) {
                 Ok(_) if partial.arguments.trim_start().starts_with('{') => None,

@@ -154,6 +154,43 @@ impl<'a> ProviderToolbox<'a> {
         crate::provider::build_block(self.dialect, request, offered)
     }
 
+    /// A [`CallStream`](crate::provider::CallStream) for this provider's streamed responses
+    /// that checks each call's arguments against its tool while they arrive: a call is given
+    /// out as an error as soon as no completion of its arguments could be valid, with the
+    /// field errors a whole call would get, and a call cut off is a `truncated_arguments`
+    /// error; neither runs. See docs/streaming.md.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Dialect, Toolbox};
+    ///
+    /// /// Sets a thermostat. Writes the device's setting. Not for reading it.
+    /// #[tool(effect = "write")]
+    /// fn set_temperature(
+    ///     /// Degrees Celsius.
+    ///     #[arg(range(min = 5, max = 30))]
+    ///     celsius: u32,
+    /// ) -> String {
+    ///     format!("set to {celsius}")
+    /// }
+    ///
+    /// let toolbox = Toolbox::new().with(SetTemperature);
+    /// let mut stream = toolbox.provider(Dialect::OpenAiChat { strict: true }).call_stream();
+    /// let start = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+    ///     "function": {"name": "set_temperature", "arguments": "{\"celsius\": 95"}}]}}]});
+    /// // Not run, and known before the model has finished writing: 95 is out of range.
+    /// let refused = stream.push(&start).remove(0).unwrap_err();
+    /// assert_eq!(refused.error.fields()[0].pointer, "/celsius");
+    /// ```
+    #[must_use]
+    pub fn call_stream(&self) -> crate::provider::CallStream {
+        let toolbox = self.toolbox.clone();
+        let dialect = self.dialect;
+        crate::provider::CallStream::new(dialect).with_resolver(crate::provider::Resolver(
+            Arc::new(move |name: &str| toolbox.resolve(dialect, name).cloned()),
+        ))
+    }
+
     /// The tools offered in `ctx` ([`Toolbox::export_for`]).
     ///
     /// # Errors

@@ -26,6 +26,7 @@ pub(crate) mod canonical;
 pub(crate) mod explain;
 pub(crate) mod reader;
 pub(crate) mod report;
+pub(crate) mod stream;
 pub(crate) mod strict;
 
 use explain::{describe, inexact_fields};
