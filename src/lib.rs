@@ -56,6 +56,11 @@ pub struct AgentLoopDoctests;
 #[doc = include_str!("../docs/agents.md")]
 pub struct AgentsDoctests;
 
+/// The streamed arguments guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/streaming.md")]
+pub struct StreamingDoctests;
+
 /// The registry guide's examples, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../docs/registry.md")]

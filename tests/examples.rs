@@ -70,6 +70,34 @@ fn the_delegate_example_pauses_resumes_and_deletes_once() {
     assert!(stdout.contains("tickets left: 1"), "{stdout}");
 }
 
+/// The recorded stream: one call refused while it streams, one run, one cut off and not run.
+#[test]
+fn the_streaming_example_refuses_early_and_never_runs_a_cut_off_call() {
+    let binary = example_binary("streaming");
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples`",
+        binary.display()
+    );
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "streaming failed:\n{stdout}");
+    let refused = stdout
+        .lines()
+        .position(|l| l.contains("refused: invalid_arguments"))
+        .expect(&stdout);
+    let whole = stdout
+        .lines()
+        .position(|l| l.contains("is whole; running it"))
+        .expect(&stdout);
+    assert!(
+        refused < whole,
+        "refused before the stream went on: {stdout}"
+    );
+    assert!(stdout.contains("refused: truncated_arguments"), "{stdout}");
+    assert!(stdout.contains("3 calls answered, 1 ran"), "{stdout}");
+}
+
 /// The large tool set: deferral costs less on every provider, and the three scripted turns
 /// search, append what was found (the cached prefix kept), and call under a forced choice
 /// that resets itself.
