@@ -39,7 +39,7 @@ use super::ToolCall;
 /// args.push(r#"{"restaurant": "Chez Pa"#).unwrap();
 /// assert_eq!(args.partial()["restaurant"], "Chez Pa"); // for a UI, as it arrives
 /// // Refused at the first piece that cannot be valid, before the call ends.
-/// let err = args.push(r#"nisse", "people": 40"#).unwrap_err();
+/// let err = args.push(r#"nisse", "people": 40, "#).unwrap_err();
 /// assert_eq!(err.fields()[0].pointer, "/people");
 ///
 /// // A call cut off is never run, whatever the provider said about how it ended.

@@ -177,7 +177,7 @@ impl<'a> ProviderToolbox<'a> {
     /// let toolbox = Toolbox::new().with(SetTemperature);
     /// let mut stream = toolbox.provider(Dialect::OpenAiChat { strict: true }).call_stream();
     /// let start = json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
-    ///     "function": {"name": "set_temperature", "arguments": "{\"celsius\": 95"}}]}}]});
+    ///     "function": {"name": "set_temperature", "arguments": "{\"celsius\": 95, "}}]}}]});
     /// // Not run, and known before the model has finished writing: 95 is out of range.
     /// let refused = stream.push(&start).remove(0).unwrap_err();
     /// assert_eq!(refused.error.fields()[0].pointer, "/celsius");
