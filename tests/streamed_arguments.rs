@@ -375,3 +375,33 @@ proptest! {
         prop_assert_eq!(err.code().as_str(), if at == 0 { "invalid_arguments" } else { "truncated_arguments" });
     }
 }
+
+/// Writes a long note. Writes a note. Not for short messages.
+#[tool(effect = "write", stream_args)]
+fn write_note(
+    /// The note's text.
+    #[arg(length(max = 20_000))]
+    text: String,
+) -> usize {
+    text.len()
+}
+
+#[test]
+fn stream_args_asks_anthropic_for_unbuffered_arguments() {
+    let def = WriteNote.definition();
+    assert!(def.streams_args());
+    let anthropic = def.export(Dialect::Anthropic { strict: false }).unwrap();
+    assert_eq!(anthropic["eager_input_streaming"], true);
+    // Other providers have no such setting: nothing is added.
+    let openai = def.export(Dialect::OpenAiChat { strict: true }).unwrap();
+    assert!(openai.to_string().find("eager").is_none());
+    assert!(!SetThermostat.definition().streams_args());
+    assert!(
+        SetThermostat
+            .definition()
+            .export(Dialect::Anthropic { strict: false })
+            .unwrap()
+            .get("eager_input_streaming")
+            .is_none()
+    );
+}

@@ -42,6 +42,9 @@ pub struct ToolDefinition {
     /// The same, serialized.
     pub(crate) export_texts: [OnceLock<Result<String, ExportError>>; 8],
     inline: bool,
+    /// Whether a provider may stream the arguments unbuffered (Anthropic's
+    /// `eager_input_streaming`).
+    stream_args: bool,
     validation: Validation,
 }
 
@@ -119,6 +122,7 @@ impl ToolDefinition {
             exports: Default::default(),
             export_texts: Default::default(),
             inline: spec.inline,
+            stream_args: spec.stream_args,
             validation: Validation::new(
                 Cow::Borrowed(spec.name),
                 built.schema,
@@ -172,6 +176,7 @@ impl ToolDefinition {
             exports: Default::default(),
             export_texts: Default::default(),
             inline: false,
+            stream_args: false,
             validation: Validation::new(
                 name.into(),
                 input_schema,
@@ -206,6 +211,7 @@ impl ToolDefinition {
             exports: Default::default(),
             export_texts: Default::default(),
             inline: self.inline,
+            stream_args: self.stream_args,
             validation: self.validation.renamed(name),
         }
     }
@@ -235,6 +241,30 @@ impl ToolDefinition {
         derived.sensitive = sensitive;
         derived.inline = false;
         derived
+    }
+
+    /// Asks providers to stream this tool's arguments unbuffered (`#[tool(stream_args)]`):
+    /// Anthropic's `eager_input_streaming`, which sends them as the model writes them, without
+    /// checking they are valid JSON first. toolsmith checks them as they arrive
+    /// ([`ProviderToolbox::call_stream`](crate::ProviderToolbox::call_stream)).
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{Dialect, ToolDefinition};
+    /// let def = ToolDefinition::new("write_note", "Writes a note. Writes data.", json!({"type": "object"}))
+    ///     .with_stream_args(true);
+    /// assert_eq!(def.export(Dialect::Anthropic { strict: false }).unwrap()["eager_input_streaming"], true);
+    /// ```
+    #[must_use]
+    pub fn with_stream_args(mut self, stream: bool) -> Self {
+        self.stream_args = stream;
+        self
+    }
+
+    /// Whether providers are asked to stream this tool's arguments unbuffered.
+    #[must_use]
+    pub fn streams_args(&self) -> bool {
+        self.stream_args
     }
 
     /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool

@@ -44,6 +44,8 @@ pub struct ToolSpec {
     pub sequential: bool,
     /// `#[tool(inline)]`.
     pub inline: bool,
+    /// `#[tool(stream_args)]`.
+    pub stream_args: bool,
     /// `#[tool(fallback = "other_tool")]`.
     pub fallback: Option<&'static str>,
     /// `#[tool(scopes("tickets:write"))]`.

@@ -107,6 +107,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let attempts = option(tool.args.attempts.map(|n| quote!(#n)));
     let concurrency = option(tool.args.concurrency.map(|n| quote!(#n)));
     let sequential = tool.args.sequential.is_some();
+    let stream_args = tool.args.stream_args.is_some();
     let fallback = option(tool.args.fallback.as_ref().map(|lit| quote!(#lit)));
     let scopes = tool.args.scopes.iter().flatten();
     let data_classification = option(
@@ -306,6 +307,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 concurrency: #concurrency,
                 sequential: #sequential,
                 inline: #inline,
+                stream_args: #stream_args,
                 fallback: #fallback,
                 scopes: &[#(#scopes),*],
                 data_classification: #data_classification,

@@ -53,6 +53,8 @@ pub(crate) struct ToolArgs {
     pub(crate) sequential: Option<Span>,
     /// `inline`: a synchronous tool that runs in place instead of on the blocking pool.
     pub(crate) inline: Option<Span>,
+    /// `stream_args`: Anthropic sends the arguments unbuffered (`eager_input_streaming`).
+    pub(crate) stream_args: Option<Span>,
     /// `fallback = "other_tool"`.
     pub(crate) fallback: Option<LitStr>,
     /// `scopes("a", "b")`.

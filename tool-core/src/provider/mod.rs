@@ -132,6 +132,11 @@ pub(crate) fn export(def: &ToolDefinition, dialect: Dialect) -> Result<Value, Ex
             if strict {
                 tool["strict"] = Value::Bool(true);
             }
+            // "eager_input_streaming": the arguments are streamed as written, unbuffered and
+            // not checked to be valid JSON (they are checked here as they arrive).
+            if def.streams_args() {
+                tool["eager_input_streaming"] = Value::Bool(true);
+            }
             // "input_examples": example inputs for the tool, each matching its schema.
             let examples = valid_examples(def);
             if !examples.is_empty() {

@@ -27,6 +27,7 @@ pub(crate) const ATTEMPTS: &str = "attempts";
 pub(crate) const CONCURRENCY: &str = "concurrency";
 pub(crate) const SEQUENTIAL: &str = "sequential";
 pub(crate) const INLINE: &str = "inline";
+pub(crate) const STREAM_ARGS: &str = "stream_args";
 pub(crate) const FALLBACK: &str = "fallback";
 pub(crate) const SCOPES: &str = "scopes";
 pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
@@ -54,6 +55,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     CONCURRENCY,
     SEQUENTIAL,
     INLINE,
+    STREAM_ARGS,
     FALLBACK,
     SCOPES,
     DATA_CLASSIFICATION,
@@ -275,6 +277,15 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
         } else if meta.path.is_ident(INLINE) {
             // #[tool(inline)]
             set_once(errors, &meta, &mut out.inline, meta.path.span(), "tool");
+        } else if meta.path.is_ident(STREAM_ARGS) {
+            // #[tool(stream_args)]
+            set_once(
+                errors,
+                &meta,
+                &mut out.stream_args,
+                meta.path.span(),
+                "tool",
+            );
         } else if meta.path.is_ident(FALLBACK)
             || meta.path.is_ident(DATA_CLASSIFICATION)
             || meta.path.is_ident(VERSION)
