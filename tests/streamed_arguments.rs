@@ -74,6 +74,16 @@ fn event_with(file: &str, needle: &str) -> usize {
 }
 
 async fn check_stream(dialect: Dialect, file: &str) {
+    let ids = match dialect {
+        Dialect::Anthropic { .. } => ["toolu_t1", "toolu_t2", "toolu_t3"],
+        Dialect::Gemini => ["g1", "g2", "g3"],
+        _ => ["call_t1", "call_t2", "call_t3"],
+    };
+    // Gemini sends each value whole, by path: the room is refused once it has come.
+    let (needle, room) = match dialect {
+        Dialect::Gemini => ("\"stringValue\":\"garage\"", "garage"),
+        _ => ("\\\"room\\\": \\\"g", "g"),
+    };
     let results = feed(dialect, file);
     assert_eq!(results.len(), 3, "{results:?}");
     let by_id = |id: &str| {
@@ -86,38 +96,22 @@ async fn check_stream(dialect: Dialect, file: &str) {
             .unwrap()
     };
     // The valid call.
-    let (_, first) = by_id(if dialect == (Dialect::Anthropic { strict: false }) {
-        "toolu_t1"
-    } else {
-        "call_t1"
-    });
+    let (_, first) = by_id(ids[0]);
     let first = first.as_ref().unwrap();
     // The call with a room no room starts with: refused at that piece, not at its end.
-    let (at, second) = by_id(if dialect == (Dialect::Anthropic { strict: false }) {
-        "toolu_t2"
-    } else {
-        "call_t2"
-    });
+    let (at, second) = by_id(ids[1]);
     let second = second.as_ref().unwrap_err();
-    assert_eq!(
-        *at,
-        event_with(file, "\\\"room\\\": \\\"g"),
-        "refused as the `g` arrived"
-    );
+    assert_eq!(*at, event_with(file, needle), "refused as the room arrived");
     assert_eq!(second.error.code().as_str(), "invalid_arguments");
     assert_eq!(second.error.fields()[0].pointer, "/room");
     // In the words a whole call with that value gets.
     let whole = SetThermostat
         .definition()
-        .canonical_arguments(json!({"celsius": 19, "room": "g"}))
+        .canonical_arguments(json!({"celsius": 19, "room": room}))
         .unwrap_err();
     assert_eq!(second.error.fields(), whole.fields());
     // The call cut off, whatever `finish_reason` or `stop_reason` said.
-    let (_, third) = by_id(if dialect == (Dialect::Anthropic { strict: false }) {
-        "toolu_t3"
-    } else {
-        "call_t3"
-    });
+    let (_, third) = by_id(ids[2]);
     let third = third.as_ref().unwrap_err();
     assert_eq!(third.error.code().as_str(), "truncated_arguments");
 
@@ -150,8 +144,17 @@ async fn check_stream(dialect: Dialect, file: &str) {
                 "{\"room\": \"office\", \"cels"
             );
         }
+        Dialect::Gemini => {
+            assert_eq!(replayed["functionCall"]["name"], "thermostat.set");
+            assert!(replayed["functionCall"]["args"]["invalid_json"].is_string());
+        }
         _ => assert_eq!(replayed["type"], "function_call"),
     }
+}
+
+#[tokio::test]
+async fn gemini_partial_args_stream() {
+    check_stream(Dialect::Gemini, "checked_gemini.sse").await;
 }
 
 #[tokio::test]

@@ -187,8 +187,9 @@ def main(path):
                 continue  # documented keep-alive, not a message event
             check(f"{name} {event['type']}: RawMessageStreamEvent",
                   lambda e=event: anthropic_event.validate_python(e, strict=True))
-    for chunk in stream_events("gemini.sse"):
-        check("gemini.sse: GenerateContentResponse", lambda c=chunk: genai.GenerateContentResponse.model_validate(c))
+    for name in ["gemini.sse", "checked_gemini.sse"]:
+        for chunk in stream_events(name):
+            check(f"{name}: GenerateContentResponse", lambda c=chunk: genai.GenerateContentResponse.model_validate(c))
 
     # Tool blocks: the request fields around the tools, as each SDK's request type takes them.
     blocks = bundle["blocks"]

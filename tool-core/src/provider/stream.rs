@@ -106,6 +106,8 @@ pub struct CallStream {
     /// The toolbox's tools, when calls are checked as they arrive
     /// ([`ProviderToolbox::call_stream`](crate::ProviderToolbox::call_stream)).
     resolve: Option<Resolver>,
+    /// Gemini: the parts of a call refused while it streamed are dropped up to its last.
+    gemini_dropping: bool,
 }
 
 /// A streamed call whose arguments did not make one JSON object: what was assembled, and the
@@ -174,6 +176,50 @@ struct Partial {
     checked: Option<Checked>,
     /// Whether the name was looked up.
     resolved: bool,
+    /// Gemini's streamed arguments, assembled by path.
+    doc: Option<Value>,
+    /// The pointer of a Gemini string argument still arriving.
+    continuing: Option<String>,
+    /// Bytes of Gemini's streamed arguments so far.
+    received: usize,
+}
+
+/// The key of Gemini's call whose arguments are streaming (one at a time).
+const GEMINI: &str = "gemini";
+
+/// Sets `value` at `pointer` in `doc`, making the objects and arrays on the way (`append`:
+/// a string continued); `false` when the way goes through another kind of value.
+fn set_at(doc: &mut Value, pointer: &str, value: Value, append: bool) -> bool {
+    let mut at = doc;
+    for segment in pointer.split('/').skip(1) {
+        let key = segment.replace("~1", "/").replace("~0", "~");
+        let index = key.parse::<usize>().ok();
+        if at.is_null() {
+            *at = match index {
+                Some(_) => Value::Array(Vec::new()),
+                None => Value::Object(serde_json::Map::new()),
+            };
+        }
+        at = match (at, index) {
+            (Value::Object(map), _) => map.entry(key).or_insert(Value::Null),
+            (Value::Array(items), Some(i)) if i <= items.len() + 1024 => {
+                while items.len() <= i {
+                    items.push(Value::Null);
+                }
+                &mut items[i]
+            }
+            _ => return false,
+        };
+    }
+    match (append, at) {
+        (true, Value::String(text)) => {
+            if let Value::String(more) = value {
+                text.push_str(&more);
+            }
+        }
+        (_, slot) => *slot = value,
+    }
+    true
 }
 
 /// Where a JSON text stands, read piece by piece: whether its first value has closed.
@@ -237,6 +283,7 @@ impl CallStream {
             closed: HashSet::new(),
             overflowed: false,
             resolve: None,
+            gemini_dropping: false,
         }
     }
 
@@ -269,7 +316,8 @@ impl CallStream {
             Dialect::OpenAiChat { .. } => self.push_chat(event, &mut done),
             Dialect::OpenAiResponses { .. } => self.push_responses(event, &mut done),
             Dialect::Anthropic { .. } => self.push_anthropic(event, &mut done),
-            Dialect::Gemini | Dialect::Mcp => {
+            Dialect::Gemini => self.push_gemini(event, &mut done),
+            Dialect::Mcp => {
                 if let Ok(calls) = ToolCall::parse(self.dialect, event) {
                     done.extend(calls.into_iter().map(Ok));
                 }
@@ -297,10 +345,180 @@ impl CallStream {
     pub fn finish(&mut self) -> Vec<Result<ToolCall, StreamedCallError>> {
         let keys: Vec<String> = self.order.clone();
         let mut done = Vec::new();
+        // A Gemini call whose last part never came is cut off, whatever it holds so far.
+        if let Some(partial) = self.open.remove(GEMINI) {
+            self.order.retain(|k| k != GEMINI);
+            let text = partial.doc.map(|d| d.to_string()).unwrap_or_default();
+            done.push(Err(StreamedCallError {
+                error: truncated(&partial.name, partial.received),
+                call: ToolCall {
+                    id: partial.id,
+                    name: partial.name,
+                    arguments: Value::String(crate::echo::echo(&text).into_owned()),
+                },
+            }));
+        }
         for key in keys {
             self.complete(&key, None, &mut done);
         }
         done
+    }
+
+    /// Gemini: whole `functionCall` parts, or (Vertex AI, `streamFunctionCallArguments`) one
+    /// call at a time in parts carrying `partialArgs` by JSON Path, each value checked against
+    /// the schema at its path once it is whole.
+    fn push_gemini(&mut self, event: &Value, done: &mut Vec<Result<ToolCall, StreamedCallError>>) {
+        let parts: Vec<&Value> = event
+            .get("candidates")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.pointer("/content/parts").and_then(Value::as_array))
+            .flatten()
+            .collect();
+        for part in parts {
+            let Some(call) = part.get("functionCall") else {
+                continue;
+            };
+            let continues = call.get("willContinue").and_then(Value::as_bool) == Some(true);
+            let named = call
+                .get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| !n.is_empty());
+            // The rest of a call refused while it streamed, up to its last part.
+            if self.gemini_dropping && !named {
+                self.gemini_dropping = continues;
+                continue;
+            }
+            self.gemini_dropping = false;
+            let streamed =
+                call.get("partialArgs").is_some() || continues || self.open.contains_key(GEMINI);
+            if !streamed {
+                let whole = serde_json::json!({"candidates": [{"content": {"parts": [part]}}]});
+                if let Ok(calls) = ToolCall::parse(Dialect::Gemini, &whole) {
+                    done.extend(calls.into_iter().map(Ok));
+                }
+                continue;
+            }
+            let name = call.get("name").filter(|_| !self.open.contains_key(GEMINI));
+            self.update(GEMINI, call.get("id"), name, "", done);
+            for arg in call
+                .get("partialArgs")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if !self.open.contains_key(GEMINI) {
+                    break;
+                }
+                self.gemini_arg(arg, done);
+            }
+            if call.get("willContinue").and_then(Value::as_bool) != Some(true)
+                && let Some(partial) = self.open.get_mut(GEMINI)
+            {
+                // The call is whole: its arguments, assembled, as text.
+                let args = partial.doc.take().unwrap_or_else(|| serde_json::json!({}));
+                let text = args.to_string();
+                partial.arguments = text.clone();
+                partial.scan = Scan::default();
+                partial.scan.feed(&text);
+                self.complete(GEMINI, None, done);
+                // The next call of the stream takes the key again.
+                self.closed.remove(GEMINI);
+            }
+        }
+    }
+
+    /// One Gemini `partialArg`: its value set (or a string continued) at its path, and
+    /// checked once whole.
+    fn gemini_arg(&mut self, arg: &Value, done: &mut Vec<Result<ToolCall, StreamedCallError>>) {
+        let max = self.max_bytes;
+        let Some(partial) = self.open.get_mut(GEMINI) else {
+            return;
+        };
+        if partial.broken.is_some() {
+            return;
+        }
+        let path = arg.get("jsonPath").and_then(Value::as_str).unwrap_or("");
+        let Some(pointer) = crate::validate::stream::json_path_to_pointer(path) else {
+            partial.broken = Some(format!(
+                "an argument came with the path `{}`, which is not a JSON Path to one value",
+                crate::echo::echo(path)
+            ));
+            return;
+        };
+        let value = if let Some(text) = arg.get("stringValue").and_then(Value::as_str) {
+            Value::String(text.to_owned())
+        } else if let Some(n) = arg.get("numberValue").filter(|n| n.is_number()) {
+            n.clone()
+        } else if let Some(b) = arg.get("boolValue").and_then(Value::as_bool) {
+            Value::Bool(b)
+        } else {
+            Value::Null
+        };
+        let continues = arg.get("willContinue").and_then(Value::as_bool) == Some(true);
+        // What arrived, counted against the limit as text would be.
+        let size = value.to_string().len() + pointer.len();
+        if partial.received + size > max {
+            partial.broken = Some(format!(
+                "its arguments are longer than the limit of {max} bytes"
+            ));
+            return;
+        }
+        partial.received += size;
+        let append = partial.continuing.as_deref() == Some(pointer.as_str());
+        let doc = partial.doc.get_or_insert_with(|| serde_json::json!({}));
+        if !set_at(doc, &pointer, value, append) {
+            partial.broken = Some(format!(
+                "an argument came at `{}`, inside a value of another kind",
+                crate::echo::echo(path)
+            ));
+            return;
+        }
+        partial.continuing = continues.then(|| pointer.clone());
+        if continues {
+            return;
+        }
+        if !partial.resolved
+            && let Some(resolve) = &self.resolve
+        {
+            partial.resolved = true;
+            partial.checked = (resolve.0)(&partial.name).map(|tool| Checked {
+                parser: Parser::new(tool.definition().validation()),
+                limits: tool
+                    .definition()
+                    .input_limits()
+                    .copied()
+                    .unwrap_or_default(),
+                tool,
+            });
+        }
+        // Whole: checked against the schema at its path, in the words a whole call gets.
+        let Some(checked) = &partial.checked else {
+            return;
+        };
+        let doc = partial.doc.clone().unwrap_or_default();
+        let Some(error) = crate::validate::stream::refusal_at(
+            checked.tool.definition().validation(),
+            doc.clone(),
+            &pointer,
+            &checked.limits,
+        ) else {
+            return;
+        };
+        if let Some(partial) = self.open.remove(GEMINI) {
+            self.order.retain(|k| k != GEMINI);
+            self.closed.remove(GEMINI);
+            self.gemini_dropping = true;
+            done.push(Err(StreamedCallError {
+                call: ToolCall {
+                    id: partial.id,
+                    name: partial.name,
+                    arguments: Value::String(crate::echo::echo(&doc.to_string()).into_owned()),
+                },
+                error,
+            }));
+        }
     }
 
     fn push_chat(&mut self, chunk: &Value, done: &mut Vec<Result<ToolCall, StreamedCallError>>) {

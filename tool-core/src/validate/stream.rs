@@ -235,18 +235,7 @@ impl Parser {
                     }),
                 }
             }
-            Found::Schema(at) => {
-                let err =
-                    read_once(def, &Arguments::Value(Cow::Owned(self.partial())), limits).err()?;
-                let below = format!("{at}/");
-                let fields: Vec<FieldError> = err
-                    .fields()
-                    .iter()
-                    .filter(|f| f.pointer == at || f.pointer.starts_with(&below))
-                    .cloned()
-                    .collect();
-                (!fields.is_empty()).then(|| invalid(def, fields))
-            }
+            Found::Schema(at) => refusal_at(def, self.partial(), &at, limits),
         }
     }
 
@@ -910,6 +899,58 @@ impl Parser {
             || beyond("exclusiveMinimum", &[Ordering::Less, Ordering::Equal])
             || beyond("exclusiveMaximum", &[Ordering::Greater, Ordering::Equal]))
     }
+}
+
+/// The whole-call reader's verdict on `partial` (what has arrived), kept to the field at
+/// `at` and below: `None` when it finds nothing wrong there.
+pub(crate) fn refusal_at(
+    def: &Validation,
+    partial: Value,
+    at: &str,
+    limits: &InputLimits,
+) -> Option<ToolError> {
+    let err = read_once(def, &Arguments::Value(Cow::Owned(partial)), limits).err()?;
+    let below = format!("{at}/");
+    let fields: Vec<FieldError> = err
+        .fields()
+        .iter()
+        .filter(|f| f.pointer == at || f.pointer.starts_with(&below))
+        .cloned()
+        .collect();
+    (!fields.is_empty()).then(|| invalid(def, fields))
+}
+
+/// A JSON Path of the normalized form Gemini streams arguments by (`$.a.b[0]['c d']`, RFC
+/// 9535) as a JSON pointer; `None` for any other form.
+pub(crate) fn json_path_to_pointer(path: &str) -> Option<String> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut pointer = String::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            let name = &after[..end];
+            if name.is_empty() {
+                return None;
+            }
+            pointer.push('/');
+            pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            pointer.push('/');
+            pointer.push_str(&after[..end].replace('~', "~0").replace('/', "~1"));
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let index: usize = after[..end].parse().ok()?;
+            pointer.push('/');
+            pointer.push_str(&index.to_string());
+            rest = &after[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(pointer)
 }
 
 fn node_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
