@@ -70,6 +70,8 @@ pub(crate) struct Settings {
     /// Read only by the MCP server (feature `mcp`).
     #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) tasks: Arc<dyn TaskStore>,
+    /// Guards on every call's arguments.
+    pub(crate) guards: Arc<[super::Guard]>,
 }
 
 impl Default for Settings {
@@ -85,6 +87,7 @@ impl Default for Settings {
             large_results,
             cursor_ttl,
             upstream_limits,
+            guards,
         } = Defaults::default();
         // The stores and the key, as a toolbox has them without `with_state`.
         let State {
@@ -118,6 +121,7 @@ impl Default for Settings {
             shared_budgets,
             shared_circuits,
             tasks,
+            guards: guards.into(),
         }
     }
 }
@@ -199,6 +203,13 @@ impl Settings {
                 if let Some(authorizer) = &self.authorizer {
                     steps.push(Arc::new(Authorize {
                         authorizer: Arc::clone(authorizer),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                // Guards see the arguments read, and leave the reading every later step sees.
+                if !self.guards.is_empty() {
+                    steps.push(Arc::new(super::guard::Guarded {
+                        guards: Arc::clone(&self.guards),
                         tool: Arc::clone(tool),
                     }));
                 }

@@ -54,6 +54,9 @@ pub struct Defaults {
     /// Rate limits on upstreams that several tools share, by name: a tool names its upstream
     /// with [`ToolPolicy::upstream`](crate::spec::ToolPolicy::upstream).
     pub upstream_limits: HashMap<String, RateLimit>,
+    /// Guards on every call's arguments, in order, after they are read and before approval
+    /// ([`InputGuard`](super::InputGuard)); none by default.
+    pub guards: Vec<super::Guard>,
 }
 
 impl Default for Defaults {
@@ -69,6 +72,7 @@ impl Default for Defaults {
             large_results: LargeResults::default(),
             cursor_ttl: None,
             upstream_limits: HashMap::new(),
+            guards: Vec::new(),
         }
     }
 }

@@ -4,7 +4,8 @@
 //! Each concern is a step with one signature; the toolbox composes a plan per tool from its
 //! settings, once, and every call of the tool goes through it in this order
 //! (docs/execution.md): audit → authorization → the arguments read once (validated, made
-//! canonical and hashed, for tools whose calls a step reads) → idempotency (writes: a stored
+//! canonical and hashed, for tools whose calls a step reads) → input guards (refuse or rewrite
+//! the arguments read; a rewrite is read again) → idempotency (writes: a stored
 //! result replays here) → approval → run budget → fallback → circuit → sequential and
 //! per-tool limits → attempts (each first taking its turn from the tool's and its upstream's
 //! rate limits, then run with its time limit, retried). Which tools are offered at all
@@ -37,6 +38,7 @@ mod compose;
 mod defaults;
 mod enable;
 mod fallback;
+mod guard;
 mod idempotent;
 mod limit;
 mod plan;
@@ -58,6 +60,7 @@ pub(crate) use approve::{Ticket, needs_approval};
 pub use authorize::Authorizer;
 pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
+pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};
 
 pub(crate) use compose::{Plans, Settings};
 pub(crate) use step::{Call, Done, Flow, Ran};

@@ -696,6 +696,7 @@ impl Toolbox {
             large_results,
             cursor_ttl,
             upstream_limits,
+            guards,
         } = defaults;
         let settings = &mut self.settings;
         settings.timeout = timeout;
@@ -708,6 +709,7 @@ impl Toolbox {
         settings.large_results = large_results;
         settings.cursor_ttl = cursor_ttl;
         settings.upstreams = upstream_limits;
+        settings.guards = guards.into();
         self.configured()
     }
 
