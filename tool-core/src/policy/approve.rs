@@ -36,6 +36,8 @@ pub struct ApprovalRequest<'a> {
     pub ctx: &'a ToolContext,
     /// The tool's definition: its title, description, effect and risk annotations.
     pub definition: &'a ToolDefinition,
+    /// How the arguments were repaired before they could be read (empty: they were not).
+    pub repairs: &'a [String],
 }
 
 impl ApprovalRequest<'_> {
@@ -67,6 +69,7 @@ impl ApprovalRequest<'_> {
     ///     arguments_hash: "sha256:...",
     ///     ctx: &ToolContext::new(),
     ///     definition: RotateKey.definition(),
+    ///     repairs: &[],
     /// };
     /// assert_eq!(request.redacted_arguments(), json!({"name": "billing", "password": "[redacted]"}));
     /// ```
@@ -222,6 +225,9 @@ pub struct PendingApproval {
     pub call_id: Option<String>,
     /// When it was first asked for.
     pub requested_at: SystemTime,
+    /// How the arguments were repaired before they could be read (empty: they were not):
+    /// the person decides on the repaired arguments, knowing they were.
+    pub repairs: Vec<String>,
     ticket: Ticket,
 }
 
@@ -263,6 +269,7 @@ impl PendingApproval {
             run_id: request.ctx.run_id().map(str::to_owned),
             call_id: request.ctx.call_id().map(str::to_owned),
             requested_at: SystemTime::now(),
+            repairs: request.repairs.to_vec(),
             ticket: Ticket::of(request),
         }
     }
@@ -642,6 +649,7 @@ impl Approve {
             arguments_hash: hash,
             ctx: call.ctx,
             definition: def,
+            repairs: &checked.repairs,
         };
         let mut decision = match &self.approver {
             Some(approver) => approver.decide(&request).await,
@@ -711,6 +719,7 @@ impl Step for Approve {
                     arguments_hash: checked.hash(),
                     ctx,
                     definition: def,
+                    repairs: &checked.repairs,
                 };
                 approver.unused(&request).await;
             }

@@ -44,6 +44,10 @@ pub struct AuditRecord {
     /// ([`arguments_hash`](crate::policy::arguments_hash)), once they were read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arguments_hash: Option<String>,
+    /// How the arguments were repaired before they could be read, when they were
+    /// ([`Repair`](crate::policy::Repair)).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<String>,
     /// `success`, `degraded` or `error`.
     pub status: &'static str,
     /// The error code of a failed call.
@@ -235,6 +239,9 @@ impl Audit {
                 tool: name.to_owned(),
                 arguments,
                 arguments_hash: checked.map(|checked| checked.hash().to_owned()),
+                repairs: checked
+                    .map(|checked| checked.repairs.clone())
+                    .unwrap_or_default(),
                 status,
                 error_code,
                 attempts: done.attempts,

@@ -72,6 +72,8 @@ pub(crate) struct Settings {
     pub(crate) tasks: Arc<dyn TaskStore>,
     /// Guards on every call's arguments.
     pub(crate) guards: Arc<[super::Guard]>,
+    /// Repair of arguments a whole call would refuse, when on.
+    pub(crate) repair: Option<super::Repair>,
 }
 
 impl Default for Settings {
@@ -88,6 +90,7 @@ impl Default for Settings {
             cursor_ttl,
             upstream_limits,
             guards,
+            repair,
         } = Defaults::default();
         // The stores and the key, as a toolbox has them without `with_state`.
         let State {
@@ -122,6 +125,7 @@ impl Default for Settings {
             shared_circuits,
             tasks,
             guards: guards.into(),
+            repair,
         }
     }
 }
@@ -203,6 +207,13 @@ impl Settings {
                 if let Some(authorizer) = &self.authorizer {
                     steps.push(Arc::new(Authorize {
                         authorizer: Arc::clone(authorizer),
+                        tool: Arc::clone(tool),
+                    }));
+                }
+                // Repaired before anything else reads them: every later step sees the repair.
+                if let Some(repair) = &self.repair {
+                    steps.push(Arc::new(super::repair::Repairing {
+                        repair: repair.clone(),
                         tool: Arc::clone(tool),
                     }));
                 }

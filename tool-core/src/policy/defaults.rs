@@ -57,6 +57,9 @@ pub struct Defaults {
     /// Guards on every call's arguments, in order, after they are read and before approval
     /// ([`InputGuard`](super::InputGuard)); none by default.
     pub guards: Vec<super::Guard>,
+    /// Repair of arguments a whole call would refuse, without inventing any
+    /// ([`Repair`](super::Repair)); off by default: a model's mistake is its to fix.
+    pub repair: Option<super::Repair>,
 }
 
 impl Default for Defaults {
@@ -73,6 +76,7 @@ impl Default for Defaults {
             cursor_ttl: None,
             upstream_limits: HashMap::new(),
             guards: Vec::new(),
+            repair: None,
         }
     }
 }

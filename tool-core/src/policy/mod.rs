@@ -43,6 +43,7 @@ mod idempotent;
 mod limit;
 mod plan;
 mod read;
+mod repair;
 mod retry;
 mod step;
 mod throttle;
@@ -61,6 +62,7 @@ pub use authorize::Authorizer;
 pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};
+pub use repair::{Repair, RepairRequest};
 
 pub(crate) use compose::{Plans, Settings};
 pub(crate) use step::{Call, Done, Flow, Ran};

@@ -697,6 +697,7 @@ impl Toolbox {
             cursor_ttl,
             upstream_limits,
             guards,
+            repair,
         } = defaults;
         let settings = &mut self.settings;
         settings.timeout = timeout;
@@ -710,6 +711,7 @@ impl Toolbox {
         settings.cursor_ttl = cursor_ttl;
         settings.upstreams = upstream_limits;
         settings.guards = guards.into();
+        settings.repair = repair;
         self.configured()
     }
 

@@ -23,6 +23,8 @@ pub(crate) struct Checked {
     /// The canonical JSON of `value` (RFC 8785).
     pub(crate) text: String,
     hash: OnceLock<String>,
+    /// How the arguments were repaired before they could be read (`Defaults::repair`).
+    pub(crate) repairs: Vec<String>,
 }
 
 impl Checked {
@@ -33,6 +35,7 @@ impl Checked {
             value,
             text,
             hash: OnceLock::new(),
+            repairs: Vec::new(),
         }
     }
 

@@ -182,6 +182,18 @@ impl Parser {
         Ok(())
     }
 
+    /// Reads `text` for its shape alone (schema violations are passed over): `false` when it
+    /// is not the beginning of one JSON value.
+    pub(crate) fn push_shape(&mut self, text: &str, limits: &InputLimits) -> bool {
+        self.text.push_str(text);
+        for c in text.chars() {
+            if let Err(Found::Text(_)) = self.step(c, limits) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The arguments once the stream ended: their canonical form, or why they are refused.
     /// Arguments that did not end are `None`.
     pub(crate) fn finish(
@@ -918,6 +930,35 @@ pub(crate) fn refusal_at(
         .cloned()
         .collect();
     (!fields.is_empty()).then(|| invalid(def, fields))
+}
+
+/// Whether `schema` (a node of the schema `root`) may take a value of JSON type `kind`
+/// (`"object"`, `"array"`, `"string"`, ...); `true` when it does not say.
+pub(crate) fn takes_kind(root: &Value, schema: &Value, kind: &str) -> bool {
+    fn walk(root: &Value, schema: &Value, kind: &str, depth: usize) -> bool {
+        if depth > 16 {
+            return true;
+        }
+        if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
+            return match target.strip_prefix('#').and_then(|p| node_at(root, p)) {
+                Some(next) => walk(root, next, kind, depth + 1),
+                None => true,
+            };
+        }
+        let matches = |t: &str| t == kind || (t == "number" && kind == "integer");
+        match schema.get("type") {
+            Some(Value::String(t)) => return matches(t),
+            Some(Value::Array(ts)) => return ts.iter().filter_map(Value::as_str).any(matches),
+            _ => {}
+        }
+        for combinator in ["anyOf", "oneOf"] {
+            if let Some(branches) = schema.get(combinator).and_then(Value::as_array) {
+                return branches.iter().any(|b| walk(root, b, kind, depth + 1));
+            }
+        }
+        true
+    }
+    walk(root, schema, kind, 0)
 }
 
 /// A JSON Path of the normalized form Gemini streams arguments by (`$.a.b[0]['c d']`, RFC

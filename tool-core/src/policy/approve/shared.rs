@@ -124,6 +124,8 @@ struct Record {
     run_id: Option<String>,
     call_id: Option<String>,
     requested_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    repairs: Vec<String>,
 }
 
 impl Record {
@@ -144,6 +146,7 @@ impl Record {
                 .requested_at
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            repairs: pending.repairs.clone(),
         }
     }
 
@@ -179,6 +182,7 @@ impl Record {
             run_id: self.run_id,
             call_id: self.call_id,
             requested_at: UNIX_EPOCH + Duration::from_millis(self.requested_at_ms),
+            repairs: self.repairs,
         }
     }
 }
