@@ -11,6 +11,7 @@ use toolsmith::policy::{Approvals, Defaults, Guard, GuardDecision, GuardRequest}
 use toolsmith::{Dialect, ToolCall, ToolContext, ToolError, Toolbox, tool};
 
 static TRANSFERS: AtomicU32 = AtomicU32::new(0);
+/// Guard calls of the test that counts them (tests run at once).
 static ASKED: AtomicU32 = AtomicU32::new(0);
 
 /// Transfers money between accounts. Destructive: it cannot be undone. Not for refunds.
@@ -28,9 +29,9 @@ fn transfer(
 }
 
 /// IBANs without spaces, in capitals; at most 500 € without a second look.
-fn guard() -> Guard {
-    Guard::new(|request: &GuardRequest<'_>| {
-        ASKED.fetch_add(1, Ordering::SeqCst);
+fn guard(asked: &'static AtomicU32) -> Guard {
+    Guard::new(move |request: &GuardRequest<'_>| {
+        asked.fetch_add(1, Ordering::SeqCst);
         let cents = request.arguments["cents"].as_u64().unwrap_or_default();
         if cents > 50_000 {
             return GuardDecision::Refuse(ToolError::permission_denied(
@@ -43,12 +44,21 @@ fn guard() -> Guard {
 }
 
 fn toolbox(approvals: &Approvals, sink: &Arc<MemorySink>) -> Toolbox {
+    static UNCOUNTED: AtomicU32 = AtomicU32::new(0);
+    counted_toolbox(approvals, sink, &UNCOUNTED)
+}
+
+fn counted_toolbox(
+    approvals: &Approvals,
+    sink: &Arc<MemorySink>,
+    asked: &'static AtomicU32,
+) -> Toolbox {
     Toolbox::new()
         .with(Transfer)
         .with_approver(approvals.clone())
         .with_audit(Arc::clone(sink))
         .with_defaults(Defaults {
-            guards: vec![guard()],
+            guards: vec![guard(asked)],
             ..Defaults::default()
         })
 }
@@ -122,8 +132,7 @@ async fn a_refusal_comes_before_anyone_is_asked() {
 async fn invalid_arguments_never_reach_a_guard_and_a_bad_rewrite_is_refused() {
     let approvals = Approvals::new();
     let sink = Arc::new(MemorySink::default());
-    let toolbox = toolbox(&approvals, &sink);
-    let asked = ASKED.load(Ordering::SeqCst);
+    let toolbox = counted_toolbox(&approvals, &sink, &ASKED);
     let out = toolbox
         .call(
             "transfer",
@@ -134,7 +143,7 @@ async fn invalid_arguments_never_reach_a_guard_and_a_bad_rewrite_is_refused() {
     assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
     assert_eq!(
         ASKED.load(Ordering::SeqCst),
-        asked,
+        0,
         "the guard sees only valid arguments"
     );
 

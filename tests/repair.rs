@@ -10,6 +10,8 @@ use toolsmith::policy::{Approvals, Defaults, Repair, RepairRequest};
 use toolsmith::{ToolContext, Toolbox, tool};
 
 static HOOKED: AtomicU32 = AtomicU32::new(0);
+/// The hook of the cut-off test alone (tests run at once).
+static CLOSER: AtomicU32 = AtomicU32::new(0);
 
 /// Tags a ticket. Writes the ticket's tags. Not for removing tags.
 #[tool(effect = "write")]
@@ -102,21 +104,16 @@ async fn off_by_default() {
 async fn cut_off_arguments_are_never_repaired() {
     let sink = Arc::new(MemorySink::default());
     let repair = Repair::lossless().with_hook(|request: &RepairRequest<'_>| {
-        HOOKED.fetch_add(1, Ordering::SeqCst);
+        CLOSER.fetch_add(1, Ordering::SeqCst);
         // A hook that would close anything: never asked about a cut-off call.
         serde_json::from_str(&format!("{}\"]}}", request.text)).ok()
     });
     let toolbox = toolbox(&sink, &Approvals::new(), Some(repair));
-    let before = HOOKED.load(Ordering::SeqCst);
     let out = toolbox
         .call("tag", r#"{"id": 7, "tags": ["vpn"#, &ToolContext::new())
         .await;
     assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
-    assert_eq!(
-        HOOKED.load(Ordering::SeqCst),
-        before,
-        "the hook never saw it"
-    );
+    assert_eq!(CLOSER.load(Ordering::SeqCst), 0, "the hook never saw it");
     assert!(sink.records()[0].repairs.is_empty());
 }
 
