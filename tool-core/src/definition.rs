@@ -94,6 +94,7 @@ impl ToolDefinition {
                 large_results: None,
                 rate_limit: None,
                 upstream: None,
+                max_invalid: None,
             },
             scopes: spec.scopes.iter().map(|s| (*s).to_owned()).collect(),
             data_classification: spec.data_classification.map(str::to_owned),

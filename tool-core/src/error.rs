@@ -592,6 +592,10 @@ impl ToolError {
     }
 
     /// Sets the operator-only text, logged when the call ends and never serialized.
+    pub(crate) fn set_message(&mut self, message: String) {
+        self.inner.message = message;
+    }
+
     pub(crate) fn set_detail(&mut self, detail: String) {
         self.inner.detail = Some(detail);
     }

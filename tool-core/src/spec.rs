@@ -462,6 +462,10 @@ pub struct ToolPolicy {
     /// ([`Defaults::upstream_limits`](crate::policy::Defaults::upstream_limits)) it shares with
     /// every other tool that names it.
     pub upstream: Option<String>,
+    /// How many calls of this tool may be refused for their arguments in one run before the
+    /// model is told to stop calling it (the run goes on); the toolbox's
+    /// (`Defaults::max_invalid`) when `None`.
+    pub max_invalid: Option<u32>,
 }
 
 /// What happens to a tool's result when it is too large to give a model inline.

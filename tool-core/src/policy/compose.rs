@@ -74,6 +74,8 @@ pub(crate) struct Settings {
     pub(crate) guards: Arc<[super::Guard]>,
     /// Repair of arguments a whole call would refuse, when on.
     pub(crate) repair: Option<super::Repair>,
+    pub(crate) error_text: Option<super::ErrorText>,
+    pub(crate) max_invalid: Option<u32>,
 }
 
 impl Default for Settings {
@@ -91,6 +93,8 @@ impl Default for Settings {
             upstream_limits,
             guards,
             repair,
+            error_text,
+            max_invalid,
         } = Defaults::default();
         // The stores and the key, as a toolbox has them without `with_state`.
         let State {
@@ -126,6 +130,8 @@ impl Default for Settings {
             tasks,
             guards: guards.into(),
             repair,
+            error_text,
+            max_invalid,
         }
     }
 }
@@ -136,6 +142,8 @@ impl Default for Settings {
 pub(crate) struct Plans {
     pub(crate) tools: Vec<Plan>,
     pub(crate) refused: Plan,
+    /// Refusals of each tool's arguments, per run.
+    pub(crate) invalid: super::InvalidCounts,
 }
 
 impl Settings {
@@ -159,6 +167,7 @@ impl Settings {
         policy.large_results = o.large_results.or(policy.large_results);
         policy.rate_limit = o.rate_limit.or(policy.rate_limit);
         policy.upstream = o.upstream.clone().or(policy.upstream);
+        policy.max_invalid = o.max_invalid.or(policy.max_invalid);
         Cow::Owned(policy)
     }
 
@@ -346,6 +355,7 @@ impl Settings {
         Plans {
             tools: plans,
             refused,
+            invalid: super::InvalidCounts::default(),
         }
     }
 }

@@ -60,6 +60,13 @@ pub struct Defaults {
     /// Repair of arguments a whole call would refuse, without inventing any
     /// ([`Repair`](super::Repair)); off by default: a model's mistake is its to fix.
     pub repair: Option<super::Repair>,
+    /// The text a model reads for a failed call, in the application's words
+    /// ([`ErrorText`](super::ErrorText)); toolsmith's when `None`.
+    pub error_text: Option<super::ErrorText>,
+    /// How many calls of one tool may be refused for their arguments in one run before the
+    /// model is told to stop calling it (the run goes on); no limit when `None`. A tool's own
+    /// [`ToolPolicy::max_invalid`](crate::spec::ToolPolicy::max_invalid) comes first.
+    pub max_invalid: Option<u32>,
 }
 
 impl Default for Defaults {
@@ -77,6 +84,8 @@ impl Default for Defaults {
             upstream_limits: HashMap::new(),
             guards: Vec::new(),
             repair: None,
+            error_text: None,
+            max_invalid: None,
         }
     }
 }

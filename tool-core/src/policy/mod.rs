@@ -46,6 +46,7 @@ mod read;
 mod repair;
 mod retry;
 mod step;
+mod text;
 mod throttle;
 
 pub use crate::json::canonical::{arguments_hash, canonical_json};
@@ -63,6 +64,8 @@ pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};
 pub use repair::{Repair, RepairRequest};
+pub(crate) use text::InvalidCounts;
+pub use text::{ErrorText, ErrorView};
 
 pub(crate) use compose::{Plans, Settings};
 pub(crate) use step::{Call, Done, Flow, Ran};

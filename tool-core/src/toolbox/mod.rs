@@ -323,6 +323,48 @@ impl Toolbox {
         (0..self.registry.in_order.len()).map(|i| self.registry.shown(i))
     }
 
+    /// The end of every call's route: a failed call's error in the words the model reads
+    /// (the toolbox's error text; a stop to a tool whose model keeps sending arguments it
+    /// refuses), then its final touch ([`finish_error`]).
+    fn finished(&self, mut ran: Ran, name: &str, ctx: &ToolContext) -> Ran {
+        if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
+            self.model_text(err, name, ctx);
+            finish_error(err, name, ctx);
+        }
+        ran
+    }
+
+    /// The text a model reads for a failed call of `name`.
+    fn model_text(&self, err: &mut ToolError, name: &str, ctx: &ToolContext) {
+        if err.code() == crate::error::ErrorCode::InvalidArguments
+            && let Some(run) = ctx.run_id()
+            && let Some(tool) = self.get(name)
+            && let Some(max) = self
+                .policy_of(tool.definition())
+                .max_invalid
+                .or(self.settings.max_invalid)
+        {
+            let refused = self.plans().invalid.count(run, name);
+            if refused >= max {
+                // Failed, not to be tried again: the run goes on without it.
+                err.set_message(format!(
+                    "`{name}` has refused its arguments {refused} times in this run. Stop calling it: go on without it, and tell the user what you could not do."
+                ));
+                *err = std::mem::replace(err, ToolError::internal("")).human_review(true);
+                return;
+            }
+        }
+        if let Some(text) = &self.settings.error_text
+            && let Some(message) = text.write(&crate::policy::ErrorView {
+                tool: name,
+                error: err,
+                ctx,
+            })
+        {
+            err.set_message(crate::output::redact(&message));
+        }
+    }
+
     /// Whether calls that need approval can wait for a person's decision.
     pub(crate) fn has_approver(&self) -> bool {
         self.settings.approver.is_some()
@@ -419,7 +461,7 @@ impl Toolbox {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
-        outcome_of(finished(done.ran, name, ctx))
+        outcome_of(self.finished(done.ran, name, ctx))
     }
 
     /// Runs a call like [`call`](Self::call) and appends its envelope to `out`: the fastest
@@ -469,7 +511,7 @@ impl Toolbox {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
-        written(finished(done.ran, name, ctx), out, start)
+        written(self.finished(done.ran, name, ctx), out, start)
     }
 
     /// Runs independent calls by their *registered* names (as [`call`](Self::call) does)
@@ -698,6 +740,8 @@ impl Toolbox {
             upstream_limits,
             guards,
             repair,
+            error_text,
+            max_invalid,
         } = defaults;
         let settings = &mut self.settings;
         settings.timeout = timeout;
@@ -712,6 +756,8 @@ impl Toolbox {
         settings.upstreams = upstream_limits;
         settings.guards = guards.into();
         settings.repair = repair;
+        settings.error_text = error_text;
+        settings.max_invalid = max_invalid;
         self.configured()
     }
 
@@ -1115,15 +1161,6 @@ impl Toolbox {
 struct CallSlots {
     read: OnceLock<Box<Checked>>,
     limited: OnceLock<Box<ToolContext>>,
-}
-
-/// The end of every call's route: its error finished.
-#[inline]
-fn finished(mut ran: Ran, name: &str, ctx: &ToolContext) -> Ran {
-    if let Ran::Outcome(ToolOutcome::Error(err)) = &mut ran {
-        finish_error(err, name, ctx);
-    }
-    ran
 }
 
 /// The final touch on the error a call of `name` ends with, here and nowhere else: the

@@ -1,0 +1,99 @@
+//! What the model reads when a call fails: the application's own words, and a stop to a tool
+//! whose model keeps sending arguments it refuses.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use crate::context::ToolContext;
+use crate::error::ToolError;
+
+/// A failed call, as an [`ErrorText`] sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ErrorView<'a> {
+    /// The tool's registered name.
+    pub tool: &'a str,
+    /// The error, with the message toolsmith wrote (naming the tool, the field and what was
+    /// expected).
+    pub error: &'a ToolError,
+    /// The call's context.
+    pub ctx: &'a ToolContext,
+}
+
+type Write = dyn Fn(&ErrorView<'_>) -> Option<String> + Send + Sync;
+
+/// Writes the text a model reads for a failed call, in the application's words (a persona,
+/// a language, a house style, per tool by its name); `None` keeps toolsmith's. Set with
+/// [`Defaults::error_text`](super::Defaults::error_text). Only the message changes: the code,
+/// the fields at fault and whether to retry stay, and secrets in the text are redacted as in
+/// any result.
+///
+/// ```
+/// use toolsmith::policy::{Defaults, ErrorText, ErrorView};
+/// use toolsmith::serde_json::json;
+/// use toolsmith::{tool, ToolContext, Toolbox};
+///
+/// /// Looks a ticket up. Read-only. Not for changing tickets.
+/// #[tool(effect = "read")]
+/// fn look_up(
+///     /// The ticket.
+///     #[arg(range(min = 1, max = 1000))]
+///     id: u32,
+/// ) -> u32 {
+///     id
+/// }
+///
+/// let text = ErrorText::new(|view: &ErrorView<'_>| {
+///     let fields: Vec<String> = view.error.fields().iter().map(|f| f.to_string()).collect();
+///     (view.tool == "look_up").then(|| format!("Ticket ids run from 1 to 1000 ({}).", fields.join("; ")))
+/// });
+/// let toolbox = Toolbox::new().with(LookUp).with_defaults(Defaults { error_text: Some(text), ..Defaults::default() });
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let out = toolbox.call("look_up", json!({"id": 5000}), &ToolContext::new()).await;
+/// let err = out.error().unwrap();
+/// assert!(err.message().starts_with("Ticket ids run from 1 to 1000"));
+/// assert_eq!(err.fields()[0].pointer, "/id");
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct ErrorText(Arc<Write>);
+
+impl ErrorText {
+    /// Text written by `write`.
+    #[must_use]
+    pub fn new(write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(write))
+    }
+
+    pub(crate) fn write(&self, view: &ErrorView<'_>) -> Option<String> {
+        (self.0)(view)
+    }
+}
+
+impl fmt::Debug for ErrorText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ErrorText")
+    }
+}
+
+/// Runs whose counts are kept at most: past it, the counts start again (a model gets more
+/// tries, never fewer).
+const MAX_RUNS: usize = 10_000;
+
+/// How many calls of each tool were refused for their arguments, per run.
+#[derive(Debug, Default)]
+pub(crate) struct InvalidCounts(Mutex<HashMap<(String, String), u32>>);
+
+impl InvalidCounts {
+    /// Counts one more refusal of `tool`'s arguments in `run`; the count so far.
+    pub(crate) fn count(&self, run: &str, tool: &str) -> u32 {
+        let mut counts = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if counts.len() >= MAX_RUNS && !counts.contains_key(&(run.to_owned(), tool.to_owned())) {
+            counts.clear();
+        }
+        let n = counts.entry((run.to_owned(), tool.to_owned())).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    }
+}
