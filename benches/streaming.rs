@@ -1,0 +1,71 @@
+//! Arguments checked while they stream: one call's arguments (about 2 KiB) pushed in pieces of
+//! 16 bytes through `ArgumentStream`, against reading the whole text once as a call does
+//! (`ToolDefinition::canonical_arguments`), and the same stream through 64-byte pieces.
+//!
+//! `cargo bench --bench streaming`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput};
+use serde_json::json;
+use toolsmith::provider::ArgumentStream;
+use toolsmith::{Tool, tool};
+
+#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+struct Stop {
+    /// The stop's name.
+    #[schemars(length(min = 1, max = 60))]
+    name: String,
+    /// Minutes spent there.
+    #[schemars(range(min = 0, max = 600))]
+    minutes: u32,
+}
+
+/// Plans a trip. Writes a plan. Not for booking.
+#[tool(effect = "write")]
+fn plan_trip(
+    /// The trip's title.
+    #[arg(length(min = 1, max = 80))]
+    title: String,
+    /// The stops, in order.
+    #[arg(length(max = 40))]
+    stops: Vec<Stop>,
+    /// Whether the trip may change.
+    flexible: bool,
+) -> usize {
+    let _ = (title, flexible);
+    stops.len()
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    let stops: Vec<_> = (0..40)
+        .map(|i| json!({"name": format!("Stop number {i} on the coast road"), "minutes": i * 7}))
+        .collect();
+    let text = json!({"title": "A week along the coast", "stops": stops, "flexible": true}).to_string();
+    let def = PlanTrip.definition();
+    let mut group = c.benchmark_group("streaming");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("whole_call_read", |b| {
+        b.iter(|| def.canonical_arguments(black_box(text.as_str())).is_ok());
+    });
+    for piece in [16usize, 64] {
+        let pieces: Vec<&str> = text
+            .as_bytes()
+            .chunks(piece)
+            .map(|c| std::str::from_utf8(c).unwrap_or_default())
+            .collect();
+        group.bench_function(format!("streamed_{piece}_byte_pieces"), |b| {
+            b.iter(|| {
+                let mut args = ArgumentStream::new(def);
+                for p in &pieces {
+                    let _ = args.push(black_box(p));
+                }
+                args.finish().is_ok()
+            });
+        });
+    }
+    group.finish();
+    c.final_summary();
+    println!("document: {} bytes", text.len());
+}
