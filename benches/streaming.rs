@@ -42,7 +42,8 @@ fn main() {
     let stops: Vec<_> = (0..40)
         .map(|i| json!({"name": format!("Stop number {i} on the coast road"), "minutes": i * 7}))
         .collect();
-    let text = json!({"title": "A week along the coast", "stops": stops, "flexible": true}).to_string();
+    let text =
+        json!({"title": "A week along the coast", "stops": stops, "flexible": true}).to_string();
     let def = PlanTrip.definition();
     let mut group = c.benchmark_group("streaming");
     group.throughput(Throughput::Bytes(text.len() as u64));

@@ -102,6 +102,12 @@ pub(crate) struct Parser {
     done: Option<Value>,
     nodes: usize,
     max_members: usize,
+    /// What the schema says at a pointer, looked up once per parser: the kinds a value may
+    /// take, the one schema for a value of a kind, a property's schema in an object.
+    kinds_seen: std::collections::HashMap<String, Option<u8>>,
+    chosen_seen: std::collections::HashMap<(String, u8), Option<String>>,
+    properties_seen:
+        std::collections::HashMap<String, std::collections::HashMap<String, Option<String>>>,
     /// The refusal, once the call is refused: nothing more is read.
     refused: Option<ToolError>,
 }
@@ -125,6 +131,9 @@ impl Parser {
             done: None,
             nodes: 0,
             max_members: usize::MAX,
+            kinds_seen: std::collections::HashMap::new(),
+            chosen_seen: std::collections::HashMap::new(),
+            properties_seen: std::collections::HashMap::new(),
             refused: None,
         }
     }
@@ -426,7 +435,24 @@ impl Parser {
     }
 
     /// The pointer and schema of the value that starts now.
-    fn next_slot(&self) -> (String, Option<String>) {
+    fn next_slot(&mut self) -> (String, Option<String>) {
+        if let Some(Frame::Object {
+            key: Some(key),
+            schema: Some(object),
+            ..
+        }) = self.stack.last()
+            && !self
+                .properties_seen
+                .get(object.as_str())
+                .is_some_and(|seen| seen.contains_key(key.as_str()))
+        {
+            let (object, key) = (object.clone(), key.clone());
+            let found = self.property_schema(&object, &key);
+            self.properties_seen
+                .entry(object)
+                .or_default()
+                .insert(key, found);
+        }
         match self.stack.last() {
             None => (String::new(), Some(String::new())),
             Some(Frame::Object {
@@ -437,7 +463,13 @@ impl Parser {
             }) => {
                 let key = key.as_deref().unwrap_or_default();
                 let at = format!("{pointer}/{}", escape(key));
-                let schema = schema.as_deref().and_then(|s| self.property_schema(s, key));
+                let schema = schema.as_deref().and_then(|s| {
+                    self.properties_seen
+                        .get(s)
+                        .and_then(|seen| seen.get(key))
+                        .cloned()
+                        .flatten()
+                });
                 (at, schema)
             }
             Some(Frame::Array {
@@ -472,7 +504,7 @@ impl Parser {
         // The kind must be one the schema takes (a number may still be an integer).
         let mismatch = schema
             .as_deref()
-            .and_then(|s| self.kinds(s, 0))
+            .and_then(|s| self.kinds_cached(s))
             .is_some_and(|kinds| {
                 if kind == NUMBER {
                     kinds & (NUMBER | INTEGER) == 0
@@ -483,7 +515,7 @@ impl Parser {
         let chosen = if mismatch {
             None
         } else {
-            schema.as_deref().and_then(|s| self.select(s, kind, 0))
+            schema.as_deref().and_then(|s| self.select_cached(s, kind))
         };
         match c {
             '{' | '[' => {
@@ -600,15 +632,42 @@ impl Parser {
         Ok(())
     }
 
+    /// [`kinds`](Self::kinds), looked up once per pointer.
+    fn kinds_cached(&mut self, pointer: &str) -> Option<u8> {
+        if let Some(kinds) = self.kinds_seen.get(pointer) {
+            return *kinds;
+        }
+        let kinds = self.kinds(pointer, 0);
+        self.kinds_seen.insert(pointer.to_owned(), kinds);
+        kinds
+    }
+
+    /// [`select`](Self::select), looked up once per pointer and kind.
+    fn select_cached(&mut self, pointer: &str, kind: u8) -> Option<String> {
+        if let Some(chosen) = self.chosen_seen.get(&(pointer.to_owned(), kind)) {
+            return chosen.clone();
+        }
+        let chosen = self.select(pointer, kind, 0);
+        self.chosen_seen
+            .insert((pointer.to_owned(), kind), chosen.clone());
+        chosen
+    }
+
     fn end_number(&mut self) -> Result<(), Found> {
         let text = std::mem::take(&mut self.scalar.text);
         let value: Value = serde_json::from_str(&text).map_err(|_| Found::Text(None))?;
+        let integer_only = match self.scalar.schema.clone() {
+            Some(schema) => self
+                .kinds_cached(&schema)
+                .is_some_and(|k| k & NUMBER == 0 && k & INTEGER != 0),
+            None => false,
+        };
         let wrong = self.scalar.mismatch
             || self
                 .scalar
                 .schema
                 .as_deref()
-                .is_some_and(|schema| !self.number_fits(schema, &value));
+                .is_some_and(|schema| !self.number_fits(schema, &value, integer_only));
         self.end_scalar(value, wrong)
     }
 
@@ -886,13 +945,10 @@ impl Parser {
     }
 
     /// Whether the number `value` satisfies the schema at `pointer` (its type and range).
-    fn number_fits(&self, pointer: &str, value: &Value) -> bool {
+    fn number_fits(&self, pointer: &str, value: &Value, integer_only: bool) -> bool {
         let Some(node) = self.node(pointer) else {
             return true;
         };
-        let integer_only = self
-            .kinds(pointer, 0)
-            .is_some_and(|k| k & NUMBER == 0 && k & INTEGER != 0);
         if integer_only
             && value.as_f64().is_some_and(|f| f.fract() != 0.0)
             && value.as_i64().is_none()
