@@ -52,6 +52,18 @@ struct Checked {
     limits: InputLimits,
 }
 
+impl Checked {
+    /// `tool`, with a parser for its arguments under its limits.
+    fn of(tool: Arc<dyn Tool>) -> Self {
+        let definition = tool.definition();
+        Self {
+            parser: Parser::new(definition.validation()),
+            limits: definition.input_limits().copied().unwrap_or_default(),
+            tool,
+        }
+    }
+}
+
 impl fmt::Debug for Checked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Checked")
@@ -483,15 +495,7 @@ impl CallStream {
             && let Some(resolve) = &self.resolve
         {
             partial.resolved = true;
-            partial.checked = (resolve.0)(&partial.name).map(|tool| Checked {
-                parser: Parser::new(tool.definition().validation()),
-                limits: tool
-                    .definition()
-                    .input_limits()
-                    .copied()
-                    .unwrap_or_default(),
-                tool,
-            });
+            partial.checked = (resolve.0)(&partial.name).map(Checked::of);
         }
         // Whole: checked against the schema at its path, in the words a whole call gets.
         let Some(checked) = &partial.checked else {
@@ -746,15 +750,7 @@ impl CallStream {
             && !partial.name.is_empty()
         {
             partial.resolved = true;
-            partial.checked = (resolve.0)(&partial.name).map(|tool| Checked {
-                parser: Parser::new(tool.definition().validation()),
-                limits: tool
-                    .definition()
-                    .input_limits()
-                    .copied()
-                    .unwrap_or_default(),
-                tool,
-            });
+            partial.checked = (resolve.0)(&partial.name).map(Checked::of);
             partial.arguments.as_str()
         } else {
             return;
