@@ -20,6 +20,7 @@ pub use crate::json::number::Num;
 pub use crate::limits::InputLimits;
 pub use crate::lint::LintLevel;
 pub use crate::outcome::ToolOutcome;
+pub use crate::output::ToolReturn;
 pub use crate::schema::normalize_doc;
 pub use crate::schema::schema_of;
 pub use crate::spec::{Annotations, Bound, Constraint, Effect, LengthKind, ParamSpec, ToolSpec};
@@ -271,6 +272,7 @@ pub async fn run_blocking(ctx: &ToolContext, f: BlockingCall) -> ToolOutcome {
 pub fn inline_outcome(result: Option<Result<Emitted, ToolError>>) -> ToolOutcome {
     match result {
         Some(Ok(Emitted::Raw(data))) => ToolOutcome::Success(data),
+        Some(Ok(Emitted::Outcome(outcome))) => *outcome,
         Some(Err(err)) => ToolOutcome::Error(err),
         Some(Ok(Emitted::Written)) | None => ToolOutcome::Error(ToolError::internal(
             "an inline tool did not produce its data",
@@ -302,20 +304,23 @@ pub struct ResultTag;
 
 impl ResultTag {
     /// For an inline tool: `Ok(data)` is emitted, `Err(e)` is the error `e.into()`.
-    pub fn emit<T: Serialize, E: Into<ToolError>>(
+    pub fn emit<T: ToolReturn, E: Into<ToolError>>(
         self,
         result: Result<T, E>,
         emit: Emit<'_>,
     ) -> Result<Emitted, ToolError> {
         match result {
-            Ok(data) => emit.data(&data),
+            Ok(data) => data.emit(emit),
             Err(err) => Err(err.into()),
         }
     }
 
     /// `Ok(data)` becomes success, `Err(e)` the error `e.into()`.
-    pub fn finish<T: Serialize, E: Into<ToolError>>(self, result: Result<T, E>) -> ToolOutcome {
-        inline_outcome(Some(self.emit(result, Emit::Raw)))
+    pub fn finish<T: ToolReturn, E: Into<ToolError>>(self, result: Result<T, E>) -> ToolOutcome {
+        match result {
+            Ok(data) => data.into_outcome(),
+            Err(err) => ToolOutcome::Error(err.into()),
+        }
     }
 }
 
@@ -324,13 +329,13 @@ pub struct ValueTag;
 
 impl ValueTag {
     /// For an inline tool: the value is emitted.
-    pub fn emit<T: Serialize>(self, value: T, emit: Emit<'_>) -> Result<Emitted, ToolError> {
-        emit.data(&value)
+    pub fn emit<T: ToolReturn>(self, value: T, emit: Emit<'_>) -> Result<Emitted, ToolError> {
+        value.emit(emit)
     }
 
     /// The value becomes success data.
-    pub fn finish<T: Serialize>(self, value: T) -> ToolOutcome {
-        inline_outcome(Some(self.emit(value, Emit::Raw)))
+    pub fn finish<T: ToolReturn>(self, value: T) -> ToolOutcome {
+        value.into_outcome()
     }
 }
 

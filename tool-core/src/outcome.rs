@@ -43,8 +43,73 @@ pub enum ToolOutcome {
     /// its envelope carries the reference, a summary and the start instead of the data
     /// (docs/output.md).
     Stored(Box<RawValue>, Box<StoredResult>),
+    /// A result with a view of its own for the model ([`Viewed`](crate::output::Viewed)):
+    /// the program gets the typed value ([`data`](Self::data),
+    /// [`into_result`](Self::into_result)), the model reads the view
+    /// ([`for_model`](Self::for_model)), and artifacts reach the application and the audit
+    /// but never a provider.
+    Viewed(Box<ViewedResult>),
     /// The call failed.
     Error(ToolError),
+}
+
+/// The parts of a result whose model-facing view differs from its typed value
+/// ([`ToolOutcome::Viewed`]).
+///
+/// The view is computed once, when the tool returns, and is kept with the value wherever the
+/// result is kept (an idempotency key's stored result included), so a replay shows the model
+/// the same view. The output checks (steering text, secrets, large results) run on the view;
+/// a hand-written output schema is checked on the value.
+///
+/// ```
+/// use toolsmith::outcome::{Artifact, ViewedResult};
+/// use toolsmith::ToolOutcome;
+/// let value = toolsmith::serde_json::value::to_raw_value(&[3, 1, 2]).unwrap();
+/// let view = ToolOutcome::success("3 numbers").unwrap();
+/// let artifacts = vec![Artifact::new("source", toolsmith::serde_json::json!("sensor 7"))];
+/// let out = ToolOutcome::Viewed(Box::new(ViewedResult { value, view, artifacts }));
+/// // The model reads the view; the program gets the value.
+/// assert_eq!(out.to_json(), r#"{"status":"success","data":"3 numbers"}"#);
+/// assert_eq!(out.into_result::<Vec<u8>>().unwrap(), [3, 1, 2]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ViewedResult {
+    /// The typed value, as JSON: what the program gets, and MCP's `structuredContent`.
+    pub value: Box<RawValue>,
+    /// What the model reads: a successful outcome (plain, checked, stored or replayed),
+    /// never an error or another view.
+    pub view: ToolOutcome,
+    /// What the application and the audit get beside the result; never sent to a provider.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// A named piece of data a tool hands the application beside its result: a raw upstream
+/// response, a file it wrote, a trace. Artifacts never reach a provider; audit records hold
+/// them with secrets redacted.
+///
+/// ```
+/// use toolsmith::outcome::Artifact;
+/// let raw = Artifact::new("http_status", 200);
+/// assert_eq!(raw.name, "http_status");
+/// assert_eq!(raw.data, 200);
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Artifact {
+    /// What it is, for the application.
+    pub name: String,
+    /// The data.
+    pub data: serde_json::Value,
+}
+
+impl Artifact {
+    /// An artifact named `name` holding `data`.
+    #[must_use]
+    pub fn new(name: impl Into<String>, data: impl Into<serde_json::Value>) -> Self {
+        Self {
+            name: name.into(),
+            data: data.into(),
+        }
+    }
 }
 
 /// What the output checks did to a result, written into its envelope so that neither the
@@ -172,7 +237,11 @@ impl ToolOutcome {
     /// Whether this is the stored result of an earlier call with the same idempotency key.
     #[must_use]
     pub fn is_replay(&self) -> bool {
-        matches!(self, Self::Replayed(_))
+        match self {
+            Self::Replayed(_) => true,
+            Self::Viewed(viewed) => viewed.view.is_replay(),
+            _ => false,
+        }
     }
 
     /// How the result was degraded, if a fallback answered.
@@ -180,11 +249,13 @@ impl ToolOutcome {
     pub fn degradation(&self) -> Option<&Degradation> {
         match self {
             Self::Degraded(_, degradation) => Some(degradation),
+            Self::Viewed(viewed) => viewed.view.degradation(),
             _ => None,
         }
     }
 
-    /// The encoded data of a successful call.
+    /// The encoded data of a successful call: for a result with a view of its own, the
+    /// typed value the program gets (the model reads [`for_model`](Self::for_model)).
     #[must_use]
     pub fn data(&self) -> Option<&RawValue> {
         match self {
@@ -193,7 +264,36 @@ impl ToolOutcome {
             | Self::Replayed(data)
             | Self::Checked(data, _)
             | Self::Stored(data, _) => Some(data),
+            Self::Viewed(viewed) => Some(&viewed.value),
             Self::Error(_) => None,
+        }
+    }
+
+    /// What the model reads of this outcome: the view of a result that has one, else the
+    /// outcome itself. Every provider's answer is made from it; [`to_json`](Self::to_json)
+    /// is its envelope.
+    ///
+    /// ```
+    /// use toolsmith::output::Viewed;
+    /// let out = Viewed::new(vec![1, 2, 3]).text("three numbers").into_outcome();
+    /// assert_eq!(out.for_model().data().unwrap().get(), r#""three numbers""#);
+    /// assert_eq!(out.data().unwrap().get(), "[1,2,3]");
+    /// ```
+    #[must_use]
+    pub fn for_model(&self) -> &ToolOutcome {
+        match self {
+            Self::Viewed(viewed) => &viewed.view,
+            other => other,
+        }
+    }
+
+    /// The artifacts a tool handed the application beside its result (see [`Artifact`]);
+    /// empty for most results.
+    #[must_use]
+    pub fn artifacts(&self) -> &[Artifact] {
+        match self {
+            Self::Viewed(viewed) => &viewed.artifacts,
+            _ => &[],
         }
     }
 
@@ -205,7 +305,8 @@ impl ToolOutcome {
             | Self::Degraded(..)
             | Self::Replayed(_)
             | Self::Checked(..)
-            | Self::Stored(..) => None,
+            | Self::Stored(..)
+            | Self::Viewed(_) => None,
             Self::Error(err) => Some(err),
         }
     }
@@ -217,14 +318,18 @@ impl ToolOutcome {
     /// assert_eq!(out.into_result::<i64>().unwrap(), 41);
     /// ```
     pub fn into_result<T: serde::de::DeserializeOwned>(self) -> Result<T, ToolError> {
+        fn decode<T: serde::de::DeserializeOwned>(data: &RawValue) -> Result<T, ToolError> {
+            serde_json::from_str(data.get()).map_err(|err| {
+                ToolError::internal(format_args!("the data does not decode as requested: {err}"))
+            })
+        }
         match self {
             Self::Success(data)
             | Self::Degraded(data, _)
             | Self::Replayed(data)
             | Self::Checked(data, _)
-            | Self::Stored(data, _) => serde_json::from_str(data.get()).map_err(|err| {
-                ToolError::internal(format_args!("the data does not decode as requested: {err}"))
-            }),
+            | Self::Stored(data, _) => decode(&data),
+            Self::Viewed(viewed) => decode(&viewed.value),
             Self::Error(err) => Err(err),
         }
     }
@@ -247,6 +352,31 @@ impl ToolOutcome {
             | Self::Checked(..)
             | Self::Stored(..)
             | Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
+            Self::Viewed(viewed) => viewed.view.to_json(),
+        }
+    }
+
+    /// The outcome as it is kept (an idempotency key's stored result): the envelope, and for
+    /// a result with a view of its own, its typed value and artifacts beside it, so that a
+    /// replay gives the program and the model what the first call gave them. Reads back with
+    /// serde as the outcome.
+    pub(crate) fn to_record(&self) -> String {
+        match self {
+            Self::Viewed(viewed) => {
+                let mut out = viewed.view.to_json();
+                let mut extra = String::from(r#","value":"#);
+                extra.push_str(viewed.value.get());
+                if !viewed.artifacts.is_empty() {
+                    extra.push_str(r#","artifacts":"#);
+                    extra.push_str(&serde_json::to_string(&viewed.artifacts).unwrap_or_default());
+                }
+                // The envelope is an object: the fields go before its closing brace.
+                out.pop();
+                out.push_str(&extra);
+                out.push('}');
+                out
+            }
+            other => other.to_json(),
         }
     }
 }
@@ -274,6 +404,7 @@ impl ToolOutcome {
             | Self::Error(_) => {
                 let _ = serde_json::to_writer(&mut *out, self);
             }
+            Self::Viewed(viewed) => viewed.view.write_json(out),
         }
     }
 }
@@ -325,6 +456,10 @@ impl fmt::Display for ToolOutcome {
 
 impl Serialize for ToolOutcome {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        // The model's envelope: the view. The value and artifacts are the program's.
+        if let Self::Viewed(viewed) = self {
+            return viewed.view.serialize(serializer);
+        }
         let mut s = serializer.serialize_struct("ToolOutcome", 6)?;
         match self {
             Self::Success(data) => {
@@ -355,6 +490,7 @@ impl Serialize for ToolOutcome {
                 s.serialize_field("status", "error")?;
                 s.serialize_field("error", err)?;
             }
+            Self::Viewed(_) => {}
         }
         s.end()
     }
@@ -377,37 +513,70 @@ fn serialize_notes<S: SerializeStruct>(s: &mut S, notes: &OutputNotes) -> Result
     Ok(())
 }
 
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Status {
+    Success,
+    Error,
+}
+
+/// Every field an envelope (or a kept record, [`ToolOutcome::to_record`]) may have.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope {
+    status: Status,
+    // `Option<Box<RawValue>>` would read `"data": null` as absent.
+    #[serde(default, deserialize_with = "present")]
+    data: Option<Box<RawValue>>,
+    error: Option<ToolError>,
+    degraded: Option<Degradation>,
+    #[serde(default)]
+    replayed: bool,
+    #[serde(default)]
+    neutralized: Vec<String>,
+    #[serde(default)]
+    redacted: Vec<String>,
+    untrusted: Option<Untrusted>,
+    partial: Option<Partial>,
+    stored: Option<StoredResult>,
+    // A kept result with a view of its own: the typed value and the artifacts beside the
+    // view's envelope.
+    #[serde(default, deserialize_with = "present")]
+    value: Option<Box<RawValue>>,
+    #[serde(default)]
+    artifacts: Vec<Artifact>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(d).map(Some)
+}
+
 impl<'de> Deserialize<'de> for ToolOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "snake_case")]
-        enum Status {
-            Success,
-            Error,
+        let mut envelope = Envelope::deserialize(deserializer)?;
+        let artifacts = std::mem::take(&mut envelope.artifacts);
+        let Some(value) = envelope.value.take() else {
+            if !artifacts.is_empty() {
+                return Err(D::Error::custom("`artifacts` come with a `value`"));
+            }
+            return ToolOutcome::from_envelope(envelope).map_err(D::Error::custom);
+        };
+        let view = ToolOutcome::from_envelope(envelope).map_err(D::Error::custom)?;
+        if !view.is_success() {
+            return Err(D::Error::custom(
+                "a result's `value` comes with a success envelope",
+            ));
         }
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Envelope {
-            status: Status,
-            // `Option<Box<RawValue>>` would read `"data": null` as absent.
-            #[serde(default, deserialize_with = "present")]
-            data: Option<Box<RawValue>>,
-            error: Option<ToolError>,
-            degraded: Option<Degradation>,
-            #[serde(default)]
-            replayed: bool,
-            #[serde(default)]
-            neutralized: Vec<String>,
-            #[serde(default)]
-            redacted: Vec<String>,
-            untrusted: Option<Untrusted>,
-            partial: Option<Partial>,
-            stored: Option<StoredResult>,
-        }
-        fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::Error> {
-            Box::<RawValue>::deserialize(d).map(Some)
-        }
-        let envelope = Envelope::deserialize(deserializer)?;
+        Ok(Self::Viewed(Box::new(ViewedResult {
+            value,
+            view,
+            artifacts,
+        })))
+    }
+}
+
+impl ToolOutcome {
+    fn from_envelope(envelope: Envelope) -> Result<Self, &'static str> {
         let notes = OutputNotes {
             neutralized: envelope.neutralized,
             redacted: envelope.redacted,
@@ -422,7 +591,7 @@ impl<'de> Deserialize<'de> for ToolOutcome {
         ) {
             // Read back, a stored result has only its reference: the data is in the store.
             stored.notes = notes;
-            let data = RawValue::from_string("null".to_owned()).map_err(D::Error::custom)?;
+            let data = RawValue::from_string("null".to_owned()).map_err(|_| "`null` is JSON")?;
             return Ok(Self::Stored(data, Box::new(stored)));
         }
         match (envelope.status, envelope.data, envelope.error) {
@@ -437,12 +606,8 @@ impl<'de> Deserialize<'de> for ToolOutcome {
                 })
             }
             (Status::Error, None, Some(error)) => Ok(Self::Error(error)),
-            (Status::Success, _, _) => Err(D::Error::custom(
-                "a success envelope has `data` and no `error`",
-            )),
-            (Status::Error, _, _) => Err(D::Error::custom(
-                "an error envelope has `error` and no `data`",
-            )),
+            (Status::Success, _, _) => Err("a success envelope has `data` and no `error`"),
+            (Status::Error, _, _) => Err("an error envelope has `error` and no `data`"),
         }
     }
 }
@@ -481,6 +646,7 @@ impl CallStatus {
             }
             ToolOutcome::Degraded(..) => Self::Degraded,
             ToolOutcome::Replayed(_) => Self::Replayed,
+            ToolOutcome::Viewed(viewed) => Self::of(&viewed.view),
             ToolOutcome::Error(err) => Self::Error(err.code()),
         }
     }

@@ -90,6 +90,9 @@ pub enum Emitted {
     Raw(Box<serde_json::value::RawValue>),
     /// The data is in the buffer, for [`Emit::Into`].
     Written,
+    /// A whole outcome instead of data: a result with a view of its own
+    /// ([`Viewed`](crate::output::Viewed)), which no buffer holds. Nothing was written.
+    Outcome(Box<ToolOutcome>),
 }
 
 impl Emit<'_> {

@@ -100,8 +100,13 @@ pub enum AgentEvent {
     ToolFinished {
         /// The call, as the model made it.
         call: ToolCall,
-        /// Its outcome's envelope.
+        /// Its outcome's envelope: what the model reads.
         envelope: String,
+        /// For a result with a view of its own ([`Viewed`](crate::output::Viewed)): the
+        /// typed value's JSON, which the model does not read. `None` otherwise.
+        value: Option<String>,
+        /// What the tool handed the application beside its result; never sent to the model.
+        artifacts: Vec<crate::outcome::Artifact>,
     },
     /// Calls wait for a person.
     Paused(Vec<PendingCall>),
@@ -419,6 +424,10 @@ impl Agent {
             self.emit(AgentEvent::ToolFinished {
                 call: call.clone(),
                 envelope: outcome.to_json(),
+                value: matches!(outcome, ToolOutcome::Viewed(_))
+                    .then(|| outcome.data().map(|data| data.get().to_owned()))
+                    .flatten(),
+                artifacts: outcome.artifacts().to_vec(),
             });
             awaiting.results[i] = Some(provider.encode(call, outcome));
             state.calls = state.calls.saturating_add(1);

@@ -241,7 +241,7 @@ pub(crate) fn parts(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Opti
     if !def.is_some_and(is_content_tool) {
         return None;
     }
-    let data = outcome.data()?;
+    let data = outcome.for_model().data()?;
     serde_json::from_str::<Content>(data.get())
         .ok()
         .map(|c| c.content)

@@ -21,6 +21,7 @@ mod fold;
 mod page;
 mod scan;
 mod store;
+mod view;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -46,6 +47,7 @@ pub use store::RESULT_URI_PREFIX;
 #[cfg(feature = "mcp")]
 pub(crate) use store::new_id;
 pub(crate) use store::{check_secret, key_from_secret, may_read, random_key};
+pub use view::{ToolReturn, Viewed};
 
 use scan::{Hit, Secret, hits};
 
@@ -219,6 +221,30 @@ impl OutputChecks {
         let Some((_, ttl)) = self.spill else {
             return outcome;
         };
+        // A result with a view of its own: the view is what the model would read inline.
+        if let ToolOutcome::Viewed(viewed) = outcome {
+            let crate::outcome::ViewedResult {
+                value,
+                view,
+                artifacts,
+            } = *viewed;
+            let view = self.stored(view, owner, ttl).await;
+            return ToolOutcome::Viewed(Box::new(crate::outcome::ViewedResult {
+                value,
+                view,
+                artifacts,
+            }));
+        }
+        self.stored(outcome, owner, ttl).await
+    }
+
+    /// Large success data stored and replaced by its reference.
+    async fn stored(
+        &self,
+        outcome: ToolOutcome,
+        owner: Option<&str>,
+        ttl: Duration,
+    ) -> ToolOutcome {
         let (data, notes) = match outcome {
             ToolOutcome::Success(data) if self.is_large(data.get().len()) => {
                 (data, OutputNotes::default())
@@ -255,20 +281,58 @@ impl OutputChecks {
     /// the schema, scanned, and rewritten or withheld as the tool's safety mode says.
     pub(crate) fn outcome(&self, outcome: ToolOutcome) -> ToolOutcome {
         match outcome {
-            ToolOutcome::Success(data) => match self.data(data.get()) {
-                Checked::Clean => ToolOutcome::Success(data),
-                Checked::Mark(notes) => ToolOutcome::Checked(data, notes),
-                Checked::CleanMark => match &self.clean_mark {
-                    Some((notes, _)) => ToolOutcome::Checked(data, Box::new((**notes).clone())),
-                    None => ToolOutcome::Success(data),
-                },
-                Checked::Changed(outcome) => outcome,
-            },
+            ToolOutcome::Success(data) => {
+                let checked = self.data(data.get());
+                self.success(data, checked)
+            }
             ToolOutcome::Error(mut err) => {
                 self.error(&mut err);
                 ToolOutcome::Error(err)
             }
+            // Two views: the schema describes the value, the model reads the view.
+            ToolOutcome::Viewed(viewed) => {
+                let crate::outcome::ViewedResult {
+                    value,
+                    view,
+                    artifacts,
+                } = *viewed;
+                if let Some(validator) = &self.schema
+                    && let Some(err) = self.schema_violation(validator, value.get())
+                {
+                    return ToolOutcome::Error(err);
+                }
+                let view = match view {
+                    ToolOutcome::Success(data) => {
+                        let checked = self.scanned(data.get());
+                        self.success(data, checked)
+                    }
+                    other => other,
+                };
+                if view.is_success() {
+                    ToolOutcome::Viewed(Box::new(crate::outcome::ViewedResult {
+                        value,
+                        view,
+                        artifacts,
+                    }))
+                } else {
+                    // A view withheld (steering text in `Block` mode) withholds the result.
+                    view
+                }
+            }
             other => other,
+        }
+    }
+
+    /// Success data as a check left it.
+    fn success(&self, data: Box<serde_json::value::RawValue>, checked: Checked) -> ToolOutcome {
+        match checked {
+            Checked::Clean => ToolOutcome::Success(data),
+            Checked::Mark(notes) => ToolOutcome::Checked(data, notes),
+            Checked::CleanMark => match &self.clean_mark {
+                Some((notes, _)) => ToolOutcome::Checked(data, Box::new((**notes).clone())),
+                None => ToolOutcome::Success(data),
+            },
+            Checked::Changed(outcome) => outcome,
         }
     }
 
@@ -333,6 +397,11 @@ impl OutputChecks {
         {
             return Checked::Changed(ToolOutcome::Error(err));
         }
+        self.scanned(raw)
+    }
+
+    /// Checks data the model reads for steering text and secrets (not against the schema).
+    fn scanned(&self, raw: &str) -> Checked {
         let mut notes = Notes::default();
         let mut relevant = false;
         // Text is in strings: data without one (numbers, booleans) has nothing to scan.
@@ -479,6 +548,19 @@ impl Notes {
     fn secret_names(&self) -> Vec<String> {
         self.secrets.iter().map(|s| s.as_str().to_owned()).collect()
     }
+}
+
+/// `value` rewritten as the model's data is, whatever the tool's mode: secrets and paths
+/// redacted, steering text escaped. For what leaves the toolbox beside the checked view (a
+/// result's typed value over MCP) and for audit records (artifacts). Returns what was done,
+/// when anything was.
+pub(crate) fn sanitize(value: &mut Value) -> Option<OutputNotes> {
+    let mut notes = Notes::default();
+    walk(value, true, false, &mut notes).then(|| OutputNotes {
+        neutralized: notes.steer_names(),
+        redacted: notes.secret_names(),
+        ..OutputNotes::default()
+    })
 }
 
 /// Rewrites every string (and key) of `value`; whether anything changed. A secret spread

@@ -252,6 +252,7 @@ pub(crate) fn run_inline(
         Ok(Some(Ok(Emitted::Raw(data)))) => {
             Some(Ran::Outcome(output.outcome(ToolOutcome::Success(data))))
         }
+        Ok(Some(Ok(Emitted::Outcome(outcome)))) => Some(Ran::Outcome(output.outcome(*outcome))),
         Ok(Some(Ok(Emitted::Written))) => Some(match (out, len) {
             (Some(buf), Some(len)) => checks::written(output, buf, len),
             _ => Ran::Written,

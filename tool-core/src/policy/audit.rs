@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::arguments::Arguments;
 use crate::limits::InputLimits;
-use crate::outcome::ToolOutcome;
+use crate::outcome::{OutputNotes, ToolOutcome};
 
 use super::step::{Call, Done, Flow, Next, Ran, Role, Step};
 
@@ -60,6 +60,11 @@ pub struct AuditRecord {
     /// when they did anything: a security event worth keeping (docs/output.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<crate::outcome::OutputNotes>,
+    /// The artifacts the tool handed the application beside its result
+    /// ([`Viewed::artifact`](crate::output::Viewed::artifact)), with secrets and paths
+    /// redacted and steering text escaped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<crate::outcome::Artifact>,
 }
 
 /// Receives every audit record. Implementations must not block for long: they run on the
@@ -246,16 +251,36 @@ impl Audit {
                 error_code,
                 attempts: done.attempts,
                 duration_ms,
-                output: match &done.ran {
-                    Ran::Outcome(ToolOutcome::Checked(_, notes)) => Some((**notes).clone()),
-                    Ran::Marked(notes, _) => Some((**notes).clone()),
-                    Ran::Outcome(ToolOutcome::Error(err)) if !err.redacted().is_empty() => {
-                        Some(crate::outcome::OutputNotes {
-                            redacted: err.redacted().iter().map(|k| (*k).to_owned()).collect(),
-                            ..crate::outcome::OutputNotes::default()
+                artifacts: match &done.ran {
+                    Ran::Outcome(outcome) => outcome
+                        .artifacts()
+                        .iter()
+                        .map(|artifact| {
+                            let mut artifact = artifact.clone();
+                            crate::output::sanitize(&mut artifact.data);
+                            artifact
                         })
-                    }
-                    _ => None,
+                        .collect(),
+                    _ => Vec::new(),
+                },
+                output: match &done.ran {
+                    Ran::Outcome(outcome) => match outcome.for_model() {
+                        ToolOutcome::Checked(_, notes) => Some((**notes).clone()),
+                        ToolOutcome::Stored(_, stored)
+                            if stored.notes != OutputNotes::default() =>
+                        {
+                            Some(stored.notes.clone())
+                        }
+                        ToolOutcome::Error(err) if !err.redacted().is_empty() => {
+                            Some(OutputNotes {
+                                redacted: err.redacted().iter().map(|k| (*k).to_owned()).collect(),
+                                ..OutputNotes::default()
+                            })
+                        }
+                        _ => None,
+                    },
+                    Ran::Marked(notes, _) => Some((**notes).clone()),
+                    Ran::Written => None,
                 },
             };
             for sink in self.sinks.iter() {

@@ -61,7 +61,7 @@ pub(crate) fn written(output: &OutputChecks, buf: &mut Vec<u8>, len: usize) -> R
 /// a batch whose failed items may be retried.
 pub(crate) fn waits(output: &OutputChecks, ran: &Ran) -> bool {
     output.is_batch()
-        || matches!(ran, Ran::Outcome(o) if o.data().is_some_and(|d| output.is_large(d.get().len())))
+        || matches!(ran, Ran::Outcome(o) if o.for_model().data().is_some_and(|d| output.is_large(d.get().len())))
 }
 
 /// A result too large to give inline, kept in the result store for the call's principal, if

@@ -145,6 +145,7 @@ impl Idempotent {
             | ToolOutcome::Checked(..)
             | ToolOutcome::Stored(..) => false,
             ToolOutcome::Degraded(..) => true,
+            ToolOutcome::Viewed(viewed) => viewed.view.degradation().is_some(),
             // A tool that waits for a person (a delegated agent's call) has not acted yet:
             // its next call must run, not replay the wait.
             ToolOutcome::Error(err) => {
@@ -158,7 +159,7 @@ impl Idempotent {
                 .complete(
                     stored,
                     &key.fingerprint,
-                    &outcome.to_json(),
+                    &outcome.to_record(),
                     self.policy.ttl,
                 )
                 .await
@@ -170,21 +171,32 @@ impl Idempotent {
 }
 
 /// A stored envelope, replayed: success is marked as a replay; a stored failure is returned
-/// as it was.
+/// as it was. A result with a view of its own keeps its value and artifacts, and its view is
+/// replayed.
 fn replay(envelope: &str) -> ToolOutcome {
     match serde_json::from_str::<ToolOutcome>(envelope) {
-        Ok(
-            ToolOutcome::Success(data)
-            | ToolOutcome::Degraded(data, _)
-            | ToolOutcome::Replayed(data),
-        ) => ToolOutcome::Replayed(data),
-        // What the output checks did stays said: a replay of checked data is read as the
-        // first answer was.
-        Ok(kept @ (ToolOutcome::Error(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..))) => {
-            kept
+        Ok(ToolOutcome::Viewed(mut viewed)) => {
+            viewed.view = replayed(viewed.view);
+            ToolOutcome::Viewed(viewed)
         }
+        Ok(outcome) => replayed(outcome),
         Err(err) => ToolOutcome::Error(ToolError::internal(format_args!(
             "a stored result does not read back: {err}"
         ))),
+    }
+}
+
+/// A kept outcome as its replay: success data marked replayed, the rest as it was.
+fn replayed(outcome: ToolOutcome) -> ToolOutcome {
+    match outcome {
+        ToolOutcome::Success(data)
+        | ToolOutcome::Degraded(data, _)
+        | ToolOutcome::Replayed(data) => ToolOutcome::Replayed(data),
+        // What the output checks did stays said: a replay of checked data is read as the
+        // first answer was.
+        kept @ (ToolOutcome::Error(_)
+        | ToolOutcome::Checked(..)
+        | ToolOutcome::Stored(..)
+        | ToolOutcome::Viewed(_)) => kept,
     }
 }

@@ -47,14 +47,13 @@ impl Ran {
 
     pub(crate) fn status(&self) -> &'static str {
         match self {
-            Self::Outcome(
-                ToolOutcome::Success(_) | ToolOutcome::Checked(..) | ToolOutcome::Stored(..),
-            )
-            | Self::Written
-            | Self::Marked(..) => "success",
-            Self::Outcome(ToolOutcome::Degraded(..)) => "degraded",
-            Self::Outcome(ToolOutcome::Replayed(_)) => "replayed",
-            Self::Outcome(ToolOutcome::Error(_)) => "error",
+            Self::Outcome(outcome) => match outcome.for_model() {
+                ToolOutcome::Degraded(..) => "degraded",
+                ToolOutcome::Replayed(_) => "replayed",
+                ToolOutcome::Error(_) => "error",
+                _ => "success",
+            },
+            Self::Written | Self::Marked(..) => "success",
         }
     }
 

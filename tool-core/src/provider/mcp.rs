@@ -71,32 +71,82 @@ impl CallResult {
             meta.insert(REPLAYED_META.into(), Value::Bool(true));
             meta
         });
+        // The model reads the view of a result that has one; the program's typed value goes
+        // to `structuredContent`.
+        let model = outcome.for_model();
+        let viewed = matches!(outcome, ToolOutcome::Viewed(_));
         // What the output checks did is said in the text the model reads (the envelope) and
         // in `_meta` for the client.
-        let notes = match outcome {
-            ToolOutcome::Checked(_, notes) => serde_json::to_value(notes).ok(),
+        let mut notes = match model {
+            ToolOutcome::Checked(_, notes) => Some((**notes).clone()),
             ToolOutcome::Stored(_, stored) if stored.notes != OutputNotes::default() => {
-                serde_json::to_value(&stored.notes).ok()
+                Some(stored.notes.clone())
             }
             _ => None,
         };
-        let link = match outcome {
+        let link = match model {
             ToolOutcome::Stored(_, stored) => {
                 Some((stored.uri.clone(), stored.bytes, stored.summary.clone()))
             }
             _ => None,
         };
+        let structured = def
+            .and_then(ToolDefinition::output_schema)
+            .is_some_and(is_object_root);
+        let value = structured
+            .then(|| outcome.data())
+            .flatten()
+            .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
+            .filter(Value::is_object);
+        if viewed {
+            // The value did not pass the checks the view did; clients show structured
+            // content to models too, so it leaves rewritten as the model's data is.
+            let value = value.map(|mut value| {
+                if let Some(found) = crate::output::sanitize(&mut value) {
+                    let notes = notes.get_or_insert_with(OutputNotes::default);
+                    for (have, more) in [
+                        (&mut notes.neutralized, found.neutralized),
+                        (&mut notes.redacted, found.redacted),
+                    ] {
+                        have.extend(more);
+                        have.sort();
+                        have.dedup();
+                    }
+                }
+                value
+            });
+            let text = match model {
+                ToolOutcome::Success(data) | ToolOutcome::Replayed(data) => {
+                    serde_json::from_str::<String>(data.get()).ok()
+                }
+                _ => None,
+            };
+            let notes = notes.and_then(|notes| serde_json::to_value(notes).ok());
+            if let Some(notes) = &notes {
+                meta.get_or_insert_with(Map::new)
+                    .insert(OUTPUT_META.into(), notes.clone());
+            }
+            return Self {
+                link,
+                // An envelope says what the checks did itself.
+                notes: notes
+                    .as_ref()
+                    .filter(|_| text.is_some())
+                    .map(Value::to_string),
+                // A text view is given as text; any other view as the envelope the model
+                // reads from every provider.
+                text: text.unwrap_or_else(|| model.to_json()),
+                structured: value,
+                is_error: false,
+                meta,
+            };
+        }
+        let notes = notes.and_then(|notes| serde_json::to_value(notes).ok());
         if let Some(notes) = &notes {
             meta.get_or_insert_with(Map::new)
                 .insert(OUTPUT_META.into(), notes.clone());
         }
-        let structured = def
-            .and_then(ToolDefinition::output_schema)
-            .is_some_and(is_object_root);
-        if structured
-            && let Some(data) = outcome.data()
-            && let Ok(value @ Value::Object(_)) = serde_json::from_str::<Value>(data.get())
-        {
+        if let (Some(value), Some(data)) = (value, outcome.data()) {
             // Structured content is the data itself; the text block carries the same JSON
             // (the whole envelope when the checks have something to say).
             // A stored result still has its structured content: a tool with an output schema

@@ -265,8 +265,14 @@ pub fn encode_result(
 ) -> Value {
     let id = || call.id.clone().unwrap_or_default();
     if let Some(parts) = crate::output::content_parts(outcome, def) {
-        return rich(dialect, call, outcome, &parts);
+        return rich(dialect, call, outcome.for_model(), &parts);
     }
+    if dialect == Dialect::Mcp {
+        // MCP has a place for each view: `content` and `structuredContent`.
+        return mcp::encode(outcome, def);
+    }
+    // The model reads the view of a result that has one; the value is the program's.
+    let outcome = outcome.for_model();
     match dialect {
         Dialect::OpenAiChat { .. } => openai::encode_chat(id(), outcome.to_json()),
         Dialect::OpenAiResponses { .. } => openai::encode_responses(id(), outcome.to_json()),
