@@ -155,13 +155,13 @@ impl Step for Guarded {
                 let checked = match def.read_arguments(&arguments, call.ctx) {
                     Ok(checked) => checked,
                     Err(err) if rewritten => {
-                        let mut refused = ToolError::internal(format_args!(
+                        // `internal` keeps its message for the operator and tells the model
+                        // only that the call failed.
+                        return Done::refused(ToolError::internal(format_args!(
                             "an input guard rewrote the arguments of `{}` into ones its schema refuses: {}",
                             call.name,
                             err.message()
-                        ));
-                        refused.set_detail(format!("guard rewrite refused: {}", err.message()));
-                        return Done::refused(refused);
+                        )));
                     }
                     Err(err) => return Done::refused(err),
                 };

@@ -146,7 +146,7 @@ impl Repairing {
         }
         let text = text_of(&call.arguments)?;
         // Cut off: what the model meant is not known, and nothing is made up for it.
-        if cut_off(def, &text) {
+        if cut_off(def, &text, call.ctx) {
             return None;
         }
         let mut notes = Vec::new();
@@ -202,15 +202,16 @@ fn text_of(arguments: &Arguments<'_>) -> Option<String> {
     }
 }
 
-/// Whether `text` stops before its object ends (it is a prefix of some JSON, not broken).
-fn cut_off(def: &ToolDefinition, text: &str) -> bool {
+/// Whether `text` stops before its object ends (it is a prefix of some JSON, not broken),
+/// read under the limits the call is read under.
+fn cut_off(def: &ToolDefinition, text: &str, ctx: &crate::context::ToolContext) -> bool {
     if text.trim().is_empty() {
         return false;
     }
     let mut parser = crate::validate::stream::Parser::new(def.validation());
-    let limits = crate::limits::InputLimits::DEFAULT;
+    let limits = crate::validate::limits_for(def.validation(), Some(ctx));
     // Read for its shape only: a wrong value is not a cut.
-    parser.push_shape(text, &limits) && !parser.is_complete()
+    parser.push_shape(text, limits) && !parser.is_complete()
 }
 
 /// `text` without the commas that stand right before a `}` or `]` (outside strings), or
