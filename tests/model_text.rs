@@ -123,3 +123,50 @@ async fn a_toolbox_wide_limit_applies_to_every_tool() {
     let out = toolbox.call("look_up", json!({}), &run).await;
     assert!(out.error().unwrap().message().contains("Stop calling it"));
 }
+
+#[tokio::test]
+async fn one_tools_words_come_before_the_words_for_every_tool() {
+    let text = ErrorText::new(|view: &ErrorView<'_>| {
+        Some(format!("House style: `{}` could not run.", view.tool))
+    })
+    .with_tool("look_up", |view: &ErrorView<'_>| {
+        (view.error.code().as_str() == "invalid_arguments")
+            .then(|| "Ticket ids run from 1 to 1000.".to_owned())
+    });
+    let toolbox = Toolbox::new()
+        .with(LookUp)
+        .with(SayHello)
+        .with_defaults(Defaults {
+            error_text: Some(text),
+            ..Defaults::default()
+        });
+    let ctx = ToolContext::new();
+    let own = toolbox.call("look_up", json!({"id": 5000}), &ctx).await;
+    assert_eq!(
+        own.error().unwrap().message(),
+        "Ticket ids run from 1 to 1000."
+    );
+    let other = toolbox.call("say_hello", json!({"x": 1}), &ctx).await;
+    assert_eq!(
+        other.error().unwrap().message(),
+        "House style: `say_hello` could not run."
+    );
+    // Only one tool's words: the others keep toolsmith's.
+    let only = Toolbox::new()
+        .with(LookUp)
+        .with(SayHello)
+        .with_defaults(Defaults {
+            error_text: Some(ErrorText::for_tool("look_up", |_: &ErrorView<'_>| {
+                Some("Ticket ids run from 1 to 1000.".to_owned())
+            })),
+            ..Defaults::default()
+        });
+    let other = only.call("say_hello", json!({"x": 1}), &ctx).await;
+    assert!(
+        other
+            .error()
+            .unwrap()
+            .message()
+            .contains("unknown parameter `x`")
+    );
+}

@@ -24,7 +24,8 @@ pub struct ErrorView<'a> {
 type Write = dyn Fn(&ErrorView<'_>) -> Option<String> + Send + Sync;
 
 /// Writes the text a model reads for a failed call, in the application's words (a persona,
-/// a language, a house style, per tool by its name); `None` keeps toolsmith's. Set with
+/// a language, a house style; for every tool, or per tool with
+/// [`for_tool`](Self::for_tool) and [`with_tool`](Self::with_tool)); `None` keeps toolsmith's. Set with
 /// [`Defaults::error_text`](super::Defaults::error_text). Only the message changes: the code,
 /// the fields at fault and whether to retry stay, and secrets in the text are redacted as in
 /// any result.
@@ -57,17 +58,61 @@ type Write = dyn Fn(&ErrorView<'_>) -> Option<String> + Send + Sync;
 /// # });
 /// ```
 #[derive(Clone)]
-pub struct ErrorText(Arc<Write>);
+pub struct ErrorText {
+    /// For every tool, after a tool's own.
+    all: Option<Arc<Write>>,
+    /// Each tool's own, by registered name.
+    tools: HashMap<String, Arc<Write>>,
+}
 
 impl ErrorText {
-    /// Text written by `write`.
+    /// Text written by `write`, for every tool.
     #[must_use]
     pub fn new(write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static) -> Self {
-        Self(Arc::new(write))
+        Self {
+            all: Some(Arc::new(write)),
+            tools: HashMap::new(),
+        }
+    }
+
+    /// Text written by `write` for the tool registered as `tool` alone; other tools keep
+    /// toolsmith's words (or those of [`new`](Self::new), with [`with_tool`](Self::with_tool)).
+    ///
+    /// ```
+    /// use toolsmith::policy::{ErrorText, ErrorView};
+    /// let text = ErrorText::for_tool("look_up", |_: &ErrorView<'_>| Some("Ticket ids run from 1 to 1000.".into()))
+    ///     .with_tool("close", |_: &ErrorView<'_>| Some("Only open tickets can be closed.".into()));
+    /// # let _ = text;
+    /// ```
+    #[must_use]
+    pub fn for_tool(
+        tool: impl Into<String>,
+        write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            all: None,
+            tools: HashMap::new(),
+        }
+        .with_tool(tool, write)
+    }
+
+    /// Adds the words for one tool, tried before the words for every tool; `None` from it
+    /// falls back to those.
+    #[must_use]
+    pub fn with_tool(
+        mut self,
+        tool: impl Into<String>,
+        write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.tools.insert(tool.into(), Arc::new(write));
+        self
     }
 
     pub(crate) fn write(&self, view: &ErrorView<'_>) -> Option<String> {
-        (self.0)(view)
+        self.tools
+            .get(view.tool)
+            .and_then(|write| write(view))
+            .or_else(|| self.all.as_ref().and_then(|write| write(view)))
     }
 }
 
