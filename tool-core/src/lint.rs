@@ -130,10 +130,11 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
             "tool `{name}` declares no effect; approval and retry policies need to know whether it reads or writes: add `#[tool(effect = \"read\")]`, `\"write\"` or `\"destructive\"`"
         )),
         Some(effect) => {
-            let destructive = effect == crate::spec::Effect::Destructive || rules::is_destructive_name(name);
-            if destructive && !def.requires_approval() && !has_environment(def.input_schema()) {
+            // Declared destructive, calls wait for approval at run time: gated already.
+            let gated = effect == crate::spec::Effect::Destructive || def.requires_approval();
+            if rules::is_destructive_name(name) && !gated && !has_environment(def.input_schema()) {
                 l.push(rules::DESTRUCTIVE_WITHOUT_ENVIRONMENT, "", format!(
-                    "`{name}` is destructive or works in bulk but takes no `environment` enum and declares no approval; add an `environment` parameter whose enum lists `staging` and `production`, or `#[tool(requires_approval)]`"
+                    "`{name}` is named like a destructive or bulk action, yet calls run without a person's approval: declare `#[tool(effect = \"destructive\")]` (its calls then wait for approval), `#[tool(requires_approval)]`, or an `environment` parameter whose enum lists `staging` and `production`"
                 ));
             }
         }

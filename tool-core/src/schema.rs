@@ -27,29 +27,109 @@ pub(crate) struct Compiled {
     pub(crate) problem: Option<String>,
 }
 
-/// Turns doc-comment text into a description: exactly one leading space is stripped from each
-/// line, other indentation and blank lines between paragraphs are kept, and blank lines at the
+/// Turns doc-comment text into a description, as rustdoc reads Markdown: the lines of a
+/// paragraph are joined with a space (a hard-wrapped sentence reaches the model whole), while
+/// blank lines between paragraphs, list items, headings, tables, block quotes, hard breaks
+/// (two trailing spaces or a backslash) and code blocks (fenced or indented) keep their lines.
+/// One leading space is stripped from each line (the one after `///`), and blank lines at the
 /// start and end are dropped.
 ///
 /// ```
 /// # use toolsmith::__private::normalize_doc;
-/// assert_eq!(normalize_doc(" First.\n\n   Indented.\n"), "First.\n\n  Indented.");
+/// assert_eq!(normalize_doc(" Books a seat;\n nothing is held.\n\n - one\n - two"),
+///            "Books a seat; nothing is held.\n\n- one\n- two");
 /// ```
 #[must_use]
 pub fn normalize_doc(raw: &str) -> String {
     let lines: Vec<&str> = raw
         .lines()
-        .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
+        .map(|line| line.strip_prefix(' ').unwrap_or(line))
         .collect();
     let start = lines
         .iter()
-        .position(|l| !l.is_empty())
+        .position(|l| !l.trim().is_empty())
         .unwrap_or(lines.len());
     let end = lines
         .iter()
-        .rposition(|l| !l.is_empty())
+        .rposition(|l| !l.trim().is_empty())
         .map_or(start, |i| i + 1);
-    lines[start..end].join("\n")
+    let mut out = String::with_capacity(raw.len());
+    // Whether the last line written is paragraph text a following text line joins.
+    let mut joinable = false;
+    // The opening fence of the code block being copied (its character and length).
+    let mut fence: Option<(char, usize)> = None;
+    for &line in &lines[start..end] {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if let Some((ch, len)) = fence {
+            out.push('\n');
+            out.push_str(line.trim_end());
+            if fence_of(trimmed).is_some_and(|(c, n)| c == ch && n >= len)
+                && trimmed.trim_end().chars().all(|c| c == ch)
+            {
+                fence = None;
+            }
+            continue;
+        }
+        if trimmed.is_empty() {
+            out.push('\n');
+            joinable = false;
+            continue;
+        }
+        let hard_break = line.ends_with("  ") || line.ends_with('\\');
+        let text = line.trim_end();
+        // An indented line goes on with a paragraph too: an indented code block cannot
+        // interrupt one (CommonMark), only follow a blank line.
+        if joinable && !starts_block(trimmed) {
+            out.push(' ');
+            out.push_str(trimmed.trim_end());
+            joinable = !hard_break;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        if let Some(opened) = fence_of(trimmed) {
+            fence = Some(opened);
+            out.push_str(text);
+            joinable = false;
+            continue;
+        }
+        if indent >= 4 && !joinable {
+            // An indented code block, or a list item's continuation kept as written.
+            out.push_str(text);
+            joinable = false;
+            continue;
+        }
+        out.push_str(text);
+        joinable = !hard_break && !trimmed.starts_with('#') && !trimmed.starts_with('|');
+    }
+    out
+}
+
+/// The fence a line opens or closes a code block with: three or more backticks or tildes.
+fn fence_of(line: &str) -> Option<(char, usize)> {
+    let ch = line.chars().next().filter(|c| *c == '`' || *c == '~')?;
+    let len = line.chars().take_while(|c| *c == ch).count();
+    (len >= 3).then_some((ch, len))
+}
+
+/// Whether a line starts a block of its own instead of going on with a paragraph: a list
+/// item, a heading, a table row, a block quote, a fence or a rule.
+fn starts_block(line: &str) -> bool {
+    let bullet = ["- ", "* ", "+ "].iter().any(|b| line.starts_with(b));
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    let numbered = digits > 0
+        && digits < 10
+        && matches!(line[digits..].chars().next(), Some('.' | ')'))
+        && line[digits + 1..].starts_with(' ');
+    bullet
+        || numbered
+        || line.starts_with('#')
+        || line.starts_with('|')
+        || line.starts_with('>')
+        || fence_of(line).is_some()
+        || (line.len() >= 3 && line.chars().all(|c| c == '-' || c == '*' || c == '_'))
 }
 
 /// The JSON Schema (2020-12) schemars writes for `A`.
@@ -474,10 +554,21 @@ mod tests {
 
     #[test]
     fn doc_normalization_keeps_paragraphs_and_indentation() {
-        assert_eq!(normalize_doc(" a\n b\n\n c"), "a\nb\n\nc");
+        assert_eq!(normalize_doc(" a\n b\n\n c"), "a b\n\nc");
         assert_eq!(normalize_doc("  two spaces"), " two spaces");
         assert_eq!(normalize_doc("\n\n x \n\n"), "x");
         assert_eq!(normalize_doc(""), "");
+    }
+
+    #[test]
+    fn doc_lines_join_into_paragraphs_as_rustdoc_reads_them() {
+        let doc = " Cancels a booking: nothing is booked\n or held afterwards.\n\n # Notes\n Refunds take\n five days.\n\n - first item\n   goes on\n - second\n 1. one\n 2) two\n\n | a | b |\n |---|---|\n\n > quoted\n > more\n\n ```\n let x = 1;\n let y = 2;\n ```\n\n     indented code\n     more code\n\n Hard break  \n here\\\n and here.";
+        assert_eq!(
+            normalize_doc(doc),
+            "Cancels a booking: nothing is booked or held afterwards.\n\n# Notes\nRefunds take five days.\n\n- first item goes on\n- second\n1. one\n2) two\n\n| a | b |\n|---|---|\n\n> quoted\n> more\n\n```\nlet x = 1;\nlet y = 2;\n```\n\n    indented code\n    more code\n\nHard break\nhere\\\nand here."
+        );
+        // A fence of tildes, and a longer closing fence.
+        assert_eq!(normalize_doc(" ~~~\n a\n b\n ~~~~\n after\n text"), "~~~\na\nb\n~~~~\nafter text");
     }
 
     #[test]

@@ -120,19 +120,21 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
             None,
         );
     }
-    let destructive = effect.as_deref() == Some("destructive") || rules::is_destructive_name(&name);
+    // A tool declared destructive waits for approval at run time: the gate is there already.
+    // The rule catches a destructive or bulk name whose calls would run ungated.
+    let gated = effect.as_deref() == Some("destructive") || tool.args.requires_approval.is_some();
     let has_environment = tool
         .params
         .iter()
         .any(|p| matches!(p.json_name().as_str(), "environment" | "env") && !is_string(&p.ty));
-    if destructive && !has_environment && tool.args.requires_approval.is_none() {
+    if rules::is_destructive_name(&name) && !gated && !has_environment {
         let span = tool.args.effect.as_ref().map_or(name_span, Spanned::span);
         finding(
             out,
             DESTRUCTIVE_WITHOUT_ENVIRONMENT,
             span,
             format!(
-                "`{name}` is destructive or works in bulk but takes no `environment` enum and declares no approval; add an `environment` parameter whose enum lists `staging` and `production`, or `#[tool(requires_approval)]`"
+                "`{name}` is named like a destructive or bulk action, yet calls run without a person's approval: declare `#[tool(effect = \"destructive\")]` (its calls then wait for approval), `#[tool(requires_approval)]`, or an `environment` parameter whose enum lists `staging` and `production`"
             ),
             None,
         );
@@ -184,7 +186,7 @@ fn param_lints(index: usize, param: &Param, out: &mut Vec<Finding>) {
             MISSING_DOCS,
             ident_span,
             format!(
-                "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, or `#[arg(description = \"...\")]`",
+                "missing doc comment on parameter `{}`; the model reads it to fill in the value: write `/// ...` above the parameter, list it under `# Arguments` in the function's doc, or use `#[arg(description = \"...\")]`",
                 param.ident
             ),
             Some(index),

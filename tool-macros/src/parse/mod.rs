@@ -3,6 +3,7 @@
 pub(crate) mod args;
 mod doc;
 mod param;
+mod sections;
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream};
@@ -39,11 +40,29 @@ impl ToolFn {
     /// Builds the model from the `#[tool(...)]` arguments and the function.
     pub(crate) fn parse(errors: &Errors, args: TokenStream, item: ItemFn) -> ToolFn {
         let tool_args = args::parse(errors, args);
-        let docs = doc::collect(&item.attrs);
+        let sections = sections::read(&item.attrs);
+        let docs = match &sections {
+            Some(sections) => sections.kept.clone(),
+            None => doc::collect(&item.attrs),
+        };
         let doc_span = doc::first_span(&item.attrs);
         crate::check::signature(errors, &item.sig);
         let mut sig = item.sig;
-        let (takes_context, params) = param::parse_all(errors, &mut sig);
+        let inputs: Vec<String> = sig
+            .inputs
+            .iter()
+            .filter_map(|input| match input {
+                syn::FnArg::Typed(pat) => match &*pat.pat {
+                    syn::Pat::Ident(ident) => Some(ident.ident.to_string()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        let (takes_context, mut params) = param::parse_all(errors, &mut sig);
+        if let Some(sections) = sections {
+            document(errors, &sig.ident, &inputs, &mut params, sections.arguments);
+        }
         ToolFn {
             attrs: item.attrs,
             vis: item.vis,
@@ -55,6 +74,58 @@ impl ToolFn {
             takes_context,
             params,
             lint_levels: Vec::new(),
+        }
+    }
+}
+
+/// Gives each parameter without a doc comment of its own its `# Arguments` item. A parameter
+/// documented in both places, or an item naming no parameter, is an error on the item's line.
+fn document(
+    errors: &Errors,
+    function: &syn::Ident,
+    inputs: &[String],
+    params: &mut [crate::model::Param],
+    items: Vec<sections::Item>,
+) {
+    for item in items {
+        let param = params
+            .iter_mut()
+            .find(|p| p.ident == item.name.as_str() || p.json_name() == item.name);
+        match param {
+            Some(param) if !param.docs.is_empty() || param.args.description.is_some() => {
+                errors.at_span(
+                    item.span,
+                    format!(
+                        "`{}` is documented twice: in its own doc comment and under `# Arguments`; keep one",
+                        item.name
+                    ),
+                );
+            }
+            Some(param) => {
+                param.docs = vec![syn::Expr::Lit(syn::ExprLit {
+                    attrs: Vec::new(),
+                    lit: syn::Lit::Str(syn::LitStr::new(&item.text, item.span)),
+                })];
+                param.doc_span = Some(item.span);
+            }
+            // The context parameter is the program's, not the model's: its item is left out.
+            None if inputs.contains(&item.name) => {}
+            None => {
+                let names: Vec<String> =
+                    params.iter().map(|p| format!("`{}`", p.ident)).collect();
+                let known = if names.is_empty() {
+                    format!("`{function}` takes no parameters the model fills")
+                } else {
+                    format!("the parameters are {}", names.join(", "))
+                };
+                errors.at_span(
+                    item.span,
+                    format!(
+                        "`# Arguments` lists `{}`, which is not a parameter of `{function}`; {known}",
+                        item.name
+                    ),
+                );
+            }
         }
     }
 }
