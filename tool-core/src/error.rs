@@ -644,16 +644,102 @@ impl From<crate::caller::CallerError> for ToolError {
     }
 }
 
+/// What a `#[tool]` function may return as its error: anything that is `Into<ToolError>` (a
+/// `ToolError`, whose code the model sees, or any `std::error::Error`, which becomes an
+/// `internal_error` with its text logged). The macro also takes `Box<dyn Error + Send + Sync>`
+/// and, with the `anyhow` feature, `anyhow::Error`, as internal errors.
+///
+/// ```
+/// use toolsmith::error::IntoToolError;
+/// let err = std::io::Error::other("disk full").into_tool_error();
+/// assert_eq!(err.code().as_str(), "internal_error");
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's error: it does not convert into `ToolError`",
+    label = "the tool's error type",
+    note = "implement `std::error::Error` for it (its message is logged and the model is told the call failed), implement `From<{Self}> for ToolError` to choose the code the model sees, or return `ToolError`; `Box<dyn Error + Send + Sync>` and, with the `anyhow` feature, `anyhow::Error` work as they are"
+)]
+pub trait IntoToolError {
+    /// The error.
+    fn into_tool_error(self) -> ToolError;
+}
+
+impl<E: Into<ToolError>> IntoToolError for E {
+    fn into_tool_error(self) -> ToolError {
+        self.into()
+    }
+}
+
+/// The tag of an error that converts with `Into<ToolError>` (for `#[tool]`'s generated code).
+#[doc(hidden)]
+pub struct IntoTag;
+impl IntoTag {
+    /// `err.into()`.
+    pub fn convert<E: IntoToolError>(self, err: E) -> ToolError {
+        err.into_tool_error()
+    }
+}
+
+/// The tag of a boxed error (for `#[tool]`'s generated code).
+#[doc(hidden)]
+pub struct BoxTag;
+impl BoxTag {
+    /// An internal error whose detail (logged, not shown to the model) is the error and its
+    /// sources.
+    pub fn convert<E: AsDynError>(self, err: E) -> ToolError {
+        ToolError::internal(chain(err.as_dyn_error()))
+    }
+}
+
+/// A boxed error, seen as `dyn Error` (for `#[tool]`'s generated code).
+#[doc(hidden)]
+pub trait AsDynError {
+    /// The error.
+    fn as_dyn_error(&self) -> &(dyn std::error::Error + 'static);
+}
+impl AsDynError for Box<dyn std::error::Error + Send + Sync> {
+    fn as_dyn_error(&self) -> &(dyn std::error::Error + 'static) {
+        &**self
+    }
+}
+impl AsDynError for Box<dyn std::error::Error + Send> {
+    fn as_dyn_error(&self) -> &(dyn std::error::Error + 'static) {
+        &**self
+    }
+}
+impl AsDynError for Box<dyn std::error::Error> {
+    fn as_dyn_error(&self) -> &(dyn std::error::Error + 'static) {
+        &**self
+    }
+}
+
+/// The tag of an `anyhow::Error` (for `#[tool]`'s generated code).
+#[doc(hidden)]
+pub struct AnyhowTag;
+impl AnyhowTag {
+    /// An internal error whose detail (logged, not shown to the model) is the error and its
+    /// context chain.
+    #[cfg(feature = "anyhow")]
+    pub fn convert(self, err: anyhow::Error) -> ToolError {
+        ToolError::internal(chain(err.as_ref()))
+    }
+}
+
+/// An error and its sources, `: `-separated.
+fn chain(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut detail = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        detail.push_str(": ");
+        detail.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    detail
+}
+
 impl<E: std::error::Error + Send + Sync + 'static> From<E> for ToolError {
     fn from(err: E) -> Self {
-        let mut detail = err.to_string();
-        let mut source = err.source();
-        while let Some(cause) = source {
-            detail.push_str(": ");
-            detail.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        Self::internal(detail)
+        Self::internal(chain(&err))
     }
 }
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 pub use crate::arguments::Arguments;
 pub use crate::context::ToolContext;
 pub use crate::definition::ToolDefinition;
-pub use crate::error::ToolError;
+pub use crate::error::{AnyhowTag, AsDynError, BoxTag, IntoTag, IntoToolError, ToolError};
 pub use crate::json::number::Num;
 pub use crate::limits::InputLimits;
 pub use crate::lint::LintLevel;
@@ -304,22 +304,22 @@ pub struct ResultTag;
 
 impl ResultTag {
     /// For an inline tool: `Ok(data)` is emitted, `Err(e)` is the error `e.into()`.
-    pub fn emit<T: ToolReturn, E: Into<ToolError>>(
+    pub fn emit<T: ToolReturn, E: IntoToolError>(
         self,
         result: Result<T, E>,
         emit: Emit<'_>,
     ) -> Result<Emitted, ToolError> {
         match result {
             Ok(data) => data.emit(emit),
-            Err(err) => Err(err.into()),
+            Err(err) => Err(err.into_tool_error()),
         }
     }
 
     /// `Ok(data)` becomes success, `Err(e)` the error `e.into()`.
-    pub fn finish<T: ToolReturn, E: Into<ToolError>>(self, result: Result<T, E>) -> ToolOutcome {
+    pub fn finish<T: ToolReturn, E: IntoToolError>(self, result: Result<T, E>) -> ToolOutcome {
         match result {
             Ok(data) => data.into_outcome(),
-            Err(err) => ToolOutcome::Error(err.into()),
+            Err(err) => ToolOutcome::Error(err.into_tool_error()),
         }
     }
 }
@@ -338,6 +338,50 @@ impl ValueTag {
         value.into_outcome()
     }
 }
+
+/// How a tool's error becomes a [`ToolError`], chosen by type with autoref specialization:
+/// `(&err).__toolsmith_error().convert(err)` finds [`ErrorViaInto`] for anything that is
+/// `Into<ToolError>` (`ToolError` itself, every `std::error::Error`), [`ErrorViaBox`] for
+/// `Box<dyn Error>` (with or without `Send + Sync`), [`ErrorViaAnyhow`] for `anyhow::Error`
+/// (feature `anyhow`), and [`ErrorFallback`] for anything else, whose `convert` reports the
+/// type on the user's code.
+pub trait ErrorViaInto {
+    /// Tags an error that is `Into<ToolError>`.
+    fn __toolsmith_error(&self) -> IntoTag {
+        IntoTag
+    }
+}
+impl<E: Into<ToolError>> ErrorViaInto for E {}
+
+/// See [`ErrorViaInto`].
+pub trait ErrorViaBox {
+    /// Tags a boxed error.
+    fn __toolsmith_error(&self) -> BoxTag {
+        BoxTag
+    }
+}
+impl ErrorViaBox for Box<dyn std::error::Error + Send + Sync> {}
+impl ErrorViaBox for Box<dyn std::error::Error + Send> {}
+impl ErrorViaBox for Box<dyn std::error::Error> {}
+
+/// See [`ErrorViaInto`].
+pub trait ErrorViaAnyhow {
+    /// Tags an `anyhow::Error`.
+    fn __toolsmith_error(&self) -> AnyhowTag {
+        AnyhowTag
+    }
+}
+#[cfg(feature = "anyhow")]
+impl ErrorViaAnyhow for anyhow::Error {}
+
+/// See [`ErrorViaInto`].
+pub trait ErrorFallback {
+    /// Tags any other error: its conversion is reported as a compile error.
+    fn __toolsmith_error(&self) -> IntoTag {
+        IntoTag
+    }
+}
+impl<E> ErrorFallback for &E {}
 
 /// A type-level probe for the schema of a tool's result data; see [`OutputOfResult`].
 pub struct OutputProbe<T: ?Sized>(std::marker::PhantomData<T>);

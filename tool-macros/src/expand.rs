@@ -31,7 +31,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::LitStr;
 use syn::spanned::Spanned;
 
-use crate::model::{Number, NumberLit, Param, ToolFn, result_halves};
+use crate::model::{Number, NumberLit, Param, ToolFn};
 
 pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let function = function(tool);
@@ -144,16 +144,22 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // A return type written `Result<T, E>`: each half is checked at its own type, so that a
     // `T` that is not `Serialize` or an `E` that is not `Into<ToolError>` is reported there.
     // Any other type (an alias included) goes through the kind probe.
-    let (finish, emit) = match result_halves(&tool.sig.output) {
+    let (finish, emit) = match crate::model::result_parts(&tool.sig.output) {
         Some((ok, err)) => {
             let ok_span = ok.span();
-            let err_span = err.span();
+            let err_span = err.map_or(ret_span, Spanned::span);
             let ok_finish = quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.finish(__v));
             let ok_emit =
                 quote_spanned!(ok_span=> ::toolsmith::__private::ValueTag.emit(__v, __emit));
-            let err_into = quote_spanned!(err_span=>
-                ::core::convert::Into::<::toolsmith::__private::ToolError>::into(__e)
-            );
+            // The error's conversion, chosen by its type: `Into<ToolError>`, a boxed error,
+            // `anyhow::Error`, or a compile error on the user's type.
+            let err_into = quote_spanned!(err_span=> {
+                #[allow(unused_imports)]
+                use ::toolsmith::__private::{
+                    ErrorFallback as _, ErrorViaAnyhow as _, ErrorViaBox as _, ErrorViaInto as _,
+                };
+                (&__e).__toolsmith_error().convert(__e)
+            });
             (
                 quote! {
                     match __out {

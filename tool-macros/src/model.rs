@@ -185,9 +185,9 @@ pub(crate) fn unraw(ident: &Ident) -> String {
     text.strip_prefix("r#").map(str::to_owned).unwrap_or(text)
 }
 
-/// `T` and `E` of a return type written `Result<T, E>` (any path ending in `Result` with two
-/// type arguments).
-pub(crate) fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &syn::Type)> {
+/// A return type written `Result<T, E>`, or `Result<T>` (an alias with its error fixed, such
+/// as `anyhow::Result<T>` or `io::Result<T>`): the `T`, and the `E` when written.
+pub(crate) fn result_parts(output: &syn::ReturnType) -> Option<(&syn::Type, Option<&syn::Type>)> {
     let syn::ReturnType::Type(_, ty) = output else {
         return None;
     };
@@ -205,7 +205,7 @@ pub(crate) fn result_halves(output: &syn::ReturnType) -> Option<(&syn::Type, &sy
         syn::GenericArgument::Type(ty) => Some(ty),
         _ => None,
     });
-    let (ok, err) = (types.next()?, types.next()?);
+    let (ok, err) = (types.next()?, types.next());
     types.next().is_none().then_some((ok, err))
 }
 

@@ -144,7 +144,7 @@ fn tool_lints(tool: &ToolFn, out: &mut Vec<Finding>) {
 /// A tool that returns a list (`Vec<T>`, a set, or either in `Result`) and has no numeric
 /// parameter bounded by `range(max = ..)` named like a limit.
 fn unbounded_list(tool: &ToolFn, out: &mut Vec<Finding>) {
-    let ty = match crate::model::result_halves(&tool.sig.output) {
+    let ty = match crate::model::result_parts(&tool.sig.output) {
         Some((ok, _)) => ok,
         None => match &tool.sig.output {
             syn::ReturnType::Type(_, ty) => &**ty,

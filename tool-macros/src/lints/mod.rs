@@ -86,7 +86,10 @@ fn warning(lint: &str, span: Span, message: &str) -> TokenStream {
     let used = quote_spanned!(span=> toolsmith_lint::#used_name);
     let message =
         format!("{message} (toolsmith lint `{lint}`: allow it with `#[tool(allow({lint}))]`)");
+    // `warn(deprecated)` on the finding itself: a crate's `#![allow(deprecated)]`, meant for
+    // rustc's own deprecations, does not mute toolsmith's lints (each has its own `allow`).
     quote! {
+        #[warn(deprecated)]
         const _: () = {
             #[allow(dead_code, non_upper_case_globals)]
             mod toolsmith_lint {
