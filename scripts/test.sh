@@ -47,7 +47,7 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 echo "== each feature set builds without a warning, as a user's build would"
-for features in "" testing redis mcp tokens mcp-client async-openai "testing redis mcp tokens"; do
+for features in "" testing redis mcp tokens mcp-client async-openai anyhow "testing redis mcp tokens"; do
   out=$(cargo check --lib -p toolsmith --no-default-features --features "$features" --locked --color never 2>&1) || { echo "$out"; exit 1; }
   if grep -q '^warning' <<<"$out"; then
     echo "warnings with features \"$features\":"; echo "$out"; exit 1

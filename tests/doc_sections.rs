@@ -8,7 +8,11 @@
 //! (MIT), tiktoken-rs 0.12 (MIT), redis 1.2 (BSD-3-Clause), idna 1.1 (MIT OR Apache-2.0) and
 //! mio 1.2 (MIT). Each is under its crate's license.
 
-#![allow(clippy::doc_markdown, clippy::doc_lazy_continuation, rustdoc::broken_intra_doc_links)]
+#![allow(
+    clippy::doc_markdown,
+    clippy::doc_lazy_continuation,
+    rustdoc::broken_intra_doc_links
+)]
 
 use serde_json::Value;
 use toolsmith::{Tool, tool};
@@ -64,7 +68,10 @@ fn fspacectl_all(fd: i32, offset: i64, len: i64) -> bool {
 fn nix_fspacectl_all() {
     let (description, params) = described(&FspacectlAll);
     assert_eq!(param(&params, "fd"), "File to operate on");
-    assert_eq!(param(&params, "offset"), "File offset at which to begin deallocation");
+    assert_eq!(
+        param(&params, "offset"),
+        "File offset at which to begin deallocation"
+    );
     assert_eq!(param(&params, "len"), "Length of the region to deallocate");
     assert_eq!(
         description,
@@ -97,14 +104,20 @@ fn fpathconf(fd: i32, var: String) -> Option<i64> {
 #[test]
 fn nix_fpathconf() {
     let (description, params) = described(&Fpathconf);
-    assert_eq!(param(&params, "fd"), "The file descriptor whose variable should be interrogated");
+    assert_eq!(
+        param(&params, "fd"),
+        "The file descriptor whose variable should be interrogated"
+    );
     assert_eq!(param(&params, "var"), "The pathconf variable to lookup");
     // The first paragraph's two lines are one sentence; the list keeps its items, each
     // item's wrapped lines joined.
     assert!(description.starts_with(
         "Like `pathconf`, but works with file descriptors instead of paths (see [fpathconf(2)](https://pubs.opengroup.org/onlinepubs/9699919799/functions/pathconf.html))\n\n# Returns\n\n- `Ok(Some(x))`: the variable's limit (for limit variables) or its implementation level"
     ), "{description}");
-    assert!(description.ends_with("\n- `Err(x)`: an error occurred"), "{description}");
+    assert!(
+        description.ends_with("\n- `Err(x)`: an error occurred"),
+        "{description}"
+    );
 }
 
 // nix 0.31.4, `nix::mqueue::MqAttr::new`.
@@ -126,9 +139,18 @@ fn nix_mq_attr_new() {
     let (description, params) = described(&MqAttrNew);
     assert_eq!(description, "Create a new message queue attribute");
     assert_eq!(param(&params, "mq_flags"), "Either `0` or `O_NONBLOCK`.");
-    assert_eq!(param(&params, "mq_maxmsg"), "Maximum number of messages on the queue.");
-    assert_eq!(param(&params, "mq_msgsize"), "Maximum message size in bytes.");
-    assert_eq!(param(&params, "mq_curmsgs"), "Number of messages currently in the queue.");
+    assert_eq!(
+        param(&params, "mq_maxmsg"),
+        "Maximum number of messages on the queue."
+    );
+    assert_eq!(
+        param(&params, "mq_msgsize"),
+        "Maximum message size in bytes."
+    );
+    assert_eq!(
+        param(&params, "mq_curmsgs"),
+        "Number of messages currently in the queue."
+    );
 }
 
 // nix 0.31.4, `nix::sys::signal::killpg`.
@@ -142,7 +164,10 @@ fn nix_mq_attr_new() {
 ///              checking and won't send any signal.
 ///
 /// See Also [killpg(3)](https://pubs.opengroup.org/onlinepubs/9699919799/functions/killpg.html).
-#[tool(effect = "destructive", allow(description_scope, unbounded_string, stringly_enum))]
+#[tool(
+    effect = "destructive",
+    allow(description_scope, unbounded_string, stringly_enum)
+)]
 fn killpg(pgrp: i32, signal: Option<String>) -> bool {
     pgrp > 1 && signal.is_some()
 }
@@ -235,7 +260,10 @@ fn statfs(path: String) -> usize {
 #[test]
 fn nix_statfs() {
     let (description, params) = described(&Statfs);
-    assert_eq!(param(&params, "path"), "Path to any file within the file system to describe");
+    assert_eq!(
+        param(&params, "path"),
+        "Path to any file within the file system to describe"
+    );
     assert_eq!(
         description,
         "Describes a mounted file system.\n\nThe result is OS-dependent.  For a portable alternative, see [`statvfs`](crate::sys::statvfs::statvfs)."
@@ -275,7 +303,10 @@ fn getrlimit(resource: String) -> (u64, u64) {
 #[test]
 fn nix_getrlimit() {
     let (description, params) = described(&Getrlimit);
-    assert_eq!(param(&params, "resource"), "The [`Resource`] that we want to get the limits of.");
+    assert_eq!(
+        param(&params, "resource"),
+        "The [`Resource`] that we want to get the limits of."
+    );
     // The example, written for Rust callers, is left out; the references stay.
     assert_eq!(
         description,
@@ -370,7 +401,10 @@ fn get_context_size(model: String) -> Option<usize> {
 #[test]
 fn tiktoken_get_context_size() {
     let (description, params) = described(&GetContextSize);
-    assert_eq!(param(&params, "model"), "A string slice that holds the name of the model.");
+    assert_eq!(
+        param(&params, "model"),
+        "A string slice that holds the name of the model."
+    );
     assert_eq!(
         description,
         "Returns the context size of a specified model.\n\nThe context size represents the maximum number of tokens a model can process in a single input. This function checks the model name and returns the corresponding context size. See <https://platform.openai.com/docs/models> for up-to-date information.\n\n# Returns\n\nReturns `None` if the model is not recognized. Callers should handle this case explicitly rather than assuming a default context size."
@@ -413,7 +447,10 @@ fn tiktoken_get_text_completion_max_tokens() {
         param(&params, "model"),
         "A string slice representing the model name, e.g., `\"gpt-4o\"`."
     );
-    assert_eq!(param(&params, "prompt"), "A string slice containing the prompt text.");
+    assert_eq!(
+        param(&params, "prompt"),
+        "A string slice containing the prompt text."
+    );
     assert_eq!(
         description,
         "Returns the maximum number of tokens available for a text completion, given a model and prompt.\n\nThis is for legacy text/prompt completions (single string input). For chat completions, use [`get_chat_completion_max_tokens`] instead.\n\nCalculates `context_size - prompt_tokens` for the given model.\n\n# Errors\n\nReturns an error if no tokenizer is found for the given model."
@@ -432,7 +469,10 @@ fn tiktoken_get_text_completion_max_tokens() {
 ///
 /// * `Result<Vec<String>>`: A Result containing a vector of decoded tokens as strings, or an error
 ///   if the string cannot be converted into a valid UTF-8 string.
-#[tool(effect = "read", allow(description_scope, unbounded_string, unbounded_list))]
+#[tool(
+    effect = "read",
+    allow(description_scope, unbounded_string, unbounded_list)
+)]
 fn split_by_token(text: String, use_special_tokens: bool) -> Vec<String> {
     let _ = use_special_tokens;
     text.split(' ').map(str::to_owned).collect()
@@ -441,12 +481,19 @@ fn split_by_token(text: String, use_special_tokens: bool) -> Vec<String> {
 #[test]
 fn tiktoken_split_by_token() {
     let (description, params) = described(&SplitByToken);
-    assert_eq!(param(&params, "text"), "A string slice containing the text to be tokenized.");
+    assert_eq!(
+        param(&params, "text"),
+        "A string slice containing the text to be tokenized."
+    );
     assert_eq!(
         param(&params, "use_special_tokens"),
         "A boolean indicating whether to use the special tokens in the BPE model."
     );
-    assert!(description.ends_with("or an error if the string cannot be converted into a valid UTF-8 string."), "{description}");
+    assert!(
+        description
+            .ends_with("or an error if the string cannot be converted into a valid UTF-8 string."),
+        "{description}"
+    );
 }
 
 // redis 1.2.2, `redis::make_extension_error`.
@@ -463,7 +510,10 @@ fn tiktoken_split_by_token() {
 /// # Returns
 ///
 /// A `RedisError` with the `Extension` kind.
-#[tool(effect = "read", allow(description_scope, unbounded_string, dangerous_parameter))]
+#[tool(
+    effect = "read",
+    allow(description_scope, unbounded_string, dangerous_parameter)
+)]
 fn make_extension_error(code: String, detail: Option<String>) -> String {
     format!("{code}: {}", detail.unwrap_or_default())
 }
@@ -471,7 +521,10 @@ fn make_extension_error(code: String, detail: Option<String>) -> String {
 #[test]
 fn redis_make_extension_error() {
     let (description, params) = described(&MakeExtensionError);
-    assert_eq!(param(&params, "code"), "The error code string returned by the Redis server");
+    assert_eq!(
+        param(&params, "code"),
+        "The error code string returned by the Redis server"
+    );
     assert_eq!(
         param(&params, "detail"),
         "Optional detailed error message. If None, a default message is used."
@@ -499,7 +552,12 @@ fn redis_make_extension_error() {
 ///   off by using [`Hyphens::Allow`] here.
 /// * `dns_length` - The UTS 46 _VerifyDNSLength_ flag.
 #[tool(effect = "read", allow(description_scope, unbounded_string))]
-fn to_ascii(domain_name: String, ascii_deny_list: String, hyphens: String, dns_length: bool) -> String {
+fn to_ascii(
+    domain_name: String,
+    ascii_deny_list: String,
+    hyphens: String,
+    dns_length: bool,
+) -> String {
     let _ = (ascii_deny_list, hyphens, dns_length);
     domain_name.to_ascii_lowercase()
 }
@@ -519,7 +577,10 @@ fn idna_to_ascii() {
         param(&params, "hyphens"),
         "The UTS 46 _CheckHyphens_ flag. Most callers are probably the best off by using [`Hyphens::Allow`] here."
     );
-    assert_eq!(param(&params, "dns_length"), "The UTS 46 _VerifyDNSLength_ flag.");
+    assert_eq!(
+        param(&params, "dns_length"),
+        "The UTS 46 _VerifyDNSLength_ flag."
+    );
 }
 
 // mio 1.2.4, `mio::Poll::register` (its `# Arguments` section).
@@ -554,7 +615,10 @@ fn register(source: String, token: u64, interest: String) -> bool {
 #[test]
 fn mio_register() {
     let (description, params) = described(&Register);
-    assert_eq!(description, "Register an [`event::Source`] with the `Poll` instance.");
+    assert_eq!(
+        description,
+        "Register an [`event::Source`] with the `Poll` instance."
+    );
     assert_eq!(
         param(&params, "source"),
         "This is the source of events that the `Poll` instance should monitor for readiness state changes."
@@ -592,5 +656,8 @@ fn hard_wrapped_doc_lines_reach_the_model_as_one_sentence() {
         description,
         "Cancels a booking. Destructive: nothing is booked or held afterwards. Not for changing a booking.\n\n* a list item stays\n* as it was"
     );
-    assert_eq!(param(&params, "reference"), "The booking's reference, as printed on the ticket.");
+    assert_eq!(
+        param(&params, "reference"),
+        "The booking's reference, as printed on the ticket."
+    );
 }

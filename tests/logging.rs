@@ -112,7 +112,7 @@ async fn read_config(
     name: String,
 ) -> Result<String, Box<dyn std::error::Error + Send + Sync>> {
     let inner = std::io::Error::other(format!("/etc/app/{name}: permission denied"));
-    Err(Box::new(std::io::Error::new(std::io::ErrorKind::Other, inner)))
+    Err(Box::new(std::io::Error::other(inner)))
 }
 
 /// Parses a port number. Read-only. Not for host names.
@@ -134,14 +134,19 @@ fn file_size(
     #[arg(length(max = 64))]
     path: String,
 ) -> std::io::Result<u64> {
-    Err(std::io::Error::other(format!("{path}: no such file in /srv/secret")))
+    Err(std::io::Error::other(format!(
+        "{path}: no such file in /srv/secret"
+    )))
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn boxed_errors_are_internal_errors_whose_text_is_logged() {
     let capture = Capture::default();
     let _guard = tracing::subscriber::set_default(capture.clone());
-    let toolbox = Toolbox::new().with(ReadConfig).with(ParsePort).with(FileSize);
+    let toolbox = Toolbox::new()
+        .with(ReadConfig)
+        .with(ParsePort)
+        .with(FileSize);
     let ctx = ToolContext::new().with_trace_id("tr_boxed");
     for (tool, args, secret) in [
         ("read_config", r#"{"name":"db.toml"}"#, "permission denied"),
@@ -195,7 +200,9 @@ mod with_anyhow {
         let _guard = tracing::subscriber::set_default(capture.clone());
         let toolbox = Toolbox::new().with(LoadSettings).with(CountSessions);
         let ctx = ToolContext::new().with_trace_id("tr_anyhow");
-        let out = toolbox.call("load_settings", r#"{"user":"ada"}"#, &ctx).await;
+        let out = toolbox
+            .call("load_settings", r#"{"user":"ada"}"#, &ctx)
+            .await;
         assert_eq!(out.error().unwrap().code().as_str(), "internal_error");
         assert!(!out.to_json().contains("10.0.0.7"), "{out}");
         let lines = capture.0.lock().unwrap().join("\n");
@@ -203,9 +210,13 @@ mod with_anyhow {
             lines.contains("loading settings of ada: connection reset by 10.0.0.7"),
             "{lines}"
         );
-        let out = toolbox.call("count_sessions", r#"{"user":"root"}"#, &ctx).await;
+        let out = toolbox
+            .call("count_sessions", r#"{"user":"root"}"#, &ctx)
+            .await;
         assert_eq!(out.error().unwrap().code().as_str(), "internal_error");
-        let out = toolbox.call("count_sessions", r#"{"user":"ada"}"#, &ctx).await;
+        let out = toolbox
+            .call("count_sessions", r#"{"user":"ada"}"#, &ctx)
+            .await;
         assert_eq!(out.into_result::<u32>().unwrap(), 3);
     }
 }

@@ -568,7 +568,10 @@ mod tests {
             "Cancels a booking: nothing is booked or held afterwards.\n\n# Notes\nRefunds take five days.\n\n- first item goes on\n- second\n1. one\n2) two\n\n| a | b |\n|---|---|\n\n> quoted\n> more\n\n```\nlet x = 1;\nlet y = 2;\n```\n\n    indented code\n    more code\n\nHard break\nhere\\\nand here."
         );
         // A fence of tildes, and a longer closing fence.
-        assert_eq!(normalize_doc(" ~~~\n a\n b\n ~~~~\n after\n text"), "~~~\na\nb\n~~~~\nafter text");
+        assert_eq!(
+            normalize_doc(" ~~~\n a\n b\n ~~~~\n after\n text"),
+            "~~~\na\nb\n~~~~\nafter text"
+        );
     }
 
     #[test]

@@ -111,8 +111,7 @@ fn document(
             // The context parameter is the program's, not the model's: its item is left out.
             None if inputs.contains(&item.name) => {}
             None => {
-                let names: Vec<String> =
-                    params.iter().map(|p| format!("`{}`", p.ident)).collect();
+                let names: Vec<String> = params.iter().map(|p| format!("`{}`", p.ident)).collect();
                 let known = if names.is_empty() {
                     format!("`{function}` takes no parameters the model fills")
                 } else {

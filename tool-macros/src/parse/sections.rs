@@ -50,7 +50,8 @@ pub(crate) fn read(attrs: &[Attribute]) -> Option<Sections> {
             continue;
         }
         let Expr::Lit(ExprLit {
-            lit: Lit::Str(text), ..
+            lit: Lit::Str(text),
+            ..
         }) = &nv.value
         else {
             return None;
@@ -79,7 +80,11 @@ pub(crate) fn read(attrs: &[Attribute]) -> Option<Sections> {
     for (line, span) in lines {
         let body = line.strip_prefix(' ').unwrap_or(&line);
         let trimmed = body.trim_start();
-        let heading = if fence.is_none() { heading(trimmed) } else { None };
+        let heading = if fence.is_none() {
+            heading(trimmed)
+        } else {
+            None
+        };
         if let Some(ch) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')
             && trimmed.starts_with(&ch.to_string().repeat(3))
         {
@@ -161,7 +166,10 @@ fn heading(line: &str) -> Option<(usize, String)> {
         return None;
     }
     let title = line[level..].strip_prefix(' ')?;
-    Some((level, title.trim().trim_end_matches(':').to_ascii_lowercase()))
+    Some((
+        level,
+        title.trim().trim_end_matches(':').to_ascii_lowercase(),
+    ))
 }
 
 fn kind_of(title: &str) -> Kind {
@@ -246,8 +254,14 @@ mod tests {
         assert_eq!(item("- `path`: A path."), Some("path=A path.".into()));
         assert_eq!(item("* path - A path."), Some("path=A path.".into()));
         assert_eq!(item("+ `path` — A path."), Some("path=A path.".into()));
-        assert_eq!(item("* `path` (String) - A path."), Some("path=A path.".into()));
-        assert_eq!(item("* `path: &str` - A path."), Some("path=A path.".into()));
+        assert_eq!(
+            item("* `path` (String) - A path."),
+            Some("path=A path.".into())
+        );
+        assert_eq!(
+            item("* `path: &str` - A path."),
+            Some("path=A path.".into())
+        );
         assert_eq!(item("* `path` -- A path."), Some("path=A path.".into()));
         assert_eq!(item("* just prose here"), None);
         assert_eq!(item("text"), None);
@@ -257,15 +271,23 @@ mod tests {
     fn paragraphs_naming_a_parameter() {
         use super::paragraph_item_of as item;
         let item = |line| item(line).map(|(n, t)| format!("{n}={t}"));
-        assert_eq!(item("`path` - Path to a file"), Some("path=Path to a file".into()));
-        assert_eq!(item("`token: Token`: The caller picks."), Some("token=The caller picks.".into()));
+        assert_eq!(
+            item("`path` - Path to a file"),
+            Some("path=Path to a file".into())
+        );
+        assert_eq!(
+            item("`token: Token`: The caller picks."),
+            Some("token=The caller picks.".into())
+        );
         assert_eq!(
             item("`worker` is the index of the worker."),
             Some("worker=`worker` is the index of the worker.".into())
         );
         assert_eq!(item("`a.b` - no"), None);
         assert_eq!(item("plain"), None);
-        assert!(super::is_link_definition("[`poll`]: struct.Poll.html#method.poll"));
+        assert!(super::is_link_definition(
+            "[`poll`]: struct.Poll.html#method.poll"
+        ));
         assert!(!super::is_link_definition("[a link](x) in prose"));
     }
 }
