@@ -6,6 +6,8 @@
 //! but for the helper attributes, every error, and a stand-in impl (`fallback`), so that one
 //! mistake does not cascade into errors elsewhere.
 
+#[cfg(test)]
+mod audit;
 mod check;
 mod entry;
 mod errors;

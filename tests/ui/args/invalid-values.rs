@@ -19,4 +19,16 @@ fn read_meter() -> u32 {
     3
 }
 
+/// Reads a dial. Read-only. Not for writes.
+#[tool(effect = "delete")]
+fn read_dial() -> u32 {
+    4
+}
+
+/// Reads a level. Read-only. Not for writes.
+#[tool(effect = "read", invalid_example(arguments = r#"{}"#, field = "/x"))]
+fn read_level() -> u32 {
+    5
+}
+
 fn main() {}
