@@ -64,6 +64,25 @@ impl Dialect {
         }
     }
 
+    /// The provider and API the dialect is for, whatever its strictness: `"openai"` (Chat
+    /// Completions), `"openai-responses"`, `"anthropic"`, `"gemini"` or `"mcp"`.
+    ///
+    /// ```
+    /// use toolsmith::Dialect;
+    /// assert_eq!(Dialect::Anthropic { strict: true }.provider(), "anthropic");
+    /// assert_eq!(Dialect::OpenAiResponses { strict: true }.provider(), "openai-responses");
+    /// ```
+    #[must_use]
+    pub const fn provider(self) -> &'static str {
+        match self {
+            Self::OpenAiChat { .. } => "openai",
+            Self::OpenAiResponses { .. } => "openai-responses",
+            Self::Anthropic { .. } => "anthropic",
+            Self::Gemini => "gemini",
+            Self::Mcp => "mcp",
+        }
+    }
+
     pub(crate) const fn index(self) -> usize {
         match self {
             Self::OpenAiChat { strict: false } => 0,

@@ -25,6 +25,9 @@ pub struct ModelRequest {
     pub body: Value,
     /// Which model request of the run this is (0 for the first).
     pub turn: u32,
+    /// HTTP headers the request needs ([`ToolBlock::headers`](crate::provider::ToolBlock::headers):
+    /// Anthropic's beta features for hosted tools). Empty for most requests.
+    pub headers: Vec<(String, String)>,
 }
 
 /// Why a model could not be asked. The run's state is unchanged: run it again to retry.

@@ -110,6 +110,39 @@ pub enum AgentEvent {
     },
     /// Calls wait for a person.
     Paused(Vec<PendingCall>),
+    /// The provider ran tools of its own in this turn ([`HostedTool`](crate::provider::HostedTool)):
+    /// their calls and results, as the response holds them.
+    Hosted {
+        /// Which request of the run.
+        turn: u32,
+        /// The calls and results.
+        items: Vec<crate::provider::HostedItem>,
+    },
+}
+
+/// A request whose hosted tools would hand the loop work it cannot do (a computer's actions,
+/// approving a remote MCP server's calls) is refused before the model is asked.
+fn needs_the_application(
+    dialect: Dialect,
+    hosted: &[crate::provider::HostedTool],
+) -> Option<crate::provider::RequestError> {
+    use crate::provider::HostedTool;
+    hosted.iter().find_map(|tool| {
+        let why = match tool {
+            HostedTool::ComputerUse(_) => {
+                "the agent loop does not carry out a computer's actions; run computer-use turns yourself, reading them with `provider::hosted_items`"
+            }
+            HostedTool::RemoteMcp(server) if server.require_approval => {
+                "the agent loop cannot answer the provider's approval requests; approve through the toolbox (an MCP toolset), or set `require_approval: false`"
+            }
+            _ => return None,
+        };
+        Some(crate::provider::RequestError::HostedSetting {
+            provider: dialect.provider(),
+            tool: tool.kind(),
+            why: why.to_owned(),
+        })
+    })
 }
 
 type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
@@ -255,6 +288,9 @@ impl Agent {
             {
                 return Ok(Stop::Limit(Limit::Tokens));
             }
+            if let Some(refused) = needs_the_application(self.dialect, &state.request.hosted) {
+                return Err(AgentError::Request(refused));
+            }
             let turn_ctx = self.turn_context(state, ctx);
             let block = self
                 .provider()
@@ -265,6 +301,7 @@ impl Agent {
                 dialect: self.dialect,
                 body: conversation::body(self.dialect, &state.messages, &block.fields),
                 turn: state.turns,
+                headers: block.headers.clone(),
             };
             self.emit(AgentEvent::ModelRequested { turn: state.turns });
             let response = self
@@ -273,6 +310,17 @@ impl Agent {
                 .await
                 .map_err(AgentError::Model)?;
             let calls = ToolCall::parse(self.dialect, &response).map_err(AgentError::Response)?;
+            // What the provider ran itself stays in the history as it is, and is audited.
+            let hosted = crate::provider::hosted_items(self.dialect, &response);
+            if !hosted.is_empty() {
+                for item in &hosted {
+                    self.toolbox.record_hosted(item, ctx);
+                }
+                self.emit(AgentEvent::Hosted {
+                    turn: state.turns,
+                    items: hosted,
+                });
+            }
             let (input_tokens, output_tokens) = conversation::usage(self.dialect, &response);
             let usage = Usage {
                 input_tokens,

@@ -177,6 +177,10 @@ pub struct ToolRequest {
     pub search: ToolSearch,
     /// Groups of tools (OpenAI Responses namespaces).
     pub namespaces: Vec<Namespace>,
+    /// Tools the provider runs, sent after the function tools in the provider's wire form
+    /// ([`HostedTool`](super::HostedTool)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosted: Vec<super::HostedTool>,
     /// Deferred tools the toolbox's search has found, in the provider's spelling and the order
     /// found: sent in full, after the other tools, so the cached prefix stays.
     /// [`Turn::next_request`](crate::toolbox::Turn::next_request) adds them.
@@ -271,6 +275,9 @@ pub struct ToolBlock {
     /// The dialect the block is for.
     #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
     pub(crate) dialect: Dialect,
+    /// HTTP headers the request needs for what the block holds: Anthropic's
+    /// `anthropic-beta` for computer use and its MCP connector. Empty for most blocks.
+    pub headers: Vec<(String, String)>,
 }
 
 impl ToolBlock {
@@ -391,6 +398,25 @@ pub enum RequestError {
     NoTools,
     /// A tool the dialect cannot express.
     Export(crate::provider::ExportError),
+    /// A hosted tool the provider does not have.
+    HostedUnsupported {
+        /// The provider ([`Dialect::provider`]).
+        provider: &'static str,
+        /// The tool's kind (`web_fetch`, `remote_mcp`, ...).
+        tool: &'static str,
+    },
+    /// A hosted tool the provider has, with a setting it cannot express and the tool needs.
+    HostedSetting {
+        /// The provider ([`Dialect::provider`]).
+        provider: &'static str,
+        /// The tool's kind.
+        tool: &'static str,
+        /// What is missing, and what to do.
+        why: String,
+    },
+    /// A function tool is named like a hosted tool of the request (`web_search`,
+    /// `web_fetch`, `code_execution`, `computer`): the model could not tell them apart.
+    HostedNameTaken(String),
 }
 
 impl fmt::Display for RequestError {
@@ -433,6 +459,20 @@ impl fmt::Display for RequestError {
                 crate::echo::echo(tool)
             ),
             Self::Export(err) => fmt::Display::fmt(err, f),
+            Self::HostedUnsupported { provider, tool } => write!(
+                f,
+                "{provider} has no hosted `{tool}` tool; leave it out of the request for {provider}, or offer a function tool that does the same"
+            ),
+            Self::HostedSetting {
+                provider,
+                tool,
+                why,
+            } => write!(f, "{provider} cannot take the hosted `{tool}` tool as set: {why}"),
+            Self::HostedNameTaken(name) => write!(
+                f,
+                "a function tool is named `{}`, the name of a hosted tool in the request; rename the function tool",
+                crate::echo::echo(name)
+            ),
         }
     }
 }
@@ -569,7 +609,31 @@ pub(crate) fn build(
         return Err(RequestError::SearchNameTaken);
     }
 
-    let mut notes = Vec::new();
+    // The provider's own tools: each in its wire form, or refused naming the provider; a
+    // function tool may not take the name the model calls one of them by.
+    let hosted = super::hosted::export(dialect, &request.hosted).map_err(|err| match err {
+        super::hosted::HostedError::Unsupported { provider, tool } => {
+            RequestError::HostedUnsupported { provider, tool }
+        }
+        super::hosted::HostedError::Setting {
+            provider,
+            tool,
+            why,
+        } => RequestError::HostedSetting {
+            provider,
+            tool,
+            why,
+        },
+    })?;
+    for tool in &request.hosted {
+        if let Some(name) = tool.reserved_name()
+            && offered.iter().any(|t| t.exported == name)
+        {
+            return Err(RequestError::HostedNameTaken(name.to_owned()));
+        }
+    }
+
+    let mut notes = hosted.notes.clone();
     // Anthropic has no filter: a subset is trimmed from the list.
     let trim = subset.is_some() && matches!(dialect, Dialect::Anthropic { .. });
     if trim {
@@ -637,7 +701,7 @@ pub(crate) fn build(
     }
     let entries = entries(dialect, request, offered, native_search, &mut notes);
 
-    if entries.is_empty() {
+    if entries.is_empty() && hosted.entries.is_empty() {
         // Providers refuse an empty tool list, and a tool choice or parallel calls without
         // tools: nothing is sent, and a choice that needs a call cannot be had.
         if request.choice.forces_a_call() {
@@ -654,6 +718,7 @@ pub(crate) fn build(
             tools: Vec::new(),
             deferred: Vec::new(),
             dialect,
+            headers: Vec::new(),
         });
     }
     let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
@@ -673,11 +738,20 @@ pub(crate) fn build(
             ),
         }
     }
-    let tools: Vec<(String, String)> = entries
+    let mut tools: Vec<(String, String)> = entries
         .iter()
         .zip(&values)
         .map(|(e, v)| (e.name.clone(), v.to_string()))
         .collect();
+    // The provider's own tools come after the functions, in the order given: part of the
+    // cached prefix like any tool.
+    for (tool, entry) in request.hosted.iter().zip(&hosted.entries) {
+        tools.push((tool.kind().to_owned(), entry.to_string()));
+    }
+    let functions = !values.is_empty();
+    if dialect != Dialect::Gemini {
+        values.extend(hosted.entries.iter().cloned());
+    }
     let deferred_names: Vec<String> = entries
         .iter()
         .filter(|e| e.deferred)
@@ -761,21 +835,41 @@ pub(crate) fn build(
                 );
                 parallel = None;
             }
-            fields.insert("tools".into(), json!([{ "functionDeclarations": values }]));
-            if mode != "AUTO" {
+            // Functions in one tool object, each built-in tool in its own.
+            let mut objects = Vec::new();
+            if functions {
+                objects.push(json!({ "functionDeclarations": values }));
+            }
+            objects.extend(hosted.entries.iter().cloned());
+            fields.insert("tools".into(), Value::Array(objects));
+            let mut tool_config = Map::new();
+            if mode != "AUTO" && functions {
                 let mut config = Map::new();
                 config.insert("mode".into(), json!(mode));
                 if !names.is_empty() {
                     config.insert("allowedFunctionNames".into(), json!(names));
                 }
-                fields.insert(
-                    "toolConfig".into(),
-                    json!({ "functionCallingConfig": config }),
+                tool_config.insert("functionCallingConfig".into(), Value::Object(config));
+            }
+            if functions && !hosted.entries.is_empty() {
+                // Gemini refuses built-in tools beside functions unless told to.
+                tool_config.insert("includeServerSideToolInvocations".into(), json!(true));
+                notes.push(
+                    "Gemini takes built-in tools beside functions only with `includeServerSideToolInvocations`: it is set".to_owned(),
                 );
+            }
+            if !tool_config.is_empty() {
+                fields.insert("toolConfig".into(), Value::Object(tool_config));
             }
         }
         Dialect::Mcp => {}
     }
+    fields.extend(hosted.fields);
+    let headers = if hosted.betas.is_empty() {
+        Vec::new()
+    } else {
+        vec![("anthropic-beta".to_owned(), hosted.betas.join(","))]
+    };
     let subset = match (subset, trim) {
         (None, _) => Subset::All,
         (Some(_), true) => Subset::Trimmed,
@@ -791,6 +885,7 @@ pub(crate) fn build(
         tools,
         deferred: deferred_names,
         dialect,
+        headers,
     })
 }
 

@@ -11,6 +11,7 @@ mod arguments;
 mod call;
 mod choice;
 mod gemini;
+mod hosted;
 pub(crate) mod mcp;
 mod openai;
 mod rich;
@@ -29,6 +30,10 @@ pub use choice::{
     ToolChoice, ToolRequest, ToolSearch,
 };
 pub(crate) use choice::{Offered, build as build_block};
+pub use hosted::{
+    CodeExecution, ComputerEnvironment, ComputerUse, ContextSize, FileSearch, HostedItem,
+    HostedKind, HostedTool, RawHosted, RemoteMcp, UserLocation, WebFetch, WebSearch, hosted_items,
+};
 pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use search::LOCAL_SEARCH_TOOL;
 pub(crate) use search::{answer as search_answer, definition as search_definition, found_names};

@@ -891,6 +891,43 @@ impl Toolbox {
         }
     }
 
+    /// One audit record for a call or result the provider ran itself (status `hosted`, no
+    /// attempt of the toolbox's), with its input rewritten as model data is.
+    pub(crate) fn record_hosted(&self, item: &crate::provider::HostedItem, ctx: &ToolContext) {
+        if self.settings.sinks.is_empty() {
+            return;
+        }
+        let mut arguments = item.input.clone().unwrap_or(Value::Null);
+        crate::output::sanitize(&mut arguments);
+        let record = crate::policy::audit::AuditRecord {
+            time_unix_ms: crate::policy::audit::unix_ms(std::time::SystemTime::now()),
+            run_id: ctx.run_id().map(str::to_owned),
+            call_id: item.id.clone(),
+            trace_id: ctx.trace_id().to_owned(),
+            principal: ctx.principal().map(str::to_owned),
+            tool: item
+                .name
+                .clone()
+                .unwrap_or_else(|| item.provider_type.clone()),
+            arguments,
+            arguments_hash: None,
+            repairs: Vec::new(),
+            status: match item.kind {
+                crate::provider::HostedKind::Call => "hosted",
+                crate::provider::HostedKind::Result => "hosted_result",
+                crate::provider::HostedKind::ForApplication => "hosted_for_application",
+            },
+            error_code: None,
+            attempts: 0,
+            duration_ms: 0,
+            output: None,
+            artifacts: Vec::new(),
+        };
+        for sink in self.settings.sinks.iter() {
+            sink.record(&record);
+        }
+    }
+
     /// Adds a sink that receives one audit record per call.
     #[must_use]
     pub fn with_audit(mut self, sink: impl AuditSink) -> Self {
