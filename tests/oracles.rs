@@ -200,6 +200,104 @@ async fn provider_sdks_accept_our_json() {
         blocks.insert(dialect.name().to_owned(), Value::Array(made));
     }
 
+    // Hosted tools beside the functions, with every parameter each provider takes: the
+    // request must pass the provider's request type, and each entry its own tool type.
+    use toolsmith::provider::{
+        CodeExecution, ComputerEnvironment, ComputerUse, ContextSize, FileSearch, HostedTool,
+        RemoteMcp, UserLocation, WebFetch, WebSearch,
+    };
+    let search = WebSearch {
+        max_uses: Some(3),
+        allowed_domains: vec!["met.no".into()],
+        blocked_domains: Vec::new(),
+        user_location: Some(UserLocation {
+            city: Some("Oslo".into()),
+            region: Some("Oslo".into()),
+            country: Some("NO".into()),
+            timezone: Some("Europe/Oslo".into()),
+        }),
+        context_size: Some(ContextSize::High),
+    };
+    let mut server = RemoteMcp::new("docs", "https://mcp.example.com/mcp");
+    server.allowed_tools = Some(vec!["search_docs".into()]);
+    server.authorization = Some("token".into());
+    server.defer_loading = true;
+    let files = FileSearch {
+        stores: vec!["vs_1".into()],
+        max_results: Some(5),
+    };
+    let computer = ComputerUse {
+        display: Some((1280, 800)),
+        environment: Some(ComputerEnvironment::Desktop),
+    };
+    let fetch = WebFetch {
+        max_uses: Some(2),
+        allowed_domains: vec!["docs.rs".into()],
+        blocked_domains: Vec::new(),
+        max_content_tokens: Some(4000),
+    };
+    let mut unasked = server.clone();
+    unasked.require_approval = false;
+    let hosted_requests: Vec<(Dialect, Vec<HostedTool>)> = vec![
+        (
+            Dialect::OpenAiResponses { strict: false },
+            vec![
+                HostedTool::WebSearch(search.clone()),
+                HostedTool::FileSearch(files.clone()),
+                HostedTool::CodeExecution(CodeExecution::default()),
+                HostedTool::ComputerUse(computer.clone()),
+                HostedTool::RemoteMcp(server),
+            ],
+        ),
+        (
+            Dialect::Anthropic { strict: false },
+            vec![
+                HostedTool::WebSearch(WebSearch {
+                    context_size: None,
+                    ..search.clone()
+                }),
+                HostedTool::WebFetch(fetch.clone()),
+                HostedTool::CodeExecution(CodeExecution::default()),
+            ],
+        ),
+        (
+            Dialect::Anthropic { strict: false },
+            vec![
+                HostedTool::ComputerUse(computer.clone()),
+                HostedTool::RemoteMcp(unasked),
+            ],
+        ),
+        (
+            Dialect::Gemini,
+            vec![
+                HostedTool::WebSearch(WebSearch {
+                    blocked_domains: vec!["example.com".into()],
+                    ..WebSearch::default()
+                }),
+                HostedTool::WebFetch(WebFetch::default()),
+                HostedTool::FileSearch(files),
+                HostedTool::CodeExecution(CodeExecution::default()),
+                HostedTool::ComputerUse(ComputerUse {
+                    display: None,
+                    ..computer
+                }),
+            ],
+        ),
+    ];
+    let hosted: Vec<Value> = hosted_requests
+        .into_iter()
+        .map(|(dialect, hosted)| {
+            let block = plain
+                .provider(dialect)
+                .request(&ToolRequest {
+                    hosted,
+                    ..ToolRequest::default()
+                })
+                .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+            json!({"dialect": dialect.name(), "fields": block.fields, "headers": block.headers})
+        })
+        .collect();
+
     // Token counts by OpenAI's rules, to be counted again with an independent tokenizer.
     let openai = plain
         .provider(Dialect::OpenAiChat { strict: false })
@@ -216,7 +314,7 @@ async fn provider_sdks_accept_our_json() {
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
     let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
-    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures});
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures, "hosted": hosted});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

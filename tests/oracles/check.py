@@ -231,6 +231,84 @@ def main(path):
             gemini_mode(f),
             genai_types.GenerateContentConfig.model_validate(f)))
 
+    # Hosted tools: the whole request passes the provider's request type (Anthropic's beta
+    # request for the beta tools), each entry has only the keys its own tool type declares,
+    # and the beta headers name features the SDK knows.
+    import typing
+
+    from openai.types.responses import (ComputerToolParam, FileSearchToolParam,
+                                        WebSearchToolParam)
+    from openai.types.responses.tool_param import CodeInterpreter, Mcp
+    from anthropic.types import (CodeExecutionTool20260521Param, WebFetchTool20260318Param,
+                                 WebSearchTool20260318Param)
+    from anthropic.types.beta import (BetaMCPToolsetParam, BetaRequestMCPServerURLDefinitionParam,
+                                      BetaToolComputerUse20251124Param)
+    from anthropic.types.beta.message_create_params import \
+        MessageCreateParamsNonStreaming as BetaMessageCreateParamsNonStreaming
+    from anthropic.types.anthropic_beta_param import AnthropicBetaParam
+
+    beta_request = pydantic.TypeAdapter(BetaMessageCreateParamsNonStreaming)
+    openai_hosted = {"web_search": WebSearchToolParam, "file_search": FileSearchToolParam,
+                     "code_interpreter": CodeInterpreter, "computer": ComputerToolParam, "mcp": Mcp}
+    anthropic_hosted = {"web_search_20260318": WebSearchTool20260318Param,
+                        "web_fetch_20260318": WebFetchTool20260318Param,
+                        "code_execution_20260521": CodeExecutionTool20260521Param,
+                        "computer_20251124": BetaToolComputerUse20251124Param,
+                        "mcp_toolset": BetaMCPToolsetParam}
+    known_betas = set(typing.get_args(typing.get_args(AnthropicBetaParam)[1]))
+
+    def keys_within(entry, typed):
+        declared = set(typed.__required_keys__) | set(typed.__optional_keys__)
+        extra = set(entry) - declared
+        if extra:
+            raise AssertionError(f"{sorted(extra)} are not keys of {typed.__name__}")
+        pydantic.TypeAdapter(typed).validate_python(entry)
+
+    for i, made in enumerate(bundle["hosted"]):
+        fields, headers, dialect = made["fields"], made["headers"], made["dialect"]
+        label = f"hosted {i} ({dialect})"
+        hosted_entries = [t for t in fields["tools"] if t.get("type") not in (None, "function")]
+        if dialect == "openai-responses":
+            check(f"{label}: ResponseCreateParams", lambda f=fields: (
+                exact(f, ["tools", "tool_choice", "parallel_tool_calls"]),
+                responses_request.validate_python({"model": "gpt-5", "input": "hi", **f})))
+            for entry in hosted_entries:
+                check(f"{label} {entry['type']}: its tool type",
+                      lambda e=entry: keys_within(e, openai_hosted[e["type"]]))
+        elif dialect == "anthropic":
+            beta = bool(headers)
+            adapter = beta_request if beta else anthropic_request
+            check(f"{label}: {'Beta' if beta else ''}MessageCreateParams", lambda f=fields, a=adapter: (
+                exact(f, ["tools", "tool_choice", "mcp_servers"]),
+                a.validate_python({"model": "claude-sonnet-4-5", "max_tokens": 64,
+                                   "messages": [{"role": "user", "content": "hi"}], **f})))
+            for entry in hosted_entries:
+                check(f"{label} {entry['type']}: its tool type",
+                      lambda e=entry: keys_within(e, anthropic_hosted[e["type"]]))
+            for server in fields.get("mcp_servers", []):
+                check(f"{label} mcp_servers: BetaRequestMCPServerURLDefinitionParam",
+                      lambda s=server: keys_within(s, BetaRequestMCPServerURLDefinitionParam))
+            for name, value in headers:
+                def known(v=value, n=name):
+                    if n != "anthropic-beta":
+                        raise AssertionError(f"unexpected header {n}")
+                    unknown = [b for b in v.split(",") if b not in known_betas]
+                    if unknown:
+                        raise AssertionError(f"betas the SDK does not know: {unknown}")
+                check(f"{label} header {name}", known)
+        else:
+            def strict_gemini(f=fields):
+                exact(f, ["tools", "toolConfig"])
+                config = genai_types.GenerateContentConfig.model_validate(f)
+                # The SDK keeps unknown keys silently: each tool must come back whole.
+                for sent, read in zip(f["tools"], config.tools):
+                    back = read.model_dump(by_alias=True, exclude_none=True)
+                    if set(sent) != set(back):
+                        raise AssertionError(f"{sorted(sent)} read back as {sorted(back)}")
+                if not config.tool_config.include_server_side_tool_invocations:
+                    raise AssertionError("includeServerSideToolInvocations is not set")
+            check(f"{label}: GenerateContentConfig", strict_gemini)
+
     # Token counts: OpenAI's published rules (its cookbook "How to count tokens with
     # tiktoken", gpt-4o constants) over o200k from bpe-openai, a tokenizer that carries its
     # data; nested schemas, which the rules do not reach, add their JSON's tokens.
