@@ -48,7 +48,8 @@ pub struct AuditRecord {
     /// ([`Repair`](crate::policy::Repair)).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub repairs: Vec<String>,
-    /// `success`, `degraded` or `error`.
+    /// `success`, `degraded`, `replayed` or `error`; for a tool the provider ran itself
+    /// (recorded by the agent loop), `hosted`, `hosted_result` or `hosted_for_application`.
     pub status: &'static str,
     /// The error code of a failed call.
     pub error_code: Option<&'static str>,
