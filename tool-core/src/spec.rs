@@ -188,6 +188,45 @@ impl Annotations {
     }
 }
 
+impl ToolSpec {
+    /// Every setting at its default, for the fields `#[tool]` leaves unset (struct update
+    /// syntax): no parameters, no title, hints, effect, levels or execution settings.
+    pub const DEFAULT: Self = Self {
+        name: "",
+        description: "",
+        description_from_docs: false,
+        params: &[],
+        title: None,
+        annotations: Annotations {
+            read_only: None,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+        },
+        output_schema: no_output_schema,
+        effect: None,
+        requires_approval: false,
+        lint_levels: &[],
+        timeout_ms: None,
+        max_attempts: None,
+        concurrency: None,
+        sequential: false,
+        inline: false,
+        stream_args: false,
+        fallback: None,
+        scopes: &[],
+        data_classification: None,
+        version: None,
+        input_limits: None,
+        examples: &[],
+        invalid_examples: &[],
+    };
+}
+
+fn no_output_schema() -> Option<Value> {
+    None
+}
+
 /// One model-visible parameter.
 #[doc(hidden)]
 #[derive(Debug)]
@@ -206,6 +245,19 @@ pub struct ParamSpec {
     pub lint_levels: &'static [(&'static str, LintLevel)],
     /// `#[arg(sensitive)]`: redacted in audit records.
     pub sensitive: bool,
+}
+
+impl ParamSpec {
+    /// Every setting at its default, for the fields `#[tool]` leaves unset.
+    pub const DEFAULT: Self = Self {
+        name: "",
+        description: "",
+        description_from_docs: false,
+        constraints: &[],
+        default: None,
+        lint_levels: &[],
+        sensitive: false,
+    };
 }
 
 /// One `#[arg(...)]` constraint.

@@ -85,57 +85,134 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         None => (join_docs(&tool.docs), true),
     };
 
-    let title = option(tool.args.title.as_ref().map(|lit| quote!(#lit)));
-    let [read_only, destructive, idempotent, open_world] = [
+    let output_schema = output_schema(&tool.sig.output);
+    let examples = &tool.args.examples;
+    // Only what differs from `ToolSpec::DEFAULT` is written: less code per tool to expand,
+    // type-check and keep in the crate's metadata.
+    let mut spec_fields: Vec<TokenStream> = Vec::new();
+    let mut set = |field: &str, value: Option<TokenStream>| {
+        if let Some(value) = value {
+            let field = format_ident!("{}", field);
+            spec_fields.push(quote!(#field: #value));
+        }
+    };
+    let some = |v: Option<TokenStream>| v.map(|v| quote!(::core::option::Option::Some(#v)));
+    set(
+        "title",
+        some(tool.args.title.as_ref().map(|lit| quote!(#lit))),
+    );
+    let hints = [
         tool.args.read_only,
         tool.args.destructive,
         tool.args.idempotent,
         tool.args.open_world,
-    ]
-    .map(|flag| option(flag.map(|b| quote!(#b))));
-    let output_schema = output_schema(&tool.sig.output);
-    let effect = option(tool.args.effect.as_ref().map(|lit| {
-        let variant = match lit.value().as_str() {
-            "read" => format_ident!("Read"),
-            "destructive" => format_ident!("Destructive"),
-            _ => format_ident!("Write"),
-        };
-        quote!(::toolsmith::__private::Effect::#variant)
-    }));
-    let requires_approval = tool.args.requires_approval.is_some();
-    let timeout_ms = option(tool.args.timeout_ms.map(|ms| quote!(#ms)));
-    let attempts = option(tool.args.attempts.map(|n| quote!(#n)));
-    let concurrency = option(tool.args.concurrency.map(|n| quote!(#n)));
-    let sequential = tool.args.sequential.is_some();
-    let stream_args = tool.args.stream_args.is_some();
-    let fallback = option(tool.args.fallback.as_ref().map(|lit| quote!(#lit)));
-    let scopes = tool.args.scopes.iter().flatten();
-    let data_classification = option(
-        tool.args
-            .data_classification
-            .as_ref()
-            .map(|lit| quote!(#lit)),
+    ];
+    if hints.iter().any(Option::is_some) {
+        let [read_only, destructive, idempotent, open_world] =
+            hints.map(|flag| option(flag.map(|b| quote!(#b))));
+        set(
+            "annotations",
+            Some(quote!(::toolsmith::__private::Annotations {
+                read_only: #read_only,
+                destructive: #destructive,
+                idempotent: #idempotent,
+                open_world: #open_world,
+            })),
+        );
+    }
+    set(
+        "effect",
+        some(tool.args.effect.as_ref().map(|lit| {
+            let variant = match lit.value().as_str() {
+                "read" => format_ident!("Read"),
+                "destructive" => format_ident!("Destructive"),
+                _ => format_ident!("Write"),
+            };
+            quote!(::toolsmith::__private::Effect::#variant)
+        })),
     );
-    let version = option(tool.args.version.as_ref().map(|lit| quote!(#lit)));
-    let examples = &tool.args.examples;
-    let invalid_examples = tool
+    set(
+        "requires_approval",
+        tool.args.requires_approval.is_some().then(|| quote!(true)),
+    );
+    let levels: Vec<TokenStream> = tool
+        .lint_levels
+        .iter()
+        .map(|(lint, level)| level_tokens(lint, *level))
+        .collect();
+    set(
+        "lint_levels",
+        (!levels.is_empty()).then(|| quote!(&[#(#levels),*])),
+    );
+    set(
+        "timeout_ms",
+        some(tool.args.timeout_ms.map(|ms| quote!(#ms))),
+    );
+    set("max_attempts", some(tool.args.attempts.map(|n| quote!(#n))));
+    set(
+        "concurrency",
+        some(tool.args.concurrency.map(|n| quote!(#n))),
+    );
+    set(
+        "sequential",
+        tool.args.sequential.is_some().then(|| quote!(true)),
+    );
+    set(
+        "inline",
+        (tool.args.inline.is_some() && tool.sig.asyncness.is_none()).then(|| quote!(true)),
+    );
+    set(
+        "stream_args",
+        tool.args.stream_args.is_some().then(|| quote!(true)),
+    );
+    set(
+        "fallback",
+        some(tool.args.fallback.as_ref().map(|lit| quote!(#lit))),
+    );
+    let scopes: Vec<_> = tool.args.scopes.iter().flatten().collect();
+    set(
+        "scopes",
+        (!scopes.is_empty()).then(|| quote!(&[#(#scopes),*])),
+    );
+    set(
+        "data_classification",
+        some(
+            tool.args
+                .data_classification
+                .as_ref()
+                .map(|lit| quote!(#lit)),
+        ),
+    );
+    set(
+        "version",
+        some(tool.args.version.as_ref().map(|lit| quote!(#lit))),
+    );
+    set(
+        "examples",
+        (!examples.is_empty()).then(|| quote!(&[#(#examples),*])),
+    );
+    let invalid_examples: Vec<TokenStream> = tool
         .args
         .invalid_examples
         .iter()
-        .map(|(arguments, error)| quote!((#arguments, #error)));
-    let input_limits = option(tool.args.limits.as_ref().map(|limits| {
-        let setters = limits.iter().map(|(key, n)| {
-            let setter = format_ident!("with_{}", key);
-            let n = n.to_string();
-            let n = syn::LitInt::new(&format!("{n}usize"), proc_macro2::Span::call_site());
-            quote!(.#setter(#n))
-        });
-        quote!(::toolsmith::__private::InputLimits::DEFAULT #(#setters)*)
-    }));
-    let lint_levels = tool
-        .lint_levels
-        .iter()
-        .map(|(lint, level)| level_tokens(lint, *level));
+        .map(|(arguments, error)| quote!((#arguments, #error)))
+        .collect();
+    set(
+        "invalid_examples",
+        (!invalid_examples.is_empty()).then(|| quote!(&[#(#invalid_examples),*])),
+    );
+    set(
+        "input_limits",
+        some(tool.args.limits.as_ref().map(|limits| {
+            let setters = limits.iter().map(|(key, n)| {
+                let setter = format_ident!("with_{}", key);
+                let n = n.to_string();
+                let n = syn::LitInt::new(&format!("{n}usize"), proc_macro2::Span::call_site());
+                quote!(.#setter(#n))
+            });
+            quote!(::toolsmith::__private::InputLimits::DEFAULT #(#setters)*)
+        })),
+    );
 
     let ret_span = match &tool.sig.output {
         syn::ReturnType::Default => tool.sig.ident.span(),
@@ -297,30 +374,9 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 description: #description,
                 description_from_docs: #from_docs,
                 params: &__PARAMS,
-                title: #title,
-                annotations: ::toolsmith::__private::Annotations {
-                    read_only: #read_only,
-                    destructive: #destructive,
-                    idempotent: #idempotent,
-                    open_world: #open_world,
-                },
                 output_schema: #output_schema,
-                effect: #effect,
-                requires_approval: #requires_approval,
-                lint_levels: &[#(#lint_levels),*],
-                timeout_ms: #timeout_ms,
-                max_attempts: #attempts,
-                concurrency: #concurrency,
-                sequential: #sequential,
-                inline: #inline,
-                stream_args: #stream_args,
-                fallback: #fallback,
-                scopes: &[#(#scopes),*],
-                data_classification: #data_classification,
-                version: #version,
-                input_limits: #input_limits,
-                examples: &[#(#examples),*],
-                invalid_examples: &[#(#invalid_examples),*],
+                #(#spec_fields,)*
+                ..::toolsmith::__private::ToolSpec::DEFAULT
             };
 
             fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {
@@ -474,27 +530,36 @@ fn param_spec(param: &Param) -> TokenStream {
         Some(lit) => (quote!(#lit), false),
         None => (join_docs(&param.docs), true),
     };
+    // Only what differs from `ParamSpec::DEFAULT` is written.
+    let mut fields = Vec::new();
     let constraints = constraints(param);
-    let levels = param
+    if !constraints.is_empty() {
+        fields.push(quote!(constraints: &[#(#constraints),*]));
+    }
+    let levels: Vec<TokenStream> = param
         .args
         .levels
         .iter()
-        .map(|s| level_tokens(s.lint, s.level));
-    let default = match default_expr(param) {
-        Some(expr) => quote! {
-            ::core::option::Option::Some(|| ::toolsmith::__private::default_value::<#ty>(#expr))
-        },
-        None => quote!(::core::option::Option::None),
-    };
+        .map(|s| level_tokens(s.lint, s.level))
+        .collect();
+    if !levels.is_empty() {
+        fields.push(quote!(lint_levels: &[#(#levels),*]));
+    }
+    if let Some(expr) = default_expr(param) {
+        fields.push(quote! {
+            default: ::core::option::Option::Some(|| ::toolsmith::__private::default_value::<#ty>(#expr))
+        });
+    }
+    if sensitive {
+        fields.push(quote!(sensitive: true));
+    }
     quote! {
         ::toolsmith::__private::ParamSpec {
             name: #name,
             description: #description,
             description_from_docs: #from_docs,
-            constraints: &[#(#constraints),*],
-            default: #default,
-            lint_levels: &[#(#levels),*],
-            sensitive: #sensitive,
+            #(#fields,)*
+            ..::toolsmith::__private::ParamSpec::DEFAULT
         }
     }
 }

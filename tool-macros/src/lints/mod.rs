@@ -38,9 +38,18 @@ pub(crate) fn level(
 /// The tool's level of every lint (crate config and `#[tool]` settings), for the runtime's
 /// `Toolbox::lint`.
 pub(crate) fn tool_levels(config: &Config, tool: &ToolFn) -> Vec<(&'static str, Level)> {
+    // Only levels that differ from the defaults: the runtime falls back to those.
     rules::LINTS
         .iter()
-        .map(|lint| (lint.name, level(config, tool, None, lint.name)))
+        .map(|lint| {
+            (
+                lint.name,
+                level(config, tool, None, lint.name),
+                lint.default,
+            )
+        })
+        .filter(|(_, level, default)| level != default)
+        .map(|(name, level, _)| (name, level))
         .collect()
 }
 
