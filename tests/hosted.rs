@@ -327,6 +327,12 @@ fn hosted_calls_and_results_are_read_from_each_provider() {
         )
         .is_empty()
     );
+    // A function call is never taken for a hosted one, whatever its name.
+    let anthropic = json!({"content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "computer", "input": {}},
+        {"type": "tool_result", "tool_use_id": "toolu_0", "content": "x"}
+    ]});
+    assert!(hosted_items(ANTHROPIC, &anthropic).is_empty());
 }
 
 fn anthropic_turn_with_a_search() -> Value {

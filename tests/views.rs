@@ -2,6 +2,8 @@
 //! artifacts reach the application and the audit but never a provider. The view is made
 //! once and kept with the result, so a replay shows the same view.
 
+#[path = "support/http.rs"]
+mod http_exchange;
 #[path = "support/pipe.rs"]
 mod pipe;
 
@@ -518,4 +520,48 @@ async fn mcp_structured_content_of_a_view_leaves_rewritten_as_the_models_data() 
         .call("open_account", json!({"owner": "ada"}), &ToolContext::new())
         .await;
     assert!(out.data().unwrap().get().contains("hunter2"));
+}
+
+/// One `tools/call` of `book_seat` over streamable HTTP in the 2026-07-28 revision, in `run`.
+async fn book_2026(addr: std::net::SocketAddr, flight: &str, run: &str) -> Value {
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}, "toolsmith/run": run});
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "book_seat", "arguments": {"flight_id": flight}, "_meta": meta}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: book_seat\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    http_exchange::message(
+        &http_exchange::exchange(addr, request, http_exchange::whole_message).await,
+    )
+}
+
+#[tokio::test]
+async fn the_2026_07_28_revision_gives_both_views_and_replays_them() {
+    let http = McpServer::new(Toolbox::new().with(BookSeat))
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = http.local_addr();
+    let run = "run-0123456789abcdef";
+    let first = book_2026(addr, "N1", run).await;
+    let result = &first["result"];
+    assert_eq!(result["isError"], false, "{first}");
+    assert_eq!(result["content"][0]["text"], "Booked N1 seat 14C (REF1).");
+    assert_eq!(result["structuredContent"]["fare_cents"], 41900);
+    assert!(!first.to_string().contains("upstream"), "{first}");
+    let again = book_2026(addr, "N1", run).await;
+    assert_eq!(
+        again["result"]["_meta"]["toolsmith/replayed"], true,
+        "{again}"
+    );
+    assert_eq!(again["result"]["content"], first["result"]["content"]);
+    assert_eq!(
+        again["result"]["structuredContent"],
+        first["result"]["structuredContent"]
+    );
+    assert_eq!(count(&BOOKED, "N1"), 1);
+    http.shutdown().await.unwrap();
 }

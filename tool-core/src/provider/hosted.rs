@@ -600,8 +600,10 @@ pub enum HostedKind {
     /// What the tool gave back.
     Result,
     /// A call the provider asks the application to carry out or approve (OpenAI's
-    /// `computer_call` and `mcp_approval_request`, Anthropic's `computer` tool use): it is not
-    /// left to the provider.
+    /// `computer_call` and `mcp_approval_request`): it is not left to the provider.
+    /// Anthropic's computer use arrives as an ordinary `tool_use` named `computer`, which
+    /// [`ToolCall::parse`](super::ToolCall::parse) reads, so a function tool of that name is
+    /// never taken for it.
     ForApplication,
 }
 
@@ -653,15 +655,6 @@ pub fn hosted_items(dialect: Dialect, response: &Value) -> Vec<HostedItem> {
                         text(block, "name"),
                         block.get("input").cloned(),
                     )),
-                    "tool_use" if text(block, "name").as_deref() == Some("computer") => {
-                        out.push(item(
-                            HostedKind::ForApplication,
-                            block,
-                            text(block, "id"),
-                            text(block, "name"),
-                            block.get("input").cloned(),
-                        ));
-                    }
                     other if other.ends_with("_tool_result") && other != "tool_result" => {
                         out.push(item(
                             HostedKind::Result,

@@ -98,10 +98,10 @@ impl CallResult {
             .flatten()
             .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
             .filter(Value::is_object);
-        if viewed {
-            // The value did not pass the checks the view did; clients show structured
-            // content to models too, so it leaves rewritten as the model's data is.
-            let value = value.map(|mut value| {
+        // A view's value did not pass the checks the view did; clients show structured
+        // content to models too, so it leaves rewritten as the model's data is.
+        let value = if viewed {
+            value.map(|mut value| {
                 if let Some(found) = crate::output::sanitize(&mut value) {
                     let notes = notes.get_or_insert_with(OutputNotes::default);
                     for (have, more) in [
@@ -114,18 +114,22 @@ impl CallResult {
                     }
                 }
                 value
-            });
+            })
+        } else {
+            value
+        };
+        let notes = notes.and_then(|notes| serde_json::to_value(notes).ok());
+        if let Some(notes) = &notes {
+            meta.get_or_insert_with(Map::new)
+                .insert(OUTPUT_META.into(), notes.clone());
+        }
+        if viewed {
             let text = match model {
                 ToolOutcome::Success(data) | ToolOutcome::Replayed(data) => {
                     serde_json::from_str::<String>(data.get()).ok()
                 }
                 _ => None,
             };
-            let notes = notes.and_then(|notes| serde_json::to_value(notes).ok());
-            if let Some(notes) = &notes {
-                meta.get_or_insert_with(Map::new)
-                    .insert(OUTPUT_META.into(), notes.clone());
-            }
             return Self {
                 link,
                 // An envelope says what the checks did itself.
@@ -140,11 +144,6 @@ impl CallResult {
                 is_error: false,
                 meta,
             };
-        }
-        let notes = notes.and_then(|notes| serde_json::to_value(notes).ok());
-        if let Some(notes) = &notes {
-            meta.get_or_insert_with(Map::new)
-                .insert(OUTPUT_META.into(), notes.clone());
         }
         if let (Some(value), Some(data)) = (value, outcome.data()) {
             // Structured content is the data itself; the text block carries the same JSON

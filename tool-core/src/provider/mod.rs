@@ -272,17 +272,14 @@ pub fn encode_result(
     if let Some(parts) = crate::output::content_parts(outcome, def) {
         return rich(dialect, call, outcome.for_model(), &parts);
     }
-    if dialect == Dialect::Mcp {
-        // MCP has a place for each view: `content` and `structuredContent`.
-        return mcp::encode(outcome, def);
-    }
-    // The model reads the view of a result that has one; the value is the program's.
-    let outcome = outcome.for_model();
+    // The model reads the view of a result that has one; the value is the program's, and
+    // only MCP has a place for it (`structuredContent`).
+    let model = outcome.for_model();
     match dialect {
-        Dialect::OpenAiChat { .. } => openai::encode_chat(id(), outcome.to_json()),
-        Dialect::OpenAiResponses { .. } => openai::encode_responses(id(), outcome.to_json()),
-        Dialect::Anthropic { .. } => anthropic::encode(id(), outcome.to_json(), outcome),
-        Dialect::Gemini => gemini::encode(call, outcome),
+        Dialect::OpenAiChat { .. } => openai::encode_chat(id(), model.to_json()),
+        Dialect::OpenAiResponses { .. } => openai::encode_responses(id(), model.to_json()),
+        Dialect::Anthropic { .. } => anthropic::encode(id(), model.to_json(), model),
+        Dialect::Gemini => gemini::encode(call, model),
         Dialect::Mcp => mcp::encode(outcome, def),
     }
 }
