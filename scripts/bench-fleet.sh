@@ -9,11 +9,13 @@
 #   - three toolsmith processes sharing their state in one Redis, called round-robin;
 # then the memory one open 2025-11-25 session costs each server.
 #
-# Usage: bash scripts/bench-fleet.sh [seconds per measurement, default 5]
+# Usage: bash scripts/bench-fleet.sh [seconds per measurement, default 5] [calls|sessions]
+# (the second argument measures only that part; both by default)
 # Needs redis-server (scripts/test.sh installs it). Every server listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 per=${1:-5}
+part=${2:-all}
 cargo build --release --locked --features mcp,redis --example fleet_replica --example fleet_load >&2
 cargo build --release --manifest-path bench-fleet/Cargo.toml --target-dir target/bench-fleet >&2
 cargo build --release --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/bench-fleet >&2
@@ -57,25 +59,28 @@ for _ in 1 2 3; do
   three="${three:+$three,}$url"
 done
 
-echo "| tool | clients | bare rmcp, 1 process | tower-mcp, 1 process | toolsmith, 1 process | toolsmith, 3 processes + Redis |"
-echo "|---|---:|---|---|---|---|"
-for tool in add search_web; do
-  for clients in 1 16 64; do
-    row="| \`$tool\` | $clients"
-    for urls in "$bare" "$tower" "$one" "$three"; do
-      result=$("$bin/fleet_load" --urls "$urls" --tool "$tool" --clients "$clients" --seconds "$per")
-      row="$row | $(python3 - "$result" <<'PY'
+if [ "$part" != sessions ]; then
+  echo "| tool | clients | bare rmcp, 1 process | tower-mcp, 1 process | toolsmith, 1 process | toolsmith, 3 processes + Redis |"
+  echo "|---|---:|---|---|---|---|"
+  for tool in add search_web; do
+    for clients in 1 16 64; do
+      row="| \`$tool\` | $clients"
+      for urls in "$bare" "$tower" "$one" "$three"; do
+        result=$("$bin/fleet_load" --urls "$urls" --tool "$tool" --clients "$clients" --seconds "$per")
+        row="$row | $(python3 - "$result" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 errors = f", {r['errors']} errors" if r["errors"] else ""
 print(f"{r['calls_per_s']:.0f}/s, p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms{errors}")
 PY
 )"
+      done
+      echo "$row |"
     done
-    echo "$row |"
   done
-done
+fi
 
+[ "$part" = calls ] && exit 0
 # Memory per open session: the server's resident memory before and after 1,000 sessions.
 rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 echo

@@ -14,7 +14,7 @@ mod tools;
 
 use std::time::Duration;
 
-use http_exchange::{exchange, message, post_2025, whole_message};
+use http_exchange::{exchange, message, open_session, post_2025, whole_message};
 use pipe::{Client, envelope};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -1129,28 +1129,17 @@ async fn count_slowly(ctx: &ToolContext) -> u32 {
 
 #[tokio::test]
 async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
+    // Sessions rest as soon as they are idle: one whose call stream was dropped must not.
     let http_server = McpServer::new(Toolbox::new().with(CountSlowly))
+        .with_http(toolsmith::mcp::HttpOptions {
+            session_worker_idle: Duration::ZERO,
+            ..Default::default()
+        })
         .bind_local_http(0)
         .await
         .unwrap();
     let addr = http_server.local_addr();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}});
-    let answer = exchange(addr, post_2025(addr, None, &init), |s| {
-        s.contains("\"result\"")
-    })
-    .await;
-    let session = answer
-        .lines()
-        .find_map(|l| l.strip_prefix("mcp-session-id: "))
-        .expect("a session id")
-        .trim()
-        .to_owned();
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    exchange(addr, post_2025(addr, Some(&session), &initialized), |s| {
-        s.contains("\r\n\r\n")
-    })
-    .await;
+    let session = open_session(addr).await;
 
     // The call's stream is dropped after its first progress event.
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
@@ -1167,6 +1156,9 @@ async fn a_dropped_sse_stream_resumes_from_its_last_event_id() {
         .expect("events carry ids")
         .trim()
         .to_owned();
+    // The server sees the stream gone when it writes the next event (150 ms on); an idle
+    // session would rest within 20 ms of that. The call is still running.
+    tokio::time::sleep(Duration::from_millis(220)).await;
 
     // Reconnecting with Last-Event-ID replays what came after it, up to the result.
     let resume = format!(

@@ -66,3 +66,28 @@ pub fn post_2025(addr: std::net::SocketAddr, session: Option<&str>, body: &Value
         body.len()
     )
 }
+
+/// Opens an MCP 2025-11-25 session over HTTP: `initialize`, then `notifications/initialized`;
+/// the session's id.
+pub async fn open_session(addr: std::net::SocketAddr) -> String {
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"}}});
+    let answer = exchange(addr, post_2025(addr, None, &init), |s| {
+        s.contains("\"result\"")
+    })
+    .await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = exchange(addr, post_2025(addr, Some(&session), &initialized), |s| {
+        s.contains("\r\n\r\n")
+    })
+    .await;
+    assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
+    session
+}

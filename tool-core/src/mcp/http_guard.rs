@@ -9,26 +9,17 @@
 //! - **The body** is at most the message limit and is checked like a stdio line (JSON, limits,
 //!   no key twice in one object) without building it, so rmcp never parses a document that
 //!   could cost more than the limits allow.
-//! - **Sessions** are capped in number and closed after an idle time; only a request that
-//!   would open one (an `initialize` without a session id) is refused at the cap.
+//! - **Sessions** are capped in number (`sessions`); only a request that would open one (an
+//!   `initialize` without a session id) is refused at the cap.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
-use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId};
-use rmcp::transport::streamable_http_server::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::{
-    LocalSessionManager, LocalSessionManagerError,
-};
 use serde_json::Value;
-use tokio::time::Instant;
 
 use crate::limits::InputLimits;
 
@@ -38,7 +29,7 @@ pub(super) struct Guard {
     pub(super) allowed_hosts: Vec<String>,
     pub(super) allowed_origins: Vec<String>,
     pub(super) limits: InputLimits,
-    pub(super) sessions: Arc<Sessions>,
+    pub(super) sessions: Arc<super::sessions::Sessions>,
     /// The server that answers a plain call in place, when it serves without sessions.
     pub(super) in_place: Option<super::server::McpServer>,
 }
@@ -272,181 +263,6 @@ fn origin_allowed(origin: &Origin, allowed: &[String]) -> bool {
                 && (e.port.is_none() || e.port == origin.port)
         })
     })
-}
-
-/// rmcp's local sessions, at most `max` at once, each closed after `idle` without a request.
-#[derive(Debug)]
-pub(super) struct Sessions {
-    inner: LocalSessionManager,
-    seen: Mutex<HashMap<SessionId, Instant>>,
-    max: usize,
-    idle: Duration,
-}
-
-/// Why a session request failed.
-#[derive(Debug)]
-pub(super) enum SessionsError {
-    Full,
-    Inner(LocalSessionManagerError),
-}
-
-impl std::fmt::Display for SessionsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Full => f.write_str("too many open sessions"),
-            Self::Inner(error) => error.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for SessionsError {}
-
-impl From<LocalSessionManagerError> for SessionsError {
-    fn from(error: LocalSessionManagerError) -> Self {
-        Self::Inner(error)
-    }
-}
-
-impl Sessions {
-    pub(super) fn new(max: usize, idle: Duration) -> Self {
-        let mut inner = LocalSessionManager::default();
-        // rmcp's own idle timeout ends the session's worker as well.
-        inner.session_config.keep_alive = Some(idle);
-        Self {
-            inner,
-            seen: Mutex::new(HashMap::new()),
-            max: max.max(1),
-            idle,
-        }
-    }
-
-    fn touch(&self, id: &SessionId) {
-        if let Ok(mut seen) = self.seen.lock()
-            && let Some(at) = seen.get_mut(id)
-        {
-            *at = Instant::now();
-        }
-    }
-
-    /// Closes the sessions idle for longer than allowed, and forgets those rmcp has closed.
-    async fn sweep(&self) {
-        let now = Instant::now();
-        let ids: Vec<SessionId> = match self.seen.lock() {
-            Ok(seen) => seen.keys().cloned().collect(),
-            Err(_) => return,
-        };
-        for id in ids {
-            let idle = self
-                .seen
-                .lock()
-                .ok()
-                .and_then(|seen| seen.get(&id).copied())
-                .is_some_and(|at| now.duration_since(at) >= self.idle);
-            let open = self.inner.has_session(&id).await.unwrap_or(false);
-            if idle && open {
-                let _ = self.inner.close_session(&id).await;
-            }
-            if idle || !open {
-                if let Ok(mut seen) = self.seen.lock() {
-                    seen.remove(&id);
-                }
-            }
-        }
-    }
-
-    /// Whether a new session would be over the cap (after closing idle ones).
-    pub(super) async fn full(&self) -> bool {
-        if self.open() < self.max {
-            return false;
-        }
-        self.sweep().await;
-        self.open() >= self.max
-    }
-
-    /// The sessions open now.
-    pub(super) fn open(&self) -> usize {
-        self.seen.lock().map_or(0, |seen| seen.len())
-    }
-}
-
-impl SessionManager for Sessions {
-    type Error = SessionsError;
-    type Transport = <LocalSessionManager as SessionManager>::Transport;
-
-    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
-        if self.full().await {
-            return Err(SessionsError::Full);
-        }
-        let (id, transport) = self.inner.create_session().await?;
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.insert(id.clone(), Instant::now());
-        }
-        Ok((id, transport))
-    }
-
-    async fn initialize_session(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.touch(id);
-        Ok(self.inner.initialize_session(id, message).await?)
-    }
-
-    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
-        Ok(self.inner.has_session(id).await?)
-    }
-
-    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
-        if let Ok(mut seen) = self.seen.lock() {
-            seen.remove(id);
-        }
-        Ok(self.inner.close_session(id).await?)
-    }
-
-    async fn create_stream(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<
-        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
-        Self::Error,
-    > {
-        self.touch(id);
-        Ok(self.inner.create_stream(id, message).await?)
-    }
-
-    async fn accept_message(
-        &self,
-        id: &SessionId,
-        message: ClientJsonRpcMessage,
-    ) -> Result<(), Self::Error> {
-        self.touch(id);
-        Ok(self.inner.accept_message(id, message).await?)
-    }
-
-    async fn create_standalone_stream(
-        &self,
-        id: &SessionId,
-    ) -> Result<
-        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
-        Self::Error,
-    > {
-        self.touch(id);
-        Ok(self.inner.create_standalone_stream(id).await?)
-    }
-
-    async fn resume(
-        &self,
-        id: &SessionId,
-        last_event_id: String,
-    ) -> Result<
-        impl futures_util::Stream<Item = ServerSseMessage> + Send + Sync + 'static,
-        Self::Error,
-    > {
-        self.touch(id);
-        Ok(self.inner.resume(id, last_event_id).await?)
-    }
 }
 
 /// The bytes of a request's body, or, for one longer than `max` bytes (or cut off), its first

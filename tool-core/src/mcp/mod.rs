@@ -51,7 +51,7 @@
 // The rooms, after rmcp's own split: the server's settings (`server`), the protocol handler
 // (`handler`), the call path (`call`, with `rounds` for MCP 2026-07-28's sealed state,
 // `tasks` and `elicit`), the transports (`transport`, `http_guard` with `stateless` for a
-// plain call answered in place, `stdio`), what a tool's
+// plain call answered in place, `sessions` for HTTP sessions that rest between requests, `stdio`), what a tool's
 // caller offers it (`caller`, `delegate`), and the request type (`request`).
 mod call;
 mod caller;
@@ -62,6 +62,7 @@ mod http_guard;
 mod request;
 mod rounds;
 mod server;
+mod sessions;
 mod stateless;
 mod stdio;
 mod tasks;
@@ -74,8 +75,8 @@ pub use rmcp;
 pub use request::McpRequest;
 pub use server::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE,
-    HTTP_PATH, HttpOptions, MIN_MESSAGE_BYTES, McpServer, PROTOCOL_VERSION, RUN_META, RunScope,
-    ServerLimits,
+    DEFAULT_SESSION_WORKER_IDLE, HTTP_PATH, HttpOptions, MIN_MESSAGE_BYTES, McpServer,
+    PROTOCOL_VERSION, RUN_META, RunScope, ServerLimits,
 };
 pub use tasks::TaskSupport;
 pub use transport::{HttpServer, ServeError};

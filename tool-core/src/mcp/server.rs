@@ -60,14 +60,18 @@ pub const HTTP_PATH: &str = "/mcp";
 /// Tools per `tools/list` page unless [`ServerLimits::page_size`] says otherwise.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
-/// Open HTTP sessions unless [`HttpOptions::max_sessions`] says otherwise: each holds a
-/// worker task and its buffers (tens of kilobytes), so a client that opens sessions without
-/// end must not exhaust the server.
+/// Open HTTP sessions unless [`HttpOptions::max_sessions`] says otherwise: a session in use
+/// holds a worker task and its buffers (tens of kilobytes) and a resting one a small record,
+/// so a client that opens sessions without end must not exhaust the server.
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
 
 /// How long an HTTP session may go without a request before it is closed, unless
 /// [`HttpOptions::session_idle_timeout`] says otherwise (rmcp's own default).
 pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// How long a session's worker is kept after the session's last request, unless
+/// [`HttpOptions::session_worker_idle`] says otherwise.
+pub const DEFAULT_SESSION_WORKER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Tool calls running at once, per server, unless [`ServerLimits::max_in_flight`] says
 /// otherwise; a call beyond it is answered at once with a retryable `rate_limited` error.
@@ -111,6 +115,7 @@ pub(super) struct Config {
     pub(super) message_limits: InputLimits,
     pub(super) max_sessions: usize,
     pub(super) session_idle: std::time::Duration,
+    pub(super) session_worker_idle: std::time::Duration,
     pub(super) in_flight: Arc<tokio::sync::Semaphore>,
     pub(super) max_in_flight: usize,
     /// Whether HTTP requests of MCP 2025-11-25 are served without sessions too.
@@ -179,6 +184,7 @@ impl McpServer {
                 message_limits: message_limits(&toolbox_limits),
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 session_idle: DEFAULT_SESSION_IDLE,
+                session_worker_idle: DEFAULT_SESSION_WORKER_IDLE,
                 in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
                 max_in_flight: DEFAULT_MAX_IN_FLIGHT,
                 stateless_http: false,
@@ -296,6 +302,7 @@ impl McpServer {
             c.allowed_origins = http.allowed_origins;
             c.max_sessions = http.max_sessions.max(1);
             c.session_idle = http.session_idle_timeout;
+            c.session_worker_idle = http.session_worker_idle;
             c.stateless_http = http.stateless;
         })
     }
@@ -328,10 +335,16 @@ impl McpServer {
 
     /// This server for a new connection: the same tools and clients, a session of its own.
     pub(super) fn for_session(&self) -> Self {
+        self.for_session_with(Arc::default())
+    }
+
+    /// This server for a connection whose client's choices are `session`'s (a session woken
+    /// from rest).
+    pub(super) fn for_session_with(&self, session: Arc<caller::Session>) -> Self {
         Self {
             config: Arc::clone(&self.config),
             peers: Arc::clone(&self.peers),
-            session: Arc::default(),
+            session,
             state_codec: Arc::clone(&self.state_codec),
         }
     }
@@ -461,6 +474,15 @@ pub struct HttpOptions {
     /// How long an HTTP session may go without a request before it is closed
     /// ([`DEFAULT_SESSION_IDLE`]).
     pub session_idle_timeout: std::time::Duration,
+    /// How long a session's worker (rmcp's task for the session, with its channels and
+    /// buffers: tens of kilobytes) is kept after the session's last request when no stream of
+    /// it is open ([`DEFAULT_SESSION_WORKER_IDLE`]). Then the session rests as a small record
+    /// (its `initialize` parameters and log level, under a kilobyte) until its next request,
+    /// which starts a new worker and replays the handshake to it first; the client sees no
+    /// difference. A session also rests right after its handshake. Zero rests every worker
+    /// as soon as it is idle; [`session_idle_timeout`](Self::session_idle_timeout) or more
+    /// keeps workers for as long as their sessions.
+    pub session_worker_idle: std::time::Duration,
     /// Whether 2025-11-25 requests are served without sessions too (off by default), so that
     /// a fleet behind a load balancer needs no session affinity: each request carries all it
     /// needs. Such clients get no `Mcp-Session-Id`, no log level kept between requests, no
@@ -478,6 +500,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE,
+            session_worker_idle: DEFAULT_SESSION_WORKER_IDLE,
             stateless: false,
         }
     }

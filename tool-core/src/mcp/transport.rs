@@ -5,11 +5,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use super::server::{HTTP_PATH, McpServer};
+use super::sessions::Sessions;
 use super::{http_guard, stdio};
 
 impl McpServer {
@@ -81,17 +83,16 @@ impl McpServer {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let shutdown = CancellationToken::new();
-        let config = StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.config.allowed_hosts.clone())
             .with_max_request_body_bytes(self.config.message_limits.max_bytes)
             .with_legacy_session_mode(!self.config.stateless_http)
             // Without sessions, a call with nothing to stream is answered as plain JSON.
             .with_json_response(self.config.stateless_http)
             .with_cancellation_token(shutdown.child_token());
-        let sessions = Arc::new(http_guard::Sessions::new(
-            self.config.max_sessions,
-            self.config.session_idle,
-        ));
+        let sessions = Sessions::start(self.for_session(), shutdown.child_token());
+        // Tells the sessions when a handshake is done and when a client deletes its session.
+        config.session_store = Some(Arc::clone(&sessions) as Arc<dyn SessionStore>);
         let guard = Arc::new(http_guard::Guard {
             allowed_hosts: self.config.allowed_hosts.clone(),
             allowed_origins: self.config.allowed_origins.clone(),
