@@ -4,6 +4,7 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::serve::ListenerExt as _;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -108,6 +109,14 @@ impl McpServer {
             axum::middleware::from_fn_with_state(guard, http_guard::guard),
         );
         let stop = shutdown.clone();
+        // An answer in server-sent events is written in several small parts (headers, each
+        // event, the end); with Nagle's algorithm each part after the first waits for the
+        // client's delayed acknowledgement, about 40 ms on Linux.
+        let listener = listener.tap_io(|stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "TCP_NODELAY not set on an MCP connection");
+            }
+        });
         let task = tokio::spawn(async move {
             axum::serve(listener, router)
                 .with_graceful_shutdown(async move { stop.cancelled_owned().await })
