@@ -492,7 +492,6 @@ pub(super) async fn finish_task(
     Ok(complete(definition.name(), definition, &outcome))
 }
 
-/// The `tools/call` result of a finished call of the tool `name`.
 /// The answer to a call beyond the server's limit of calls at once: retry in a moment.
 pub(super) fn busy(
     config: &super::server::Config,
@@ -514,11 +513,31 @@ pub(super) fn busy(
     CallToolResult::error(vec![ContentBlock::text(parts.text)])
 }
 
+/// The `tools/call` result of a finished call of the tool `name`.
 pub(super) fn complete(
     name: &str,
     definition: &crate::definition::ToolDefinition,
     outcome: &crate::outcome::ToolOutcome,
 ) -> CallToolResult {
+    complete_parts(name, definition, outcome, false).0
+}
+
+/// As [`complete`], for an answer written as text: the structured content, when it needs no
+/// rewriting, comes beside the result as its JSON text, for the writer to put in as it is.
+pub(super) fn complete_as_text(
+    name: &str,
+    definition: &crate::definition::ToolDefinition,
+    outcome: &crate::outcome::ToolOutcome,
+) -> (CallToolResult, Option<String>) {
+    complete_parts(name, definition, outcome, true)
+}
+
+fn complete_parts(
+    name: &str,
+    definition: &crate::definition::ToolDefinition,
+    outcome: &crate::outcome::ToolOutcome,
+    as_text: bool,
+) -> (CallToolResult, Option<String>) {
     if crate::output::is_content_tool(definition) && outcome.is_success() {
         // Rich content: its parts are MCP content blocks already.
         let call = crate::provider::ToolCall {
@@ -534,9 +553,13 @@ pub(super) fn complete(
             .flatten()
             .filter_map(|block| serde_json::from_value(block.clone()).ok())
             .collect();
-        return CallToolResult::success(content);
+        return (CallToolResult::success(content), None);
     }
-    let parts = CallResult::new(outcome, Some(definition));
+    let parts = if as_text {
+        CallResult::new_as_text(outcome, Some(definition))
+    } else {
+        CallResult::new(outcome, Some(definition))
+    };
     let mut content = vec![ContentBlock::text(parts.text)];
     if let Some(notes) = parts.notes {
         content.push(ContentBlock::text(notes));
@@ -556,5 +579,5 @@ pub(super) fn complete(
     };
     result.structured_content = parts.structured;
     result.meta = parts.meta.map(rmcp::model::MetaObject);
-    result
+    (result, parts.structured_text)
 }

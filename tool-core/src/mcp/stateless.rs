@@ -198,7 +198,7 @@ impl McpServer {
         parts: Parts,
         stop: CancellationToken,
         notes: mpsc::UnboundedSender<Value>,
-    ) -> Result<rmcp::model::CallToolResult, rmcp::ErrorData> {
+    ) -> Result<(rmcp::model::CallToolResult, Option<String>), rmcp::ErrorData> {
         let Plain {
             id,
             name,
@@ -224,7 +224,10 @@ impl McpServer {
             return Err(self.unknown_tool(&name, &ctx).await);
         };
         let Ok(_slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
-            return Ok(super::call::busy(&self.config, tool.definition(), &ctx));
+            return Ok((
+                super::call::busy(&self.config, tool.definition(), &ctx),
+                None,
+            ));
         };
         let ctx = ctx.with_caller(Arc::new(Logs {
             notes,
@@ -240,7 +243,11 @@ impl McpServer {
         {
             return Err(self.unknown_tool(&name, &ctx).await);
         }
-        Ok(super::call::complete(&name, tool.definition(), &outcome))
+        Ok(super::call::complete_as_text(
+            &name,
+            tool.definition(),
+            &outcome,
+        ))
     }
 }
 
@@ -248,17 +255,32 @@ impl McpServer {
 /// writes it (`jsonrpc`, `id`, then `result` or `error`).
 fn message(
     id: &Value,
-    joined: Result<Result<rmcp::model::CallToolResult, rmcp::ErrorData>, tokio::task::JoinError>,
+    joined: Result<
+        Result<(rmcp::model::CallToolResult, Option<String>), rmcp::ErrorData>,
+        tokio::task::JoinError,
+    >,
 ) -> String {
     let mut out = String::with_capacity(512);
     out.push_str(r#"{"jsonrpc":"2.0","id":"#);
     out.push_str(&id.to_string());
     let body = match joined {
-        Ok(Ok(mut result)) => {
+        Ok(Ok((mut result, structured))) => {
             // `resultType` is MCP 2026-07-28's; the revisions answered here have none.
             result.result_type = None;
             out.push_str(r#","result":"#);
-            serde_json::to_string(&result)
+            serde_json::to_string(&result).map(|mut text| {
+                // The structured content, as the data's own JSON text, as the result's last
+                // member (the result always has `content` before it).
+                if let Some(structured) = structured
+                    && text.ends_with('}')
+                {
+                    text.pop();
+                    text.push_str(r#","structuredContent":"#);
+                    text.push_str(&structured);
+                    text.push('}');
+                }
+                text
+            })
         }
         Ok(Err(error)) => {
             out.push_str(r#","error":"#);

@@ -59,6 +59,9 @@ pub(crate) struct CallResult {
     pub(crate) notes: Option<String>,
     pub(crate) text: String,
     pub(crate) structured: Option<Value>,
+    /// The structured content as the data's own JSON text, in place of `structured`, when the
+    /// result was made for an answer written as text ([`CallResult::new_as_text`]).
+    pub(crate) structured_text: Option<String>,
     pub(crate) is_error: bool,
     /// `{"toolsmith/replayed": true}` for a replay, else nothing.
     pub(crate) meta: Option<Map<String, Value>>,
@@ -66,6 +69,17 @@ pub(crate) struct CallResult {
 
 impl CallResult {
     pub(crate) fn new(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
+        Self::build(outcome, def, false)
+    }
+
+    /// As [`new`](Self::new), for an answer written as text: structured content that needs no
+    /// rewriting is left as the data's JSON text (`structured_text`), not read into a value
+    /// only to be written out again.
+    pub(crate) fn new_as_text(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
+        Self::build(outcome, def, true)
+    }
+
+    fn build(outcome: &ToolOutcome, def: Option<&ToolDefinition>, as_text: bool) -> Self {
         let mut meta = outcome.is_replay().then(|| {
             let mut meta = Map::new();
             meta.insert(REPLAYED_META.into(), Value::Bool(true));
@@ -93,9 +107,14 @@ impl CallResult {
         let structured = def
             .and_then(ToolDefinition::output_schema)
             .is_some_and(is_object_root);
-        let value = structured
-            .then(|| outcome.data())
-            .flatten()
+        let data = structured.then(|| outcome.data()).flatten();
+        // A view's value may be rewritten below, so it is read as a value.
+        let as_text = as_text && !viewed;
+        let structured_text = data
+            .filter(|data| as_text && data.get().trim_start().starts_with('{'))
+            .map(|data| data.get().to_owned());
+        let value = data
+            .filter(|_| !as_text)
             .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
             .filter(Value::is_object);
         // A view's value did not pass the checks the view did; clients show structured
@@ -141,11 +160,14 @@ impl CallResult {
                 // reads from every provider.
                 text: text.unwrap_or_else(|| model.to_json()),
                 structured: value,
+                structured_text: None,
                 is_error: false,
                 meta,
             };
         }
-        if let (Some(value), Some(data)) = (value, outcome.data()) {
+        if (value.is_some() || structured_text.is_some())
+            && let Some(data) = outcome.data()
+        {
             // Structured content is the data itself; the text block carries the same JSON
             // (the whole envelope when the checks have something to say).
             // A stored result still has its structured content: a tool with an output schema
@@ -161,7 +183,8 @@ impl CallResult {
                 } else {
                     data.get().to_owned()
                 },
-                structured: Some(value),
+                structured: value,
+                structured_text,
                 is_error: !outcome.is_success(),
                 meta,
             };
@@ -171,6 +194,7 @@ impl CallResult {
             notes: None,
             text: outcome.to_json(),
             structured: None,
+            structured_text: None,
             is_error: !outcome.is_success(),
             meta,
         }
