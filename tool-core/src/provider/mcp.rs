@@ -60,7 +60,9 @@ pub(crate) struct CallResult {
     pub(crate) text: String,
     pub(crate) structured: Option<Value>,
     /// The structured content as the data's own JSON text, in place of `structured`, when the
-    /// result was made for an answer written as text ([`CallResult::new_as_text`]).
+    /// result was made for an answer written as text (`CallResult::new_as_text`). Only the
+    /// MCP server writes such answers.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     pub(crate) structured_text: Option<String>,
     pub(crate) is_error: bool,
     /// `{"toolsmith/replayed": true}` for a replay, else nothing.
@@ -75,6 +77,7 @@ impl CallResult {
     /// As [`new`](Self::new), for an answer written as text: structured content that needs no
     /// rewriting is left as the data's JSON text (`structured_text`), not read into a value
     /// only to be written out again.
+    #[cfg(feature = "mcp")]
     pub(crate) fn new_as_text(outcome: &ToolOutcome, def: Option<&ToolDefinition>) -> Self {
         Self::build(outcome, def, true)
     }
