@@ -5,7 +5,9 @@
 //! test), which builds its input, resets the kernel's peak-RSS mark (`/proc/self/clear_refs`),
 //! makes the call and reports its peak RSS above the baseline. Linux only.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -118,6 +120,36 @@ fn shape(name: &str, size: usize) -> (&'static str, String) {
         other => panic!("unknown shape {other}"),
     }
 }
+
+/// The heap this test process holds, and the most it held since the mark was reset: the
+/// stream test counts bytes allocated rather than resident pages, which an allocator reuses.
+struct Counting;
+
+static HELD: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is passed to the system allocator unchanged; the counters only add up
+// the sizes it was asked for.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract for `alloc` is passed on as it is.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let now = HELD.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        ptr
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        HELD.fetch_sub(layout.size(), Ordering::Relaxed);
+        // SAFETY: the caller's contract for `dealloc` is passed on as it is.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
 
 fn status(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -269,4 +301,141 @@ fn peak_memory_is_bounded() {
         }
     }
     assert_eq!(rows.len(), 30);
+}
+
+/// One streamed response of 256 OpenAI Chat calls open at once, their pieces interleaved, each
+/// call inside every limit of its tool; `shape` is what each call's arguments hold.
+fn stream_events(shape: &str, per_call: usize) -> Vec<String> {
+    let calls = 256;
+    let body = |i: usize| -> String {
+        match shape {
+            "numbers" => {
+                let mut text = String::from(r#"{"docs":["#);
+                while text.len() < per_call {
+                    text.push_str("0,");
+                }
+                text.push_str("0]}");
+                text
+            }
+            _ => {
+                // Objects of 900 short keys each (under the 1,000-key limit).
+                let mut text = String::from(r#"{"docs":[{"#);
+                let mut k = 0;
+                while text.len() < per_call {
+                    if k > 0 && k % 900 == 0 {
+                        text.push_str(r#""e":0},{"#);
+                    }
+                    text.push_str(&format!(r#""{k}":0,"#));
+                    k += 1;
+                }
+                text.push_str(r#""e":0}]}"#);
+                let _ = i;
+                text
+            }
+        }
+    };
+    let tool = "take";
+    let texts: Vec<String> = (0..calls).map(body).collect();
+    let mut events = Vec::new();
+    for i in 0..calls {
+        events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "id": format!("call_{i}"), "type": "function", "function": {"name": tool, "arguments": ""}}]}}]}).to_string());
+    }
+    let piece = 1024;
+    let mut at = 0;
+    while texts.iter().any(|t| at < t.len()) {
+        for (i, text) in texts.iter().enumerate() {
+            if at < text.len() {
+                let end = (at + piece).min(text.len());
+                events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": i, "function": {"arguments": &text[at..end]}}]}}]}).to_string());
+            }
+        }
+        at += piece;
+    }
+    events.push(
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}).to_string(),
+    );
+    events
+}
+
+/// Runs one stream in this process and prints its numbers; run by
+/// [`stream_memory_is_bounded`].
+#[test]
+#[ignore = "run in a child process by stream_memory_is_bounded"]
+fn stream_child() {
+    let Ok(spec) = std::env::var("TOOLSMITH_STREAM_SHAPE") else {
+        return;
+    };
+    let (shape, per_call) = spec.split_once(',').unwrap();
+    let per_call: usize = per_call.parse().unwrap();
+    let toolbox = Toolbox::new().with(Sum).with(Take);
+    let provider = toolbox.provider(toolsmith::Dialect::OpenAiChat { strict: false });
+    // Warm up.
+    let mut warm = provider.call_stream();
+    for event in stream_events(shape, 64).iter().take(300) {
+        warm.push_text(event);
+    }
+    drop(warm.finish());
+    let events = stream_events(shape, per_call);
+    let total: usize = events.iter().map(String::len).sum();
+    let before = HELD.load(Ordering::Relaxed);
+    PEAK.store(before, Ordering::Relaxed);
+    let mut stream = provider.call_stream();
+    let (last, events) = events.split_last().unwrap();
+    for event in events {
+        let out = stream.push_text(event);
+        assert!(out.is_empty(), "no call ends before the finish_reason");
+    }
+    let peak = PEAK.load(Ordering::Relaxed);
+    let done = stream.push_text(last);
+    println!(
+        "STREAM {shape} {per_call} {total} {} {}",
+        peak.saturating_sub(before),
+        done.len()
+    );
+}
+
+#[test]
+fn stream_memory_is_bounded() {
+    let exe = std::env::current_exe().unwrap();
+    // 16 KiB a call is 4 MiB in all, the stream's default; 160 KiB a call goes past it.
+    for shape in ["numbers", "keys"] {
+        for per_call in [16_000, 160_000] {
+            let out = Command::new(&exe)
+                .args([
+                    "--ignored",
+                    "--exact",
+                    "stream_child",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env("TOOLSMITH_STREAM_SHAPE", format!("{shape},{per_call}"))
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let line = stdout
+                .lines()
+                .find_map(|l| l.find("STREAM ").map(|at| &l[at..]))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{shape} {per_call}: no result\n{stdout}\n{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    )
+                });
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let added: u64 = fields[4].parse().unwrap();
+            let calls: usize = fields[5].parse().unwrap();
+            eprintln!(
+                "stream {shape:>8} {:>4} KiB a call: held {:>6} KiB",
+                per_call / 1024,
+                added / 1024
+            );
+            assert_eq!(calls, 256, "every call is answered");
+            // Six times the stream's 4 MiB, and a constant for the open calls' parsers.
+            let bound = 6 * (4 << 20) + (8 << 20);
+            assert!(
+                added <= bound,
+                "{shape} {per_call}: {added} bytes held, over the documented bound {bound}"
+            );
+        }
+    }
 }

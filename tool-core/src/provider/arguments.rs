@@ -6,7 +6,7 @@ use crate::definition::ToolDefinition;
 use crate::dialect::Dialect;
 use crate::error::{ErrorCode, ToolError};
 use crate::limits::InputLimits;
-use crate::validate::stream::Parser;
+use crate::validate::stream::{ArgumentChange, Parser};
 
 use super::ToolCall;
 
@@ -84,11 +84,56 @@ impl<'d> ArgumentStream<'d> {
             .push(self.definition.validation(), piece, &self.limits)
     }
 
-    /// What has arrived, as a value, for a UI: open objects and lists closed, a string in
-    /// progress as far as it came, a key without its value left out.
+    /// What has arrived, as a value: open objects and lists closed, a string in progress as
+    /// far as it came, a key without its value left out.
+    ///
+    /// It reads the text so far again, so each call costs in proportion to the whole text:
+    /// called after every piece, a long call costs the square of its length. A UI that
+    /// follows the arguments as they arrive reads [`changes`](Self::changes) instead, which
+    /// cost in proportion to the piece.
     #[must_use]
     pub fn partial(&self) -> Value {
         self.parser.partial()
+    }
+
+    /// Records what each piece changes ([`changes`](Self::changes)).
+    #[must_use]
+    pub fn with_changes(mut self) -> Self {
+        self.parser.record_changes();
+        self
+    }
+
+    /// What the last piece changed, in order, when [`with_changes`](Self::with_changes) is
+    /// set (empty otherwise): a value set at a pointer (a number or literal once whole, a
+    /// string as it starts, an object or list as it opens) or text appended to the string
+    /// at a pointer. Applied in order to an empty object, the changes of every piece make
+    /// [`partial`](Self::partial). Each costs in proportion to what arrived and the depth of
+    /// its pointer.
+    ///
+    /// ```
+    /// use toolsmith::provider::{ArgumentChange, ArgumentStream};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Tool};
+    ///
+    /// /// Writes a note. Writes a file. Not for reading one.
+    /// #[tool(effect = "write")]
+    /// fn write_note(
+    ///     /// The note.
+    ///     text: String,
+    /// ) {}
+    ///
+    /// let mut args = ArgumentStream::new(WriteNote.definition()).with_changes();
+    /// args.push(r#"{"text": "Dear"#).unwrap();
+    /// args.push(r#" Ada"#).unwrap();
+    /// assert_eq!(
+    ///     args.changes(),
+    ///     [ArgumentChange::Append { pointer: "/text".into(), text: " Ada".into() }]
+    /// );
+    /// assert_eq!(args.partial(), json!({"text": "Dear Ada"}));
+    /// ```
+    #[must_use]
+    pub fn changes(&self) -> &[ArgumentChange] {
+        self.parser.changes()
     }
 
     /// Whether the arguments' object has closed.

@@ -23,6 +23,7 @@ mod transform;
 
 use serde_json::{Value, json};
 
+pub use crate::validate::stream::ArgumentChange;
 pub use arguments::ArgumentStream;
 pub use call::{CallParseError, ToolCall};
 pub use choice::{

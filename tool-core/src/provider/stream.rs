@@ -28,7 +28,7 @@ use super::arguments::{replay, truncated};
 use super::call::ToolCall;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
-use crate::limits::InputLimits;
+use crate::limits::{InputLimits, Limit};
 use crate::tool::Tool;
 use crate::validate::stream::Parser;
 
@@ -75,6 +75,8 @@ impl fmt::Debug for Checked {
 
 /// Calls open at once, at most: a stream that opens more gets an error for each extra one.
 const MAX_OPEN: usize = 256;
+/// The most bytes of arguments the open calls of one response hold together, by default.
+const DEFAULT_OPEN_BYTES: usize = 4 << 20;
 /// Calls in one response, at most (providers send a few dozen): past it the rest of the
 /// stream is dropped with one error, so that what the stream remembers stays bounded.
 const MAX_CALLS: usize = 1024;
@@ -120,6 +122,9 @@ pub struct CallStream {
     resolve: Option<Resolver>,
     /// Gemini: the parts of a call refused while it streamed are dropped up to its last.
     gemini_dropping: bool,
+    /// Bytes of arguments the open calls hold, and the most they may hold together.
+    open_bytes: usize,
+    max_open_bytes: usize,
 }
 
 /// A streamed call whose arguments did not make one JSON object: what was assembled, and the
@@ -180,7 +185,10 @@ impl StreamedCallError {
 struct Partial {
     id: Option<String>,
     name: String,
+    /// The arguments' text, while no parser reads it (a parser keeps the text itself).
     arguments: String,
+    /// Bytes of arguments received.
+    size: usize,
     scan: Scan,
     /// Why the call is already broken (too long), if it is.
     broken: Option<String>,
@@ -194,15 +202,64 @@ struct Partial {
     continuing: Option<String>,
     /// Bytes of Gemini's streamed arguments so far.
     received: usize,
+    /// Gemini: values made so far (the node limit), the pointers of the values that became
+    /// whole since the arguments were last checked, and how many bytes had come then.
+    nodes: usize,
+    unchecked: Vec<String>,
+    checked_at: usize,
 }
+
+impl Partial {
+    /// The arguments' text so far.
+    fn text(&self) -> &str {
+        match &self.checked {
+            Some(checked) => checked.parser.text(),
+            None => &self.arguments,
+        }
+    }
+
+    fn into_text(self) -> String {
+        match self.checked {
+            Some(checked) => checked.parser.into_text(),
+            None => self.arguments,
+        }
+    }
+}
+
+/// The longest name a call may have: longer names are cut (no provider allows more than 128
+/// characters).
+const MAX_NAME: usize = 1024;
 
 /// The key of Gemini's call whose arguments are streaming (one at a time).
 const GEMINI: &str = "gemini";
 
+/// Why a Gemini argument could not be set at its path.
+enum Placed {
+    /// The path goes through a value of another kind.
+    Kind,
+    /// Setting it would pass a limit, at this pointer.
+    Limit(Limit, String),
+}
+
 /// Sets `value` at `pointer` in `doc`, making the objects and arrays on the way (`append`:
-/// a string continued); `false` when the way goes through another kind of value.
-fn set_at(doc: &mut Value, pointer: &str, value: Value, append: bool) -> bool {
+/// a string continued) under `limits`: the depth of the path, the items of an array (a gap
+/// before an index is filled with `null`s, each counted), the keys of an object and the
+/// values made in all (`nodes`).
+fn set_at(
+    doc: &mut Value,
+    pointer: &str,
+    value: Value,
+    append: bool,
+    limits: &InputLimits,
+    nodes: &mut usize,
+) -> Result<(), Placed> {
+    // The arguments' object is depth 1: a value at a path of n steps is inside n objects or
+    // arrays.
+    if pointer.split('/').skip(1).count() > limits.max_depth {
+        return Err(Placed::Limit(Limit::Depth, cut_pointer(pointer)));
+    }
     let mut at = doc;
+    let mut so_far = 0;
     for segment in pointer.split('/').skip(1) {
         let key = segment.replace("~1", "/").replace("~0", "~");
         let index = key.parse::<usize>().ok();
@@ -212,15 +269,35 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value, append: bool) -> bool {
                 None => Value::Object(serde_json::Map::new()),
             };
         }
+        let here = so_far;
+        so_far += segment.len() + 1;
+        let here = || cut_pointer(&pointer[..here]);
         at = match (at, index) {
-            (Value::Object(map), _) => map.entry(key).or_insert(Value::Null),
-            (Value::Array(items), Some(i)) if i <= items.len() + 1024 => {
-                while items.len() <= i {
-                    items.push(Value::Null);
+            (Value::Object(map), _) => {
+                if !map.contains_key(&key) {
+                    if map.len() >= limits.max_members {
+                        return Err(Placed::Limit(Limit::Members, here()));
+                    }
+                    *nodes += 1;
+                    if *nodes > limits.max_nodes {
+                        return Err(Placed::Limit(Limit::Nodes, here()));
+                    }
                 }
+                map.entry(key).or_insert(Value::Null)
+            }
+            (Value::Array(items), Some(i)) => {
+                if i >= limits.max_items {
+                    return Err(Placed::Limit(Limit::Items, here()));
+                }
+                let more = (i + 1).saturating_sub(items.len());
+                if *nodes + more > limits.max_nodes {
+                    return Err(Placed::Limit(Limit::Nodes, here()));
+                }
+                *nodes += more;
+                items.resize(items.len() + more, Value::Null);
                 &mut items[i]
             }
-            _ => return false,
+            _ => return Err(Placed::Kind),
         };
     }
     match (append, at) {
@@ -231,7 +308,17 @@ fn set_at(doc: &mut Value, pointer: &str, value: Value, append: bool) -> bool {
         }
         (_, slot) => *slot = value,
     }
-    true
+    Ok(())
+}
+
+/// A pointer as errors show it (cut as the whole-call reader cuts it).
+fn cut_pointer(pointer: &str) -> String {
+    let keys: Vec<String> = pointer
+        .split('/')
+        .skip(1)
+        .map(crate::json::text::unescape)
+        .collect();
+    crate::limits::pointer(keys.iter().map(|k| crate::limits::Step::Key(k)))
 }
 
 /// Where a JSON text stands, read piece by piece: whether its first value has closed.
@@ -296,6 +383,8 @@ impl CallStream {
             overflowed: false,
             resolve: None,
             gemini_dropping: false,
+            open_bytes: 0,
+            max_open_bytes: DEFAULT_OPEN_BYTES,
         }
     }
 
@@ -311,6 +400,31 @@ impl CallStream {
     #[must_use]
     pub fn with_max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// The open calls of the response may hold at most `bytes` of arguments together
+    /// (4 MiB by default): a piece that would pass it breaks its call, which is answered with
+    /// an error when it ends. With the per-call limit ([`with_max_bytes`](Self::with_max_bytes))
+    /// and the 256 calls a response may have open at once, this bounds what a stream holds:
+    /// about six times this figure (the text, and a hash of each key of an open object),
+    /// plus a few kilobytes per open call. Calls that ended are handed out and no longer
+    /// count.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::Dialect;
+    /// use toolsmith::provider::CallStream;
+    ///
+    /// let mut stream = CallStream::new(Dialect::Anthropic { strict: false }).with_max_open_bytes(16);
+    /// stream.push(&json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "note", "input": {}}}));
+    /// stream.push(&json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"text\": \"a long note\"}"}}));
+    /// let refused = stream.push(&json!({"type": "content_block_stop", "index": 0})).remove(0).unwrap_err();
+    /// assert!(refused.error.message().contains("stream's limit"));
+    /// ```
+    #[must_use]
+    pub fn with_max_open_bytes(mut self, bytes: usize) -> Self {
+        self.max_open_bytes = bytes;
         self
     }
 
@@ -358,8 +472,7 @@ impl CallStream {
         let keys: Vec<String> = self.order.clone();
         let mut done = Vec::new();
         // A Gemini call whose last part never came is cut off, whatever it holds so far.
-        if let Some(partial) = self.open.remove(GEMINI) {
-            self.order.retain(|k| k != GEMINI);
+        if let Some(partial) = self.remove(GEMINI) {
             let text = partial.doc.map(|d| d.to_string()).unwrap_or_default();
             done.push(Err(StreamedCallError {
                 error: truncated(&partial.name, partial.received),
@@ -428,9 +541,11 @@ impl CallStream {
             if call.get("willContinue").and_then(Value::as_bool) != Some(true)
                 && let Some(partial) = self.open.get_mut(GEMINI)
             {
-                // The call is whole: its arguments, assembled, as text.
+                // The call is whole: its arguments, assembled, as text, read from here on
+                // as a whole call's.
                 let args = partial.doc.take().unwrap_or_else(|| serde_json::json!({}));
                 let text = args.to_string();
+                partial.checked = None;
                 partial.arguments = text.clone();
                 partial.scan = Scan::default();
                 partial.scan.feed(&text);
@@ -441,16 +556,28 @@ impl CallStream {
         }
     }
 
-    /// One Gemini `partialArg`: its value set (or a string continued) at its path, and
-    /// checked once whole.
+    /// One Gemini `partialArg`: its value set (or a string continued) at its path, under the
+    /// tool's input limits (depth, values, keys, items, bytes), and checked against the schema
+    /// once whole. The whole-call check runs again each time the arguments have doubled in
+    /// size since it last ran, so that the checks of one call cost time linear in its size.
     fn gemini_arg(&mut self, arg: &Value, done: &mut Vec<Result<ToolCall, StreamedCallError>>) {
-        let max = self.max_bytes;
+        let (max, budget, open_bytes) = (self.max_bytes, self.max_open_bytes, self.open_bytes);
         let Some(partial) = self.open.get_mut(GEMINI) else {
             return;
         };
         if partial.broken.is_some() {
             return;
         }
+        if !partial.resolved
+            && let Some(resolve) = &self.resolve
+        {
+            partial.resolved = true;
+            partial.checked = (resolve.0)(&partial.name).map(Checked::of);
+        }
+        let limits = match &partial.checked {
+            Some(checked) => checked.limits,
+            None => InputLimits::DEFAULT,
+        };
         let path = arg.get("jsonPath").and_then(Value::as_str).unwrap_or("");
         let Some(pointer) = crate::validate::stream::json_path_to_pointer(path) else {
             partial.broken = Some(format!(
@@ -469,7 +596,7 @@ impl CallStream {
             Value::Null
         };
         let continues = arg.get("willContinue").and_then(Value::as_bool) == Some(true);
-        // What arrived, counted against the limit as text would be.
+        // What arrived, counted against the limits as text would be.
         let size = value.to_string().len() + pointer.len();
         if partial.received + size > max {
             partial.broken = Some(format!(
@@ -477,48 +604,88 @@ impl CallStream {
             ));
             return;
         }
+        if open_bytes + size > budget {
+            partial.broken = Some(format!(
+                "the response's calls in progress hold more than {budget} bytes of arguments, the stream's limit"
+            ));
+            return;
+        }
         partial.received += size;
+        partial.size += size;
+        self.open_bytes += size;
         let append = partial.continuing.as_deref() == Some(pointer.as_str());
         let doc = partial.doc.get_or_insert_with(|| serde_json::json!({}));
-        if !set_at(doc, &pointer, value, append) {
-            partial.broken = Some(format!(
-                "an argument came at `{}`, inside a value of another kind",
-                crate::echo::echo(path)
-            ));
+        let placed = if limits.too_long(partial.received) {
+            Err(Placed::Limit(Limit::Bytes, String::new()))
+        } else {
+            set_at(doc, &pointer, value, append, &limits, &mut partial.nodes)
+        };
+        if let Err(refused) = placed {
+            match refused {
+                Placed::Limit(limit, at) => {
+                    // Worded as a whole call with these arguments would be.
+                    let error = match &partial.checked {
+                        Some(checked) => crate::validate::invalid(
+                            checked.tool.definition().validation(),
+                            vec![limit.field(&limits, at)],
+                        ),
+                        None => ToolError::invalid_arguments(format!(
+                            "The arguments of this call break a limit: {}",
+                            limit.field(&limits, at)
+                        )),
+                    };
+                    self.refuse_gemini(error, done);
+                }
+                Placed::Kind => {
+                    partial.broken = Some(format!(
+                        "an argument came at `{}`, inside a value of another kind",
+                        crate::echo::echo(path)
+                    ));
+                }
+            }
             return;
         }
         partial.continuing = continues.then(|| pointer.clone());
         if continues {
             return;
         }
-        if !partial.resolved
-            && let Some(resolve) = &self.resolve
-        {
-            partial.resolved = true;
-            partial.checked = (resolve.0)(&partial.name).map(Checked::of);
-        }
         // Whole: checked against the schema at its path, in the words a whole call gets.
         let Some(checked) = &partial.checked else {
             return;
         };
+        partial.unchecked.push(pointer);
+        if partial.received < partial.checked_at.saturating_mul(2) {
+            return;
+        }
+        partial.checked_at = partial.received;
+        let pointers = std::mem::take(&mut partial.unchecked);
         let doc = partial.doc.clone().unwrap_or_default();
-        let Some(error) = crate::validate::stream::refusal_at(
+        let Some(error) = crate::validate::stream::refusal_among(
             checked.tool.definition().validation(),
-            doc.clone(),
-            &pointer,
+            doc,
+            &pointers,
             &checked.limits,
         ) else {
             return;
         };
-        if let Some(partial) = self.open.remove(GEMINI) {
-            self.order.retain(|k| k != GEMINI);
+        self.refuse_gemini(error, done);
+    }
+
+    /// Refuses the Gemini call streaming now: answered now, the rest of its parts dropped.
+    fn refuse_gemini(
+        &mut self,
+        error: ToolError,
+        done: &mut Vec<Result<ToolCall, StreamedCallError>>,
+    ) {
+        if let Some(partial) = self.remove(GEMINI) {
             self.closed.remove(GEMINI);
             self.gemini_dropping = true;
+            let text = partial.doc.map(|d| d.to_string()).unwrap_or_default();
             done.push(Err(StreamedCallError {
                 call: ToolCall {
                     id: partial.id,
                     name: partial.name,
-                    arguments: Value::String(crate::echo::echo(&doc.to_string()).into_owned()),
+                    arguments: Value::String(crate::echo::echo(&text).into_owned()),
                 },
                 error,
             }));
@@ -543,6 +710,8 @@ impl CallStream {
                     .and_then(|f| f.get("arguments"))
                     .and_then(Value::as_str)
                     .unwrap_or("");
+                // A call ends at its choice's `finish_reason`, not when its object closes:
+                // more text may follow a closed object, and the call must then be refused.
                 self.update(
                     &key,
                     delta.get("id"),
@@ -550,9 +719,6 @@ impl CallStream {
                     piece,
                     done,
                 );
-                if self.open.get(&key).is_some_and(|p| p.scan.closed) {
-                    self.complete(&key, None, done);
-                }
             }
             if choice
                 .get("finish_reason")
@@ -675,7 +841,9 @@ impl CallStream {
     }
 
     /// Adds what an event says about the call `key`: its id, its name, a piece of its
-    /// arguments. A piece for a call already given out is dropped.
+    /// arguments. A piece for a call already given out is dropped. An id or a name that
+    /// contradicts the one the call already has breaks the call (OpenAI Chat alone sends a
+    /// name in pieces, which are joined).
     fn update(
         &mut self,
         key: &str,
@@ -719,131 +887,176 @@ impl CallStream {
             self.open.insert(key.to_owned(), Partial::default());
             self.order.push(key.to_owned());
         }
-        let max = self.max_bytes;
+        let joins_names = matches!(self.dialect, Dialect::OpenAiChat { .. });
+        let (max, budget) = (self.max_bytes, self.max_open_bytes);
         let Some(partial) = self.open.get_mut(key) else {
             return;
         };
         if let Some(id) = id.and_then(Value::as_str).filter(|id| !id.is_empty()) {
-            partial.id = Some(id.to_owned());
+            match &partial.id {
+                None => partial.id = Some(id.to_owned()),
+                Some(known) if known == id => {}
+                Some(known) => {
+                    let why = format!(
+                        "its id changed from `{}` to `{}` while it streamed",
+                        crate::echo::echo(known),
+                        crate::echo::echo(id)
+                    );
+                    partial.broken.get_or_insert(why);
+                }
+            }
         }
-        if let Some(name) = name.and_then(Value::as_str) {
-            // Names arrive whole; a stream that splits one is joined.
-            if partial.name.len() + name.len() <= 1024 {
-                partial.name.push_str(name);
+        if let Some(name) = name.and_then(Value::as_str).filter(|n| !n.is_empty()) {
+            if partial.name.is_empty() || (joins_names && partial.name != name) {
+                // Names arrive whole; OpenAI Chat's may come in pieces, which are joined.
+                if partial.name.len() + name.len() <= MAX_NAME {
+                    partial.name.push_str(name);
+                }
+            } else if partial.name != name {
+                let why = format!(
+                    "its name changed from `{}` to `{}` while it streamed",
+                    crate::echo::echo(&partial.name),
+                    crate::echo::echo(name)
+                );
+                partial.broken.get_or_insert(why);
             }
         }
         if partial.broken.is_some() || piece.is_empty() {
             return;
         }
-        if partial.arguments.len() + piece.len() > max {
+        if partial.size + piece.len() > max {
             partial.broken = Some(format!(
                 "its arguments are longer than the limit of {max} bytes"
             ));
             return;
         }
-        partial.arguments.push_str(piece);
+        if self.open_bytes + piece.len() > budget {
+            partial.broken = Some(format!(
+                "the response's calls in progress hold more than {budget} bytes of arguments, the stream's limit"
+            ));
+            return;
+        }
+        self.open_bytes += piece.len();
+        partial.size += piece.len();
         partial.scan.feed(piece);
         // Checked as it arrives, once the tool is known: what came before the name first.
-        let fed = if partial.resolved {
-            piece
+        let fed: std::borrow::Cow<'_, str> = if partial.resolved {
+            std::borrow::Cow::Borrowed(piece)
         } else if let Some(resolve) = &self.resolve
             && !partial.name.is_empty()
         {
             partial.resolved = true;
             partial.checked = (resolve.0)(&partial.name).map(Checked::of);
-            partial.arguments.as_str()
+            let mut before = std::mem::take(&mut partial.arguments);
+            before.push_str(piece);
+            std::borrow::Cow::Owned(before)
         } else {
+            partial.arguments.push_str(piece);
             return;
         };
         let Some(checked) = &mut partial.checked else {
+            partial.arguments.push_str(&fed);
             return;
         };
-        if let Err(error) =
-            checked
-                .parser
-                .push(checked.tool.definition().validation(), fed, &checked.limits)
-        {
+        if let Err(error) = checked.parser.push(
+            checked.tool.definition().validation(),
+            &fed,
+            &checked.limits,
+        ) {
             // Refused as soon as no completion could be valid: answered now, the rest of
             // its stream dropped.
-            let Some(partial) = self.open.remove(key) else {
+            let Some(partial) = self.remove(key) else {
                 return;
             };
-            self.order.retain(|k| k != key);
             self.closed.insert(key.to_owned());
+            let (id, name) = (partial.id.clone(), partial.name.clone());
+            let text = partial.into_text();
             done.push(Err(StreamedCallError {
                 call: ToolCall {
-                    id: partial.id,
-                    name: partial.name,
-                    arguments: Value::String(crate::echo::echo(&partial.arguments).into_owned()),
+                    id,
+                    name,
+                    arguments: Value::String(crate::echo::echo(&text).into_owned()),
                 },
                 error,
             }));
         }
     }
 
-    /// Gives out the call `key`: its arguments (`whole` when the provider sent them whole at
-    /// the end) checked to be one JSON object.
+    /// Takes the call `key` out of the open ones.
+    fn remove(&mut self, key: &str) -> Option<Partial> {
+        let partial = self.open.remove(key)?;
+        self.order.retain(|k| k != key);
+        self.open_bytes = self.open_bytes.saturating_sub(partial.size);
+        Some(partial)
+    }
+
+    /// Gives out the call `key`: its arguments checked to be one JSON object. `whole` is the
+    /// arguments as the provider sent them whole at the end: read as the pieces were when
+    /// no piece came, and otherwise required to be the same text.
     fn complete(
         &mut self,
         key: &str,
         whole: Option<&str>,
         done: &mut Vec<Result<ToolCall, StreamedCallError>>,
     ) {
-        let Some(mut partial) = self.open.remove(key) else {
+        if let Some(whole) = whole
+            && let Some(partial) = self.open.get_mut(key)
+        {
+            if partial.size == 0 {
+                self.update(key, None, None, whole, done);
+            } else if partial.text() != whole && partial.broken.is_none() {
+                partial.broken = Some(
+                    "the arguments its last event carried differ from the pieces that streamed"
+                        .to_owned(),
+                );
+            }
+        }
+        let Some(partial) = self.remove(key) else {
             return;
         };
-        self.order.retain(|k| k != key);
         self.closed.insert(key.to_owned());
-        if let Some(whole) = whole.filter(|w| w.len() <= self.max_bytes) {
-            partial.arguments = whole.to_owned();
-            partial.scan = Scan::default();
-            partial.scan.feed(whole);
-        }
-        if let Some(why) = partial.broken {
-            done.push(Err(broken(
-                partial.id,
-                &partial.name,
-                &partial.arguments,
-                &why,
-            )));
+        let (id, name, scan, broken_why) = (
+            partial.id.clone(),
+            partial.name.clone(),
+            (partial.scan.closed, partial.scan.trailing),
+            partial.broken.clone(),
+        );
+        let mut text = partial.into_text();
+        if let Some(why) = broken_why {
+            done.push(Err(broken(id, &name, &text, &why)));
             return;
         }
-        let problem = if partial.arguments.trim().is_empty() {
+        let (closed, trailing) = scan;
+        let problem = if text.trim().is_empty() {
             // OpenAI sends `""`, Anthropic no delta, for a tool without parameters.
-            partial.arguments = "{}".to_owned();
+            text = "{}".to_owned();
             None
-        } else if partial.scan.trailing {
+        } else if trailing {
             Some("there is text after the arguments' closing brace".to_owned())
-        } else if !partial.scan.closed {
+        } else if !closed {
             // Cut off, whatever the provider said about how the stream ended: never run.
-            let bytes = partial.arguments.len();
             done.push(Err(StreamedCallError {
-                error: truncated(&partial.name, bytes),
+                error: truncated(&name, text.len()),
                 call: ToolCall {
-                    id: partial.id,
-                    name: partial.name,
-                    arguments: Value::String(crate::echo::echo(&partial.arguments).into_owned()),
+                    id,
+                    name,
+                    arguments: Value::String(crate::echo::echo(&text).into_owned()),
                 },
             }));
             return;
         } else {
-            match serde_json::from_str::<serde::de::IgnoredAny>(&partial.arguments) {
-                Ok(_) if partial.arguments.trim_start().starts_with('{') => None,
+            match serde_json::from_str::<serde::de::IgnoredAny>(&text) {
+                Ok(_) if text.trim_start().starts_with('{') => None,
                 Ok(_) => Some("the arguments are not a JSON object".to_owned()),
                 Err(err) => Some(format!("the arguments are not valid JSON ({err})")),
             }
         };
         match problem {
-            Some(why) => done.push(Err(broken(
-                partial.id,
-                &partial.name,
-                &partial.arguments,
-                &why,
-            ))),
+            Some(why) => done.push(Err(broken(id, &name, &text, &why))),
             None => done.push(Ok(ToolCall {
-                id: partial.id,
-                name: partial.name,
-                arguments: Value::String(partial.arguments),
+                id,
+                name,
+                arguments: Value::String(text),
             })),
         }
     }

@@ -590,7 +590,7 @@ pub(crate) fn refused(def: &Validation, fields: Vec<FieldError>) -> ToolError {
     invalid(def, fields)
 }
 
-fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolError {
+pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolError {
     if fields.len() > MAX_FIELDS {
         fields.truncate(MAX_FIELDS);
         fields.push(FieldError::new(

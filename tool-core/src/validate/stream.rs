@@ -4,19 +4,27 @@
 //! range or count already past its limit, broken JSON), with the words a whole call would get;
 //! and the parser, not the provider's end-of-stream signal, decides whether the arguments
 //! ended.
+//!
+//! What the parser keeps is the text (bounded by `max_bytes`) and, per open container, what
+//! the limits and the early checks need: a hash of each key of an open object, the count of an
+//! open array's items, the key or index being read. It builds no value while reading: a value
+//! costs tens of bytes per JSON node, so a tree kept per call would cost many times the text.
+//! [`Parser::partial`] reads the text again when asked.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::reader::{self, Refusal};
 use super::{Validation, invalid, read_once, text_document};
 use crate::arguments::Arguments;
 use crate::error::{FieldError, ToolError};
 use crate::json::number::compare_json_numbers;
-use crate::json::text::escape;
-use crate::limits::{InputLimits, Limit};
+use crate::limits::{InputLimits, Limit, Step};
 
 /// The kinds of JSON value, as a set.
 const OBJECT: u8 = 1;
@@ -52,41 +60,75 @@ enum Lex {
     Number,
     /// In `true`, `false` or `null`.
     Literal,
-    /// The arguments' object has closed: only whitespace may follow.
+    /// The arguments' value has closed: only whitespace may follow.
     Done,
 }
 
-/// A container being read.
+/// A container being read: what its limits and checks need, not its values.
 #[derive(Debug)]
 enum Frame {
     Object {
-        map: Map<String, Value>,
-        /// The key whose value comes next.
+        /// A hash of each key read so far (a repeat is confirmed by the whole-call reader
+        /// before anything is refused).
+        keys: HashSet<u64>,
+        /// The key whose value comes next (or is being read).
         key: Option<String>,
         /// The schema of this object (a JSON pointer into the root schema), when one schema
         /// alone describes it.
         schema: Option<String>,
-        pointer: String,
+        /// Where the text stands after the last whole member (or the `{`).
+        resume: usize,
     },
     Array {
-        items: Vec<Value>,
+        /// Items read so far: the index of the one being read.
+        count: usize,
         schema: Option<String>,
-        pointer: String,
+        /// Where the text stands after the last whole item (or the `[`).
+        resume: usize,
     },
 }
 
+impl Frame {
+    fn resume(&self) -> usize {
+        match self {
+            Self::Object { resume, .. } | Self::Array { resume, .. } => *resume,
+        }
+    }
+}
+
 /// The scalar being read: its text (a number, a literal) or its decoded text (a string), with
-/// its pointer and its schema.
+/// its schema.
 #[derive(Debug, Default)]
 struct Scalar {
     text: String,
     chars: usize,
-    /// A high surrogate waiting for its low half.
-    surrogate: Option<u32>,
-    pointer: String,
+    /// A high surrogate waiting for its low half, and where its escape began.
+    surrogate: Option<(u32, usize)>,
     schema: Option<String>,
     /// The value's kind is not one its schema takes: refused once it is whole.
     mismatch: bool,
+}
+
+/// What one piece added to the arguments, in order: applied to an empty object, the changes
+/// of every piece so far make [`Parser::partial`].
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ArgumentChange {
+    /// A value at the pointer: a number, `true`, `false` or `null` once whole, a string as it
+    /// starts (`""`), an object or a list as it opens (`{}`, `[]`).
+    Set {
+        /// Where (a JSON pointer).
+        pointer: String,
+        /// The value.
+        value: Value,
+    },
+    /// More text of the string at the pointer.
+    Append {
+        /// Where (a JSON pointer).
+        pointer: String,
+        /// The text that arrived, decoded.
+        text: String,
+    },
 }
 
 /// The push parser of one call's arguments.
@@ -98,26 +140,38 @@ pub(crate) struct Parser {
     scalar: Scalar,
     /// The whole text so far (bounded by the byte limit).
     text: String,
-    /// The arguments' object, once closed.
-    done: Option<Value>,
+    /// Where the character being read ends in `text`.
+    pos: usize,
+    /// Where the escape being read in a string began.
+    escape_start: usize,
+    /// The arguments' value has closed.
+    done: bool,
     nodes: usize,
     max_members: usize,
+    hasher: RandomState,
     /// What the schema says at a pointer, looked up once per parser: the kinds a value may
-    /// take, the one schema for a value of a kind, a property's schema in an object.
-    kinds_seen: std::collections::HashMap<String, Option<u8>>,
-    chosen_seen: std::collections::HashMap<(String, u8), Option<String>>,
-    properties_seen:
-        std::collections::HashMap<String, std::collections::HashMap<String, Option<String>>>,
+    /// take, the one schema for a value of a kind (both bounded by the schema).
+    kinds_seen: HashMap<String, Option<u8>>,
+    chosen_seen: HashMap<(String, u8), Option<String>>,
     /// The refusal, once the call is refused: nothing more is read.
     refused: Option<ToolError>,
+    /// The changes of the last piece, when asked for.
+    changes: Option<Vec<ArgumentChange>>,
+    /// How much of the string being read the changes have told.
+    appended: usize,
 }
 
 /// What the parser found wrong, and where: put in words by the whole-call reader.
 enum Found {
-    /// Broken JSON, a repeated key or a limit: the reader's verdict on the text so far.
+    /// Broken JSON or a limit: the reader's verdict on the text so far.
     Text(Option<(Limit, String)>),
+    /// A key read twice in one object (by its hash): refused when the reader agrees.
+    Repeated,
     /// A violation of the schema at this pointer.
     Schema(String),
+    /// A key the object's schema does not take, at this pointer: worded with the key
+    /// present and its value not yet come.
+    Unknown(String),
 }
 
 impl Parser {
@@ -128,24 +182,43 @@ impl Parser {
             stack: Vec::new(),
             scalar: Scalar::default(),
             text: String::new(),
-            done: None,
+            pos: 0,
+            escape_start: 0,
+            done: false,
             nodes: 0,
             max_members: usize::MAX,
-            kinds_seen: std::collections::HashMap::new(),
-            chosen_seen: std::collections::HashMap::new(),
-            properties_seen: std::collections::HashMap::new(),
+            hasher: RandomState::new(),
+            kinds_seen: HashMap::new(),
+            chosen_seen: HashMap::new(),
             refused: None,
+            changes: None,
+            appended: 0,
         }
     }
 
-    /// Whether the arguments' object has closed.
+    /// Records the changes each piece makes ([`changes`](Self::changes)).
+    pub(crate) fn record_changes(&mut self) {
+        self.changes = Some(Vec::new());
+    }
+
+    /// The changes the last piece made, when recorded.
+    pub(crate) fn changes(&self) -> &[ArgumentChange] {
+        self.changes.as_deref().unwrap_or_default()
+    }
+
+    /// Whether the arguments' value has closed.
     pub(crate) fn is_complete(&self) -> bool {
-        self.done.is_some()
+        self.done
     }
 
     /// The text so far.
     pub(crate) fn text(&self) -> &str {
         &self.text
+    }
+
+    /// The text so far, taken.
+    pub(crate) fn into_text(self) -> String {
+        self.text
     }
 
     /// Reads one piece. `Err` when the call is refused (then and on every later piece).
@@ -158,6 +231,9 @@ impl Parser {
         if let Some(err) = &self.refused {
             return Err(err.clone());
         }
+        if let Some(changes) = &mut self.changes {
+            changes.clear();
+        }
         let start = self.text.len();
         if limits.too_long(start + piece.len()) {
             let room = floor_char(piece, limits.max_bytes.saturating_sub(start));
@@ -168,13 +244,15 @@ impl Parser {
         }
         self.text.push_str(piece);
         for (i, c) in piece.char_indices() {
+            self.pos = start + i + c.len_utf8();
             if let Err(found) = self.step(c, limits)
-                && let Some(err) = self.refusal(def, found, start + i + c.len_utf8(), limits)
+                && let Some(err) = self.refusal(def, found, self.pos, limits)
             {
                 self.refused = Some(err.clone());
                 return Err(err);
             }
         }
+        self.flush_append();
         // A string in progress that no completion can make valid.
         if matches!(
             self.lex,
@@ -182,7 +260,7 @@ impl Parser {
         ) && let Some(schema) = self.scalar.schema.clone()
             && !self.string_prefix_fits(&schema)
         {
-            let at = self.scalar.pointer.clone();
+            let at = self.slot_pointer();
             if let Some(err) = self.refusal(def, Found::Schema(at), self.text.len(), limits) {
                 self.refused = Some(err.clone());
                 return Err(err);
@@ -194,9 +272,11 @@ impl Parser {
     /// Reads `text` for its shape alone (schema violations are passed over): `false` when it
     /// is not the beginning of one JSON value.
     pub(crate) fn push_shape(&mut self, text: &str, limits: &InputLimits) -> bool {
+        let start = self.text.len();
         self.text.push_str(text);
-        for c in text.chars() {
-            if let Err(Found::Text(_)) = self.step(c, limits) {
+        for (i, c) in text.char_indices() {
+            self.pos = start + i + c.len_utf8();
+            if let Err(Found::Text(_) | Found::Repeated) = self.step(c, limits) {
                 return false;
             }
         }
@@ -221,7 +301,9 @@ impl Parser {
         if let Some(err) = &self.refused {
             return Some(Err(err.clone()));
         }
-        self.done.as_ref()?;
+        if !self.done {
+            return None;
+        }
         Some(read_once(
             def,
             &Arguments::Text(Cow::Borrowed(&self.text)),
@@ -256,39 +338,130 @@ impl Parser {
                     }),
                 }
             }
-            Found::Schema(at) => refusal_at(def, self.partial(), &at, limits),
+            Found::Repeated => {
+                // The text up to the repeated key and a value for it: the reader names it.
+                let mut text = self.text[..floor_char(&self.text, cut)].to_owned();
+                text.push_str(":null");
+                text.extend(self.closers());
+                match reader::read(&text, &limits.with_max_bytes(usize::MAX)) {
+                    Err(Refusal::Duplicate { .. }) => {
+                        text_document(def, &text, &limits.with_max_bytes(usize::MAX), true).err()
+                    }
+                    _ => None,
+                }
+            }
+            Found::Schema(at) => refusal_at(def, self.partial_with(None), &at, limits),
+            Found::Unknown(at) => refusal_at(def, self.partial_with(Some(":null")), &at, limits),
         }
     }
 
     /// What has arrived, as a value: open containers closed, a string in progress as far as it
-    /// came, a key without its value left out.
+    /// came, a key without its value left out. It reads the text so far again: its cost is in
+    /// proportion to the text, not to the last piece.
     pub(crate) fn partial(&self) -> Value {
-        if let Some(done) = &self.done {
-            return done.clone();
+        self.partial_with(None)
+    }
+
+    /// The closers of the open containers, innermost first.
+    fn closers(&self) -> impl Iterator<Item = char> + '_ {
+        self.stack.iter().rev().map(|frame| match frame {
+            Frame::Object { .. } => '}',
+            Frame::Array { .. } => ']',
+        })
+    }
+
+    /// [`partial`](Self::partial), with `extra` written right after the text so far (`:null`
+    /// for a key whose value has not come).
+    fn partial_with(&self, extra: Option<&str>) -> Value {
+        if self.done {
+            return serde_json::from_str(&self.text).unwrap_or_else(|_| Value::Object(Map::new()));
         }
-        let mut inner: Option<Value> = match self.lex {
-            Lex::Str { key: false }
-            | Lex::Escape { key: false }
-            | Lex::Unicode { key: false, .. } => Some(Value::String(self.scalar.text.clone())),
-            _ => None,
+        let Some(top) = self.stack.last() else {
+            return match self.lex {
+                Lex::Str { key: false } => Value::String(self.scalar.text.clone()),
+                _ => Value::Object(Map::new()),
+            };
         };
-        for frame in self.stack.iter().rev() {
-            inner = Some(match frame {
-                Frame::Object { map, key, .. } => {
-                    let mut map = map.clone();
-                    if let (Some(key), Some(value)) = (key, inner.take()) {
-                        map.insert(key.clone(), value);
-                    }
-                    Value::Object(map)
-                }
-                Frame::Array { items, .. } => {
-                    let mut items = items.clone();
-                    items.extend(inner.take());
-                    Value::Array(items)
-                }
-            });
+        let mut text = match (extra, self.lex) {
+            (Some(extra), _) => format!("{}{extra}", &self.text[..self.pos]),
+            (
+                None,
+                Lex::Str { key: false }
+                | Lex::Escape { key: false }
+                | Lex::Unicode { key: false, .. },
+            ) => {
+                let cut = match (self.scalar.surrogate, self.lex) {
+                    (Some((_, start)), _) => start,
+                    (None, Lex::Str { .. }) => self.pos,
+                    (None, _) => self.escape_start,
+                };
+                format!("{}\"", &self.text[..cut])
+            }
+            (None, _) => self.text[..top.resume()].to_owned(),
+        };
+        text.extend(self.closers());
+        serde_json::from_str(&text).unwrap_or_else(|_| Value::Object(Map::new()))
+    }
+
+    /// The pointer of the container `depth` frames down (`0`: the arguments' object).
+    fn pointer_to(&self, depth: usize) -> String {
+        crate::limits::pointer(self.stack[..depth].iter().map(|frame| match frame {
+            Frame::Object { key, .. } => Step::Key(key.as_deref().unwrap_or_default()),
+            Frame::Array { count, .. } => Step::Index(*count),
+        }))
+    }
+
+    /// The pointer of the value being read.
+    fn slot_pointer(&self) -> String {
+        self.pointer_to(self.stack.len())
+    }
+
+    /// The exact pointer of the value being read, for a change.
+    fn change_pointer(&self) -> String {
+        let mut out = String::new();
+        for frame in &self.stack {
+            out.push('/');
+            match frame {
+                Frame::Object { key, .. } => out.push_str(
+                    &key.as_deref()
+                        .unwrap_or_default()
+                        .replace('~', "~0")
+                        .replace('/', "~1"),
+                ),
+                Frame::Array { count, .. } => out.push_str(&count.to_string()),
+            }
         }
-        inner.unwrap_or_else(|| Value::Object(Map::new()))
+        out
+    }
+
+    fn record(&mut self, value: Value) {
+        if self.changes.is_some() {
+            let pointer = self.change_pointer();
+            if let Some(changes) = &mut self.changes {
+                changes.push(ArgumentChange::Set { pointer, value });
+            }
+        }
+    }
+
+    /// Records the text a string value gained since it was last recorded.
+    fn flush_append(&mut self) {
+        if self.changes.is_none()
+            || !matches!(
+                self.lex,
+                Lex::Str { key: false }
+                    | Lex::Escape { key: false }
+                    | Lex::Unicode { key: false, .. }
+            )
+            || self.scalar.text.len() <= self.appended
+        {
+            return;
+        }
+        let text = self.scalar.text[self.appended..].to_owned();
+        self.appended = self.scalar.text.len();
+        let pointer = self.change_pointer();
+        if let Some(changes) = &mut self.changes {
+            changes.push(ArgumentChange::Append { pointer, text });
+        }
     }
 
     /// Reads one character.
@@ -302,7 +475,10 @@ impl Parser {
             }
             Lex::Str { key } => match c {
                 '"' => self.end_string(key)?,
-                '\\' => self.lex = Lex::Escape { key },
+                '\\' => {
+                    self.escape_start = self.pos - 1;
+                    self.lex = Lex::Escape { key };
+                }
                 c if (c as u32) < 0x20 => return Err(syntax()),
                 c => self.push_char(c),
             },
@@ -342,22 +518,25 @@ impl Parser {
                 }
                 self.lex = Lex::Str { key };
                 match (self.scalar.surrogate.take(), code) {
-                    (None, 0xD800..=0xDBFF) => self.scalar.surrogate = Some(code),
-                    (Some(high), 0xDC00..=0xDFFF) => {
+                    (None, 0xD800..=0xDBFF) => {
+                        self.scalar.surrogate = Some((code, self.escape_start));
+                    }
+                    (Some((high, _)), 0xDC00..=0xDFFF) => {
                         let joined = 0x10000 + ((high - 0xD800) << 10) + (code - 0xDC00);
                         self.push_char(char::from_u32(joined).unwrap_or('\u{FFFD}'));
                     }
-                    (_, code) => self.push_char(char::from_u32(code).unwrap_or('\u{FFFD}')),
+                    (Some(_), code) => {
+                        self.push_char('\u{FFFD}');
+                        self.push_char(char::from_u32(code).unwrap_or('\u{FFFD}'));
+                    }
+                    (None, code) => self.push_char(char::from_u32(code).unwrap_or('\u{FFFD}')),
                 }
             }
             Lex::Number => {
                 if matches!(c, '0'..='9' | '-' | '+' | '.' | 'e' | 'E') {
                     self.scalar.text.push(c);
-                    if self.scalar.text.len() > 4096 {
-                        return Err(syntax());
-                    }
                 } else {
-                    self.end_number()?;
+                    self.end_number(self.pos - c.len_utf8())?;
                     return self.step(c, limits);
                 }
             }
@@ -375,7 +554,7 @@ impl Parser {
                         _ => Value::Null,
                     };
                     let wrong = self.scalar.mismatch;
-                    self.end_scalar(value, wrong)?;
+                    self.end_scalar(value, wrong, self.pos)?;
                 }
             }
             Lex::Colon => match c {
@@ -424,9 +603,8 @@ impl Parser {
     }
 
     fn push_char(&mut self, c: char) {
-        if let Some(high) = self.scalar.surrogate.take() {
+        if let Some(_high) = self.scalar.surrogate.take() {
             // A high surrogate not followed by its low half.
-            let _ = high;
             self.scalar.text.push('\u{FFFD}');
             self.scalar.chars += 1;
         }
@@ -434,72 +612,36 @@ impl Parser {
         self.scalar.chars += 1;
     }
 
-    /// The pointer and schema of the value that starts now.
-    fn next_slot(&mut self) -> (String, Option<String>) {
-        if let Some(Frame::Object {
-            key: Some(key),
-            schema: Some(object),
-            ..
-        }) = self.stack.last()
-            && !self
-                .properties_seen
-                .get(object.as_str())
-                .is_some_and(|seen| seen.contains_key(key.as_str()))
-        {
-            let (object, key) = (object.clone(), key.clone());
-            let found = self.property_schema(&object, &key);
-            self.properties_seen
-                .entry(object)
-                .or_default()
-                .insert(key, found);
-        }
+    /// The schema of the value that starts now. (A property's schema is looked up each time,
+    /// not kept: the keys are the model's, and a table of them would grow with the text.)
+    fn next_schema(&self) -> Option<String> {
         match self.stack.last() {
-            None => (String::new(), Some(String::new())),
-            Some(Frame::Object {
-                key,
-                schema,
-                pointer,
-                ..
-            }) => {
+            None => Some(String::new()),
+            Some(Frame::Object { key, schema, .. }) => {
                 let key = key.as_deref().unwrap_or_default();
-                let at = format!("{pointer}/{}", escape(key));
-                let schema = schema.as_deref().and_then(|s| {
-                    self.properties_seen
-                        .get(s)
-                        .and_then(|seen| seen.get(key))
-                        .cloned()
-                        .flatten()
-                });
-                (at, schema)
+                schema.as_deref().and_then(|s| self.property_schema(s, key))
             }
-            Some(Frame::Array {
-                items,
-                schema,
-                pointer,
-            }) => {
-                let at = format!("{pointer}/{}", items.len());
-                let schema = schema.as_deref().and_then(|s| {
-                    let node = self.node(s)?;
-                    node.get("items")
-                        .filter(|i| i.is_object())
-                        .map(|_| format!("{s}/items"))
-                });
-                (at, schema)
-            }
+            Some(Frame::Array { schema, .. }) => schema.as_deref().and_then(|s| {
+                let node = self.node(s)?;
+                node.get("items")
+                    .filter(|i| i.is_object())
+                    .map(|_| format!("{s}/items"))
+            }),
         }
     }
 
     fn start_value(&mut self, c: char, kind: u8, limits: &InputLimits) -> Result<(), Found> {
         self.max_members = limits.max_members;
-        let (at, schema) = self.next_slot();
+        let schema = self.next_schema();
         self.nodes += 1;
         if self.nodes > limits.max_nodes {
-            return Err(Found::Text(Some((Limit::Nodes, at))));
+            return Err(Found::Text(Some((Limit::Nodes, self.slot_pointer()))));
         }
-        if let Some(Frame::Array { items, pointer, .. }) = self.stack.last()
-            && items.len() >= limits.max_items
+        if let Some(Frame::Array { count, .. }) = self.stack.last()
+            && *count >= limits.max_items
         {
-            return Err(Found::Text(Some((Limit::Items, pointer.clone()))));
+            let at = self.pointer_to(self.stack.len() - 1);
+            return Err(Found::Text(Some((Limit::Items, at))));
         }
         // The kind must be one the schema takes (a number may still be an integer).
         let mismatch = schema
@@ -520,20 +662,30 @@ impl Parser {
         match c {
             '{' | '[' => {
                 if self.stack.len() >= limits.max_depth {
-                    return Err(Found::Text(Some((Limit::Depth, at))));
+                    return Err(Found::Text(Some((Limit::Depth, self.slot_pointer()))));
                 }
+                self.record(if c == '{' {
+                    Value::Object(Map::new())
+                } else {
+                    Value::Array(Vec::new())
+                });
+                let at = if mismatch {
+                    Some(self.slot_pointer())
+                } else {
+                    None
+                };
                 self.stack.push(if c == '{' {
                     Frame::Object {
-                        map: Map::new(),
+                        keys: HashSet::new(),
                         key: None,
                         schema: chosen,
-                        pointer: at.clone(),
+                        resume: self.pos,
                     }
                 } else {
                     Frame::Array {
-                        items: Vec::new(),
+                        count: 0,
                         schema: chosen,
-                        pointer: at.clone(),
+                        resume: self.pos,
                     }
                 });
                 self.lex = if c == '{' {
@@ -541,23 +693,23 @@ impl Parser {
                 } else {
                     Lex::ValueOrClose
                 };
-                if mismatch {
+                if let Some(at) = at {
                     // Refused as it opens, worded with the container as far as it came.
                     return Err(Found::Schema(at));
                 }
             }
             '"' => {
+                self.record(Value::String(String::new()));
                 self.scalar = Scalar {
-                    pointer: at,
                     schema: chosen,
                     mismatch,
                     ..Scalar::default()
                 };
+                self.appended = 0;
                 self.lex = Lex::Str { key: false };
             }
             c => {
                 self.scalar = Scalar {
-                    pointer: at,
                     schema: chosen,
                     mismatch,
                     ..Scalar::default()
@@ -577,32 +729,32 @@ impl Parser {
         if self.scalar.surrogate.take().is_some() {
             self.scalar.text.push('\u{FFFD}');
         }
-        let text = std::mem::take(&mut self.scalar.text);
         if !key {
+            self.flush_append();
+            let text = std::mem::take(&mut self.scalar.text);
             let wrong = self.scalar.mismatch
                 || self
                     .scalar
                     .schema
                     .as_deref()
                     .is_some_and(|schema| !self.string_fits(schema, &text));
-            return self.end_scalar(Value::String(text), wrong);
+            return self.end_scalar_unrecorded(wrong, self.pos);
         }
+        let text = std::mem::take(&mut self.scalar.text);
         // A key: once in an object, and one the object's schema takes.
+        let hash = self.hasher.hash_one(&text);
+        let max_members = self.max_members;
         let Some(Frame::Object {
-            map,
+            keys,
             key: slot,
             schema,
-            pointer,
+            ..
         }) = self.stack.last_mut()
         else {
             return Err(Found::Text(None));
         };
-        if map.contains_key(&text) {
-            return Err(Found::Text(None));
-        }
-        if map.len() >= self.max_members {
-            return Err(Found::Text(Some((Limit::Members, pointer.clone()))));
-        }
+        let repeated = !keys.insert(hash);
+        let too_many = keys.len() > max_members;
         let unknown = schema.as_deref().is_some_and(|s| {
             let Some(node) = node_at(&self.root, s) else {
                 return false;
@@ -614,20 +766,17 @@ impl Parser {
                     .and_then(Value::as_object)
                     .is_some_and(|p| p.contains_key(&text))
         });
-        let at = format!("{pointer}/{}", escape(&text));
         *slot = Some(text);
         self.lex = Lex::Colon;
+        if repeated {
+            return Err(Found::Repeated);
+        }
+        if too_many {
+            let at = self.pointer_to(self.stack.len() - 1);
+            return Err(Found::Text(Some((Limit::Members, at))));
+        }
         if unknown {
-            // Worded with the key present, its value not yet come.
-            if let Some(Frame::Object {
-                map,
-                key: Some(key),
-                ..
-            }) = self.stack.last_mut()
-            {
-                map.insert(key.clone(), Value::Null);
-            }
-            return Err(Found::Schema(at));
+            return Err(Found::Unknown(self.slot_pointer()));
         }
         Ok(())
     }
@@ -653,7 +802,8 @@ impl Parser {
         chosen
     }
 
-    fn end_number(&mut self) -> Result<(), Found> {
+    /// A number ends at `end`, the character after it not yet read.
+    fn end_number(&mut self, end: usize) -> Result<(), Found> {
         let text = std::mem::take(&mut self.scalar.text);
         let value: Value = serde_json::from_str(&text).map_err(|_| Found::Text(None))?;
         let integer_only = match self.scalar.schema.clone() {
@@ -668,105 +818,99 @@ impl Parser {
                 .schema
                 .as_deref()
                 .is_some_and(|schema| !self.number_fits(schema, &value, integer_only));
-        self.end_scalar(value, wrong)
+        self.end_scalar(value, wrong, end)
     }
 
     /// Puts a finished scalar in its container; `wrong` when its schema refuses it.
-    fn end_scalar(&mut self, value: Value, wrong: bool) -> Result<(), Found> {
-        let at = std::mem::take(&mut self.scalar.pointer);
-        self.end_value(value)?;
-        if wrong {
-            return Err(Found::Schema(at));
-        }
-        Ok(())
+    fn end_scalar(&mut self, value: Value, wrong: bool, end: usize) -> Result<(), Found> {
+        self.record(value);
+        self.end_scalar_unrecorded(wrong, end)
     }
 
-    /// Puts a finished value in its container.
-    fn end_value(&mut self, value: Value) -> Result<(), Found> {
-        self.lex = Lex::After;
-        let too_many = match self.stack.last_mut() {
-            Some(Frame::Object { map, key, .. }) => {
-                if let Some(key) = key.take() {
-                    map.insert(key, value);
-                }
-                None
-            }
-            Some(Frame::Array {
-                items,
-                schema,
-                pointer,
-            }) => {
-                items.push(value);
-                let count = items.len() as u64;
-                let max = schema
-                    .as_deref()
-                    .and_then(|s| node_at(&self.root, s))
-                    .and_then(|n| n.get("maxItems"))
-                    .and_then(Value::as_u64);
-                max.is_some_and(|max| count > max).then(|| pointer.clone())
-            }
-            None => {
-                // Not an object: the whole call refuses it.
-                self.done = Some(value);
-                self.lex = Lex::Done;
-                None
-            }
-        };
-        match too_many {
+    fn end_scalar_unrecorded(&mut self, wrong: bool, end: usize) -> Result<(), Found> {
+        let at = wrong.then(|| self.slot_pointer());
+        self.end_value(end)?;
+        match at {
             Some(at) => Err(Found::Schema(at)),
             None => Ok(()),
         }
     }
 
+    /// Counts a finished value in its container; it ends at `end`.
+    fn end_value(&mut self, end: usize) -> Result<(), Found> {
+        self.lex = Lex::After;
+        let depth = self.stack.len();
+        let too_many = match self.stack.last_mut() {
+            Some(Frame::Object { resume, .. }) => {
+                *resume = end;
+                false
+            }
+            Some(Frame::Array {
+                count,
+                schema,
+                resume,
+            }) => {
+                *count += 1;
+                *resume = end;
+                let count = *count as u64;
+                let max = schema
+                    .as_deref()
+                    .and_then(|s| node_at(&self.root, s))
+                    .and_then(|n| n.get("maxItems"))
+                    .and_then(Value::as_u64);
+                max.is_some_and(|max| count > max)
+            }
+            None => {
+                // Not an object: the whole call refuses it.
+                self.done = true;
+                self.lex = Lex::Done;
+                false
+            }
+        };
+        if too_many {
+            return Err(Found::Schema(self.pointer_to(depth - 1)));
+        }
+        Ok(())
+    }
+
     /// Closes the innermost container.
     fn close(&mut self) -> Result<(), Found> {
-        let Some(frame) = self.stack.pop() else {
+        let depth = self.stack.len();
+        let Some(frame) = self.stack.last() else {
             return Err(Found::Text(None));
-        };
-        let (value, schema, pointer) = match frame {
-            Frame::Object {
-                map,
-                schema,
-                pointer,
-                ..
-            } => (Value::Object(map), schema, pointer),
-            Frame::Array {
-                items,
-                schema,
-                pointer,
-            } => (Value::Array(items), schema, pointer),
         };
         // A closed object lacks a required key, or a closed array has too few items: no later
         // text can change that.
-        let short = schema
-            .as_deref()
-            .and_then(|s| self.node(s))
-            .is_some_and(|node| match &value {
-                Value::Object(map) => {
-                    node.get("required")
-                        .and_then(Value::as_array)
-                        .is_some_and(|r| {
-                            r.iter()
-                                .filter_map(Value::as_str)
-                                .any(|k| !map.contains_key(k))
-                        })
-                }
-                Value::Array(items) => node
-                    .get("minItems")
-                    .and_then(Value::as_u64)
-                    .is_some_and(|min| (items.len() as u64) < min),
-                _ => false,
-            });
+        let short = match frame {
+            Frame::Object { keys, schema, .. } => schema
+                .as_deref()
+                .and_then(|s| self.node(s))
+                .and_then(|node| node.get("required"))
+                .and_then(Value::as_array)
+                .is_some_and(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .any(|k| !keys.contains(&self.hasher.hash_one(k)))
+                }),
+            Frame::Array { count, schema, .. } => schema
+                .as_deref()
+                .and_then(|s| self.node(s))
+                .and_then(|node| node.get("minItems"))
+                .and_then(Value::as_u64)
+                .is_some_and(|min| (*count as u64) < min),
+        };
+        let at = short.then(|| self.pointer_to(depth - 1));
+        self.stack.pop();
         if self.stack.is_empty() {
-            self.done = Some(value);
+            self.done = true;
             self.lex = Lex::Done;
             return Ok(());
         }
-        self.end_value(value)?;
-        if short {
-            return Err(Found::Schema(pointer));
+        self.end_value(self.pos)?;
+        match at {
+            Some(at) => Err(Found::Schema(at)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     // --- the schema, read as far as one schema alone describes a value ---
@@ -983,6 +1127,36 @@ pub(crate) fn refusal_at(
         .fields()
         .iter()
         .filter(|f| f.pointer == at || f.pointer.starts_with(&below))
+        .cloned()
+        .collect();
+    (!fields.is_empty()).then(|| invalid(def, fields))
+}
+
+/// [`refusal_at`] for several pointers at once: the whole-call reader's verdict on `partial`,
+/// kept to the fields at or below one of `pointers`.
+pub(crate) fn refusal_among(
+    def: &Validation,
+    partial: Value,
+    pointers: &[String],
+    limits: &InputLimits,
+) -> Option<ToolError> {
+    let err = read_once(def, &Arguments::Value(Cow::Owned(partial)), limits).err()?;
+    let wanted: HashSet<&str> = pointers.iter().map(String::as_str).collect();
+    let fields: Vec<FieldError> = err
+        .fields()
+        .iter()
+        .filter(|f| {
+            let mut at = f.pointer.as_str();
+            loop {
+                if wanted.contains(at) {
+                    return true;
+                }
+                match at.rfind('/') {
+                    Some(cut) => at = &at[..cut],
+                    None => return false,
+                }
+            }
+        })
         .cloned()
         .collect();
     (!fields.is_empty()).then(|| invalid(def, fields))
