@@ -155,3 +155,119 @@ async fn a_hook_repairs_what_is_left_and_the_approver_sees_it() {
         pending[0].repairs
     );
 }
+
+/// Sets a limit on a ticket's spending. Writes the ticket. Not for refunds.
+#[tool(effect = "write", limits(max_depth = 3, max_items = 4, max_members = 4, max_bytes = 300))]
+fn set_limit(
+    /// The amount.
+    #[arg(range(min = 1, max = 1000))]
+    amount: u64,
+    /// Notes, if any.
+    notes: Option<Vec<String>>,
+    /// Extra fields, if any.
+    extra: Option<std::collections::BTreeMap<String, Value>>,
+) -> u64 {
+    let _ = (notes, extra);
+    amount
+}
+
+#[tokio::test]
+async fn no_lossless_fix_weakens_a_rule() {
+    let sink = Arc::new(MemorySink::default());
+    let approvals = Approvals::new();
+    let toolbox = toolbox(&sink, &approvals, Some(Repair::lossless())).with(SetLimit);
+    let ctx = ToolContext::new();
+    let long = "x".repeat(300);
+    // Each rule, broken in text that one lossless fix would otherwise make valid.
+    let cases: Vec<(&str, String)> = vec![
+        // A repeated key, at the top and deeper, with a trailing comma.
+        ("repeated key, trailing comma", r#"{"amount":1,"amount":900,}"#.to_owned()),
+        (
+            "nested repeated key, trailing comma",
+            r#"{"amount":1,"extra":{"a":1,"a":2},}"#.to_owned(),
+        ),
+        // A repeated key inside a list sent as a string.
+        (
+            "repeated key in a string",
+            r#"{"amount":1,"extra":"{\"a\":1,\"a\":2}"}"#.to_owned(),
+        ),
+        // An unknown field, each fix.
+        ("unknown field, trailing comma", r#"{"amount":1,"colour":"red",}"#.to_owned()),
+        (
+            "unknown field, list as a string",
+            r#"{"amount":1,"notes":"[\"a\"]","colour":"red"}"#.to_owned(),
+        ),
+        // The limits, each fix.
+        ("max_bytes, trailing comma", format!(r#"{{"amount":1,"notes":["{long}"],}}"#)),
+        (
+            "max_items, list as a string",
+            r#"{"amount":1,"notes":"[\"a\",\"b\",\"c\",\"d\",\"e\"]"}"#.to_owned(),
+        ),
+        (
+            "max_items, trailing comma",
+            r#"{"amount":1,"notes":["a","b","c","d","e",]}"#.to_owned(),
+        ),
+        (
+            "max_depth, object as a string",
+            r#"{"amount":1,"extra":"{\"a\":{\"b\":{\"c\":1}}}"}"#.to_owned(),
+        ),
+        (
+            "max_members, object as a string",
+            r#"{"amount":1,"extra":"{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5}"}"#.to_owned(),
+        ),
+        // The schema's own rules.
+        ("range, trailing comma", r#"{"amount":5000,}"#.to_owned()),
+        // A comma that follows no value is not trailing: `[,]` is not `[]`.
+        ("comma after [", r#"{"amount":1,"notes":[,]}"#.to_owned()),
+        ("comma after {", r#"{"amount":1,"extra":{,}}"#.to_owned()),
+        ("two commas", r#"{"amount":1,"notes":["a",,]}"#.to_owned()),
+    ];
+    for (why, text) in &cases {
+        let out = toolbox.call("set_limit", text.as_str(), &ctx).await;
+        assert_eq!(
+            out.error().map(|e| e.code().as_str()),
+            Some("invalid_arguments"),
+            "{why}: {text} was repaired into {}",
+            out.to_json()
+        );
+    }
+    // And each fix still repairs what breaks no rule.
+    for text in [
+        r#"{"amount":900,}"#,
+        r#"{"amount":900,"notes":"[\"a\"]"}"#,
+        r#"{"amount":900,"extra":"{\"a\":1}"}"#,
+    ] {
+        let out = toolbox.call("set_limit", text, &ctx).await;
+        assert_eq!(out.into_result::<u64>().unwrap(), 900, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn the_hook_sees_only_text_that_ended() {
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let sink = Arc::new(MemorySink::default());
+    let approvals = Approvals::new();
+    let repair = Repair::lossless().with_hook(|request| {
+        SEEN.lock().unwrap().push(request.text.to_owned());
+        None
+    });
+    let toolbox = toolbox(&sink, &approvals, Some(repair)).with(SetLimit);
+    let ctx = ToolContext::new();
+    // An early fault no longer hides a cut: none of these ended.
+    for text in [
+        r#"{"amount": [,"#,
+        r#"{"amount": 1, "notes": ["a" "b""#,
+        r#"{"amount": 1 "notes": "#,
+        r#"{"amount": "#,
+    ] {
+        let out = toolbox.call("set_limit", text, &ctx).await;
+        assert!(out.error().is_some());
+    }
+    assert!(SEEN.lock().unwrap().is_empty(), "{:?}", SEEN.lock().unwrap());
+    // Text that ended, broken, reaches the hook.
+    let out = toolbox
+        .call("set_limit", r#"{"amount": "one"}"#, &ctx)
+        .await;
+    assert!(out.error().is_some());
+    assert_eq!(SEEN.lock().unwrap().len(), 1);
+}

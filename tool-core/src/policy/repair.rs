@@ -145,30 +145,33 @@ impl Repairing {
             return None;
         }
         let text = text_of(&call.arguments)?;
-        // Cut off: what the model meant is not known, and nothing is made up for it.
-        if cut_off(def, &text, call.ctx) {
+        let limits = crate::validate::limits_for(def.validation(), Some(call.ctx));
+        // Cut off, or too long: what the model meant is not known (or not allowed), and
+        // nothing is made up for it. The hook too sees only text that ended.
+        if limits.too_long(text.len()) || !ended(&text) {
             return None;
         }
         let mut notes = Vec::new();
-        let mut fixed = text.clone();
+        let mut fixed = std::borrow::Cow::Borrowed(text.as_str());
         if let Some(without) = without_trailing_commas(&text) {
             notes.push("a trailing comma was removed".to_owned());
-            fixed = without;
+            fixed = std::borrow::Cow::Owned(without);
         }
-        let mut value: Option<Value> = serde_json::from_str(&fixed).ok();
-        if let Some(Value::Object(map)) = &mut value {
-            unstring_containers(def, map, &mut notes);
-        }
-        let read = |value: &Value| {
-            def.read_arguments(
-                &Arguments::Value(std::borrow::Cow::Borrowed(value)),
-                call.ctx,
-            )
+        // The fixed text is read strictly: a repeated key, a limit or anything else the fix
+        // did not touch is refused as it was.
+        let mut value = crate::validate::reader::read(&fixed, limits)
             .ok()
-        };
+            .map(|read| read.value);
+        if let Some(Value::Object(map)) = &mut value {
+            unstring_containers(def, map, limits, &mut notes);
+        }
         if let Some(value) = &value
             && !notes.is_empty()
-            && let Some(mut checked) = read(value)
+            // Read as text again, as a whole call is: every limit and every schema rule.
+            && let Ok(mut checked) = def.read_arguments(
+                &Arguments::Text(std::borrow::Cow::Owned(value.to_string())),
+                call.ctx,
+            )
         {
             checked.repairs = notes;
             return Some(checked);
@@ -181,7 +184,12 @@ impl Repairing {
             definition: def,
             ctx: call.ctx,
         })?;
-        let mut checked = read(&proposed)?;
+        let mut checked = def
+            .read_arguments(
+                &Arguments::Value(std::borrow::Cow::Borrowed(&proposed)),
+                call.ctx,
+            )
+            .ok()?;
         notes.push("the application's repair hook rewrote the arguments".to_owned());
         checked.repairs = notes;
         Some(checked)
@@ -202,20 +210,46 @@ fn text_of(arguments: &Arguments<'_>) -> Option<String> {
     }
 }
 
-/// Whether `text` stops before its object ends (it is a prefix of some JSON, not broken),
-/// read under the limits the call is read under.
-fn cut_off(def: &ToolDefinition, text: &str, ctx: &crate::context::ToolContext) -> bool {
+/// Whether `text` ended: its first value's brackets all close outside strings. Broken text
+/// that ended is not cut off; text still inside a string or an open bracket is, whatever
+/// fault came before (a hook must never be handed what the model had not finished).
+fn ended(text: &str) -> bool {
     if text.trim().is_empty() {
-        return false;
+        return true;
     }
-    let mut parser = crate::validate::stream::Parser::new(def.validation());
-    let limits = crate::validate::limits_for(def.validation(), Some(ctx));
-    // Read for its shape only: a wrong value is not a cut.
-    parser.push_shape(text, limits) && !parser.is_complete()
+    let (mut depth, mut in_string, mut escaped, mut started) = (0usize, false, false, false);
+    for byte in text.bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                started = true;
+                depth += 1;
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if started && depth == 0 {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
-/// `text` without the commas that stand right before a `}` or `]` (outside strings), or
-/// `None` when it has none.
+/// `text` without the commas that stand right after a value and right before a `}` or `]`
+/// (outside strings), or `None` when it has none. A comma after `[`, `{`, `:` or another comma
+/// is not trailing (`[,]` is not `[]`): removing it would leave a value the model did not
+/// write.
 fn without_trailing_commas(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
@@ -237,7 +271,10 @@ fn without_trailing_commas(text: &str) -> Option<String> {
             in_string = true;
         } else if c == ',' {
             let next = bytes[i + 1..].iter().find(|b| !b.is_ascii_whitespace());
-            if matches!(next, Some(b'}' | b']')) {
+            let before = out.trim_end().chars().next_back();
+            if matches!(next, Some(b'}' | b']'))
+                && !matches!(before, None | Some('[' | '{' | ':' | ','))
+            {
                 removed = true;
                 continue;
             }
@@ -252,6 +289,7 @@ fn without_trailing_commas(text: &str) -> Option<String> {
 fn unstring_containers(
     def: &ToolDefinition,
     map: &mut serde_json::Map<String, Value>,
+    limits: &crate::limits::InputLimits,
     notes: &mut Vec<String>,
 ) {
     let Some(properties) = def
@@ -268,7 +306,11 @@ fn unstring_containers(
         };
         let takes =
             |kind: &str| crate::validate::stream::takes_kind(def.input_schema(), schema, kind);
-        let parsed: Option<Value> = serde_json::from_str(text.trim()).ok();
+        // Read strictly, as the arguments are: a repeated key or a limit inside the string
+        // leaves it a string (and the call refused).
+        let parsed: Option<Value> = crate::validate::reader::read(text.trim(), limits)
+            .ok()
+            .map(|read| read.value);
         let fits = match &parsed {
             Some(Value::Object(_)) => takes("object") && !takes("string"),
             Some(Value::Array(_)) => takes("array") && !takes("string"),

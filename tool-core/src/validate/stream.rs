@@ -269,20 +269,6 @@ impl Parser {
         Ok(())
     }
 
-    /// Reads `text` for its shape alone (schema violations are passed over): `false` when it
-    /// is not the beginning of one JSON value.
-    pub(crate) fn push_shape(&mut self, text: &str, limits: &InputLimits) -> bool {
-        let start = self.text.len();
-        self.text.push_str(text);
-        for (i, c) in text.char_indices() {
-            self.pos = start + i + c.len_utf8();
-            if let Err(Found::Text(_) | Found::Repeated) = self.step(c, limits) {
-                return false;
-            }
-        }
-        true
-    }
-
     /// The arguments once the stream ended: their canonical form, or why they are refused.
     /// Arguments that did not end are `None`.
     pub(crate) fn finish(
