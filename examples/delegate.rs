@@ -150,7 +150,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let stored = serde_json::to_string(&state)?;
     println!("stored the paused run ({} bytes)", stored.len());
     let mut state: RunState = serde_json::from_str(&stored)?;
-    state.approve(&pending[0].path)?;
+    parent.approve(&mut state, &pending[0].path)?;
 
     let stop = parent.run(&mut state, &ctx).await?;
     let Stop::Answered(answer) = stop else {

@@ -229,8 +229,8 @@ async fn pauses_for_a_person_and_resumes_without_running_anything_twice() {
     ));
     assert_eq!(ran("look_up", 3), 1);
 
-    state.approve(&pending[0].path).unwrap();
-    assert!(state.approve(&["toolu_9".to_owned()]).is_err());
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    assert!(agent.approve(&mut state, &["toolu_9".to_owned()]).is_err());
     let stop = agent.run(&mut state, &ctx).await.unwrap();
     assert_eq!(stop, Stop::Answered("Deleted ticket 3.".into()));
     assert_eq!(ran("delete_ticket", 3), 1);
@@ -266,7 +266,9 @@ async fn a_denied_call_never_runs_and_the_model_is_told() {
     let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else {
         panic!("expected a pause");
     };
-    state.deny(&pending[0].path, "not today").unwrap();
+    agent
+        .deny(&mut state, &pending[0].path, "not today")
+        .unwrap();
     assert!(matches!(
         agent.run(&mut state, &ctx).await.unwrap(),
         Stop::Answered(_)
@@ -302,8 +304,17 @@ fn two_levels(approvals: &Approvals, parent: ScriptedModel, child: ScriptedModel
         "Handles one helpdesk task with the ticket tools. Changes tickets. Not for other systems.",
         child,
     );
-    Agent::new(Toolbox::new().with(helpdesk), ANTHROPIC, parent)
+    // Both processes of the resume test seal and check runs with one key.
+    let state = toolsmith::state::State::memory().with_key(RUN_KEY);
+    Agent::new(
+        Toolbox::new().with(helpdesk).with_state(state),
+        ANTHROPIC,
+        parent,
+    )
 }
+
+/// The key every process of these tests seals runs with.
+const RUN_KEY: &str = "a run-sealing secret shared by the test's processes";
 
 fn parent_script(id: u64) -> ScriptedModel {
     ScriptedModel::new([
@@ -344,7 +355,7 @@ async fn a_child_agents_approval_surfaces_in_the_parent_and_the_child_resumes() 
     // Stored and read back, as another request of the application would.
     let stored = serde_json::to_string(&state).unwrap();
     let mut state: RunState = serde_json::from_str(&stored).unwrap();
-    state.approve(&pending[0].path).unwrap();
+    agent.approve(&mut state, &pending[0].path).unwrap();
     let stop = agent.run(&mut state, &ctx).await.unwrap();
     assert_eq!(
         stop,
@@ -462,7 +473,7 @@ async fn second_process() {
     let child = ScriptedModel::new([openai_said("Ticket 12 is deleted.")]);
     let agent = two_levels(&approvals, parent, child);
     let path = state.pending()[0].path.clone();
-    state.approve(&path).unwrap();
+    agent.approve(&mut state, &path).unwrap();
     let ctx = ToolContext::new()
         .with_principal("ada")
         .with_run_id("r-process");

@@ -157,7 +157,10 @@ async fn a_hook_repairs_what_is_left_and_the_approver_sees_it() {
 }
 
 /// Sets a limit on a ticket's spending. Writes the ticket. Not for refunds.
-#[tool(effect = "write", limits(max_depth = 3, max_items = 4, max_members = 4, max_bytes = 300))]
+#[tool(
+    effect = "write",
+    limits(max_depth = 3, max_items = 4, max_members = 4, max_bytes = 300)
+)]
 fn set_limit(
     /// The amount.
     #[arg(range(min = 1, max = 1000))]
@@ -181,7 +184,10 @@ async fn no_lossless_fix_weakens_a_rule() {
     // Each rule, broken in text that one lossless fix would otherwise make valid.
     let cases: Vec<(&str, String)> = vec![
         // A repeated key, at the top and deeper, with a trailing comma.
-        ("repeated key, trailing comma", r#"{"amount":1,"amount":900,}"#.to_owned()),
+        (
+            "repeated key, trailing comma",
+            r#"{"amount":1,"amount":900,}"#.to_owned(),
+        ),
         (
             "nested repeated key, trailing comma",
             r#"{"amount":1,"extra":{"a":1,"a":2},}"#.to_owned(),
@@ -192,13 +198,19 @@ async fn no_lossless_fix_weakens_a_rule() {
             r#"{"amount":1,"extra":"{\"a\":1,\"a\":2}"}"#.to_owned(),
         ),
         // An unknown field, each fix.
-        ("unknown field, trailing comma", r#"{"amount":1,"colour":"red",}"#.to_owned()),
+        (
+            "unknown field, trailing comma",
+            r#"{"amount":1,"colour":"red",}"#.to_owned(),
+        ),
         (
             "unknown field, list as a string",
             r#"{"amount":1,"notes":"[\"a\"]","colour":"red"}"#.to_owned(),
         ),
         // The limits, each fix.
-        ("max_bytes, trailing comma", format!(r#"{{"amount":1,"notes":["{long}"],}}"#)),
+        (
+            "max_bytes, trailing comma",
+            format!(r#"{{"amount":1,"notes":["{long}"],}}"#),
+        ),
         (
             "max_items, list as a string",
             r#"{"amount":1,"notes":"[\"a\",\"b\",\"c\",\"d\",\"e\"]"}"#.to_owned(),
@@ -263,7 +275,11 @@ async fn the_hook_sees_only_text_that_ended() {
         let out = toolbox.call("set_limit", text, &ctx).await;
         assert!(out.error().is_some());
     }
-    assert!(SEEN.lock().unwrap().is_empty(), "{:?}", SEEN.lock().unwrap());
+    assert!(
+        SEEN.lock().unwrap().is_empty(),
+        "{:?}",
+        SEEN.lock().unwrap()
+    );
     // Text that ended, broken, reaches the hook.
     let out = toolbox
         .call("set_limit", r#"{"amount": "one"}"#, &ctx)

@@ -230,6 +230,21 @@ struct Inner {
     /// echoed cut and quoted, with nothing from a tool or an upstream (never serialized).
     #[serde(skip)]
     refusal: bool,
+    /// For `approval_required`: the exact call that waits, as the approval gate read it
+    /// (never serialized).
+    #[serde(skip)]
+    awaited: Option<Box<Awaited>>,
+}
+
+/// The call an `approval_required` error waits on, as it will run: the tool's registered
+/// name, the hash of its canonical arguments (what a decision binds), the arguments a person
+/// sees (sensitive ones redacted) and what was changed in the model's arguments before.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Awaited {
+    pub(crate) tool: String,
+    pub(crate) hash: String,
+    pub(crate) arguments: serde_json::Value,
+    pub(crate) repairs: Vec<String>,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.
@@ -337,6 +352,7 @@ impl ToolError {
                 panicked: false,
                 throttled: false,
                 refusal: false,
+                awaited: None,
             }),
         }
     }
@@ -592,6 +608,16 @@ impl ToolError {
     }
 
     /// Sets the operator-only text, logged when the call ends and never serialized.
+    /// The call this error waits on, as the approval gate read it.
+    pub(crate) fn with_awaited(mut self, awaited: Awaited) -> Self {
+        self.inner.awaited = Some(Box::new(awaited));
+        self
+    }
+
+    pub(crate) fn awaited(&self) -> Option<&Awaited> {
+        self.inner.awaited.as_deref()
+    }
+
     pub(crate) fn set_message(&mut self, message: String) {
         self.inner.message = message;
     }

@@ -38,7 +38,7 @@ type Output = Arc<dyn Fn(String) -> Result<ToolOutcome, ToolError> + Send + Sync
 ///
 /// **Approvals.** A child call that waits for a person surfaces in the parent's
 /// [`Agent::run`] as [`Stop::Paused`] with its path, `[parent call id, child call id]`; it is
-/// decided on the parent's state ([`RunState::approve`](super::RunState::approve)), and when the parent runs again the
+/// decided on the parent's state ([`Agent::approve`](super::Agent::approve)), and when the parent runs again the
 /// child resumes where it stopped. Called outside a parent loop (nobody to ask), such a call
 /// fails closed: the tool answers `approval_required` and the child's call never runs.
 ///
@@ -215,6 +215,10 @@ impl AgentTool {
             child
         };
         child = child.with_cancellation(ctx.cancellation().clone());
+        // The parent's remaining limits: the child spends from them.
+        if let Some(budget) = ctx.get::<super::budget::ParentBudget>() {
+            child = child.with_extension(budget.clone());
+        }
         child
     }
 
@@ -238,7 +242,8 @@ impl AgentTool {
         };
         let child_ctx = self.child_context(ctx);
         let before = state.usage();
-        let stop = self.agent.run(&mut state, &child_ctx).await;
+        // A saved child's state is inside its parent's, sealed with it.
+        let stop = self.agent.run_sealed(&mut state, &child_ctx).await;
         if let Some(children) = children {
             let after = state.usage();
             children.spend(Usage {

@@ -23,6 +23,11 @@ pub enum AgentError {
     NotPending(String),
     /// The state was made for another dialect, or the dialect has no model to talk to (MCP).
     Dialect(String),
+    /// The state's seal does not hold: it was changed outside the API, or sealed with another
+    /// key (every process that resumes runs needs the same `State::with_key` secret).
+    Sealed(String),
+    /// The run belongs to another principal, or is another run.
+    NotOwner(String),
 }
 
 impl fmt::Display for AgentError {
@@ -33,7 +38,7 @@ impl fmt::Display for AgentError {
             Self::Request(err) => write!(f, "the tool block cannot be built: {err}"),
             Self::Approval(err) => write!(f, "the decision cannot be recorded: {err}"),
             Self::NotPending(path) => write!(f, "no call waits for a decision at `{path}`"),
-            Self::Dialect(why) => f.write_str(why),
+            Self::Dialect(why) | Self::Sealed(why) | Self::NotOwner(why) => f.write_str(why),
         }
     }
 }

@@ -41,6 +41,7 @@
 //! # });
 //! ```
 
+mod budget;
 mod children;
 mod client;
 mod conversation;

@@ -12,11 +12,12 @@ use crate::outcome::ToolOutcome;
 use crate::provider::{ToolCall, ToolRequest};
 use crate::toolbox::{ProviderToolbox, Toolbox};
 
+use super::budget::{ParentBudget, RunBudget};
 use super::children::Children;
 use super::client::{ModelClient, ModelRequest};
 use super::conversation;
 use super::error::AgentError;
-use super::state::{Awaiting, PendingCall, RunState, Usage};
+use super::state::{Awaiting, Owner, PendingCall, RunState, Usage};
 
 /// Where a run stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,7 +69,7 @@ impl fmt::Display for Limit {
 pub enum Stop {
     /// The model answered in text.
     Answered(String),
-    /// Calls wait for a person ([`RunState::approve`], [`RunState::deny`], or a decision
+    /// Calls wait for a person ([`Agent::approve`], [`Agent::deny`], or a decision
     /// recorded with the toolbox's approver), then run again.
     Paused(Vec<PendingCall>),
     /// A limit was reached before the model answered. A turn whose calls would pass the call
@@ -236,7 +237,104 @@ impl Agent {
     /// A new run that starts with a conversation in the provider's shape.
     #[must_use]
     pub fn start_with(&self, messages: Vec<Value>) -> RunState {
-        RunState::new(self.dialect, messages, self.request.clone())
+        let mut state = RunState::new(self.dialect, messages, self.request.clone());
+        state.seal_with(self.key());
+        state
+    }
+
+    /// The key runs are sealed with: the toolbox state's.
+    fn key(&self) -> &[u8; 32] {
+        self.toolbox.state_key()
+    }
+
+    /// Approves the waiting call at `path` (a [`PendingCall::path`]): the approval binds the
+    /// arguments shown in the pending call, and is recorded with the toolbox's approver when
+    /// the run goes on. The state is sealed again.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::NotPending`] when no call waits at `path`; [`AgentError::Sealed`] when
+    /// the state was changed outside the API or sealed with another key.
+    pub fn approve(&self, state: &mut RunState, path: &[String]) -> Result<(), AgentError> {
+        self.decide(state, path, None)
+    }
+
+    /// Declines the waiting call at `path` for `reason`: the model is told, and the call never
+    /// runs. The state is sealed again.
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
+    pub fn deny(
+        &self,
+        state: &mut RunState,
+        path: &[String],
+        reason: impl Into<String>,
+    ) -> Result<(), AgentError> {
+        self.decide(state, path, Some(reason.into()))
+    }
+
+    fn decide(
+        &self,
+        state: &mut RunState,
+        path: &[String],
+        denied: Option<String>,
+    ) -> Result<(), AgentError> {
+        state.check_seal(self.key())?;
+        state.decide(path, denied)?;
+        state.seal_with(self.key());
+        Ok(())
+    }
+
+    /// Binds a state that has not run to the context's principal and run id (a run id of
+    /// its own when the context has none), or checks that a resumed one is resumed by its
+    /// principal and under its run id; the context of the run, with the run's id.
+    fn bind(&self, state: &mut RunState, ctx: &ToolContext) -> Result<ToolContext, AgentError> {
+        let who = |p: Option<&str>| {
+            p.map_or_else(
+                || "nobody in particular (no principal)".to_owned(),
+                |p| format!("`{}`", crate::echo::echo(p)),
+            )
+        };
+        let owner = match &state.owner {
+            None => state.owner.insert(Owner {
+                principal: ctx.principal().map(str::to_owned),
+                run_id: ctx.run_id().map_or_else(
+                    || {
+                        let mut id = String::from("run_");
+                        crate::json::canonical::push_hex(
+                            &mut id,
+                            &crate::output::random_key()[..16],
+                        );
+                        id
+                    },
+                    str::to_owned,
+                ),
+            }),
+            Some(owner) => {
+                if owner.principal.as_deref() != ctx.principal() {
+                    return Err(AgentError::NotOwner(format!(
+                        "this run belongs to {}, and {} cannot resume it",
+                        who(owner.principal.as_deref()),
+                        who(ctx.principal())
+                    )));
+                }
+                if let Some(id) = ctx.run_id()
+                    && id != owner.run_id
+                {
+                    return Err(AgentError::NotOwner(format!(
+                        "this state is run `{}`, and the context names run `{}`; resume it under its own run id (or none)",
+                        crate::echo::echo(&owner.run_id),
+                        crate::echo::echo(id)
+                    )));
+                }
+                owner
+            }
+        };
+        Ok(match ctx.run_id() {
+            Some(_) => ctx.clone(),
+            None => ctx.clone().with_run_id(owner.run_id.clone()),
+        })
     }
 
     fn provider(&self) -> ProviderToolbox<'_> {
@@ -254,15 +352,40 @@ impl Agent {
     /// state are given to the toolbox's approver, the waiting calls run again, and calls
     /// answered before the pause are not run twice.
     ///
-    /// `ctx` is the context of every call (principal, run id, extensions); give the same
-    /// principal and run id when resuming, as approvals and idempotency keys are theirs.
+    /// `ctx` is the context of every call (principal, run id, extensions). The first run
+    /// binds the state to the context's principal and run id (one of the run's own when the
+    /// context has none); a resume must come from the same principal, and runs under the
+    /// state's run id, so approvals and idempotency keys stay the run's and an approved write
+    /// never runs twice. The state is sealed whenever the run returns, with the toolbox
+    /// state's key: it cannot be edited, and a process that resumes it needs the same key
+    /// ([`State::with_key`](crate::state::State::with_key)).
     ///
     /// # Errors
     ///
     /// [`AgentError`] when the model cannot be asked or answers in another shape, the tool
-    /// block cannot be built, a decision cannot be recorded, or the state is another
-    /// dialect's.
+    /// block cannot be built, a decision cannot be recorded, the state is another dialect's,
+    /// its seal does not hold ([`AgentError::Sealed`]), or it belongs to another principal or
+    /// run ([`AgentError::NotOwner`]).
     pub async fn run(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
+        state.check_seal(self.key())?;
+        self.run_sealed(state, ctx).await
+    }
+
+    /// [`run`](Self::run) for a state whose seal was checked already (a delegated agent's,
+    /// inside its parent's sealed state); sealed again when it returns.
+    pub(crate) async fn run_sealed(
+        &self,
+        state: &mut RunState,
+        ctx: &ToolContext,
+    ) -> Result<Stop, AgentError> {
+        let ctx = self.bind(state, ctx)?;
+        let result = self.run_bound(state, &ctx).await;
+        state.seal_with(self.key());
+        result
+    }
+
+    async fn run_bound(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
+        let parent = ctx.get::<ParentBudget>().map(|b| Arc::clone(&b.0));
         if state.dialect != self.dialect {
             return Err(AgentError::Dialect(format!(
                 "the run was started for {} and this agent speaks {}",
@@ -285,7 +408,9 @@ impl Agent {
                 .limits
                 .max_tokens
                 .is_some_and(|max| state.usage.total() >= max)
+                || parent.as_ref().is_some_and(|p| p.tokens_spent())
             {
+                // The run's own limit, or (for a delegated agent) its parent's.
                 return Ok(Stop::Limit(Limit::Tokens));
             }
             if let Some(refused) = needs_the_application(self.dialect, &state.request.hosted) {
@@ -335,6 +460,9 @@ impl Agent {
             });
             state.turns += 1;
             state.usage.add(usage);
+            if let Some(parent) = &parent {
+                parent.spend(0, usage.total());
+            }
             state
                 .messages
                 .extend(conversation::assistant(self.dialect, &response));
@@ -365,6 +493,7 @@ impl Agent {
             });
             let over = u32::try_from(n).map_or(true, |n| {
                 state.calls.saturating_add(n) > self.limits.max_calls
+                    || parent.as_ref().is_some_and(|p| !p.fits_calls(n))
             });
             if over {
                 return Ok(Stop::Limit(Limit::Calls));
@@ -388,10 +517,11 @@ impl Agent {
         mut awaiting: Awaiting,
         ctx: &ToolContext,
     ) -> Result<Option<Stop>, AgentError> {
+        let parent = ctx.get::<ParentBudget>().map(|b| Arc::clone(&b.0));
         let unanswered = awaiting.results.iter().filter(|r| r.is_none()).count();
-        let over = u32::try_from(unanswered).map_or(true, |n| {
-            state.calls.saturating_add(n) > self.limits.max_calls
-        });
+        let unanswered = u32::try_from(unanswered).unwrap_or(u32::MAX);
+        let over = state.calls.saturating_add(unanswered) > self.limits.max_calls
+            || parent.as_ref().is_some_and(|p| !p.fits_calls(unanswered));
         if over {
             state.awaiting = Some(awaiting);
             return Ok(Some(Stop::Limit(Limit::Calls)));
@@ -403,9 +533,22 @@ impl Agent {
                 continue;
             };
             let call = &awaiting.calls[i];
-            let recorded = match &decision.denied {
-                None => provider.approve(call, &turn_ctx),
-                Some(reason) => provider.deny(call, &turn_ctx, reason.clone()),
+            // The decision binds the call as the gate read it (after any repair and guard),
+            // the arguments the person was shown.
+            let waited = awaiting
+                .pending
+                .iter()
+                .find(|p| p.path.len() == 1 && p.path[0] == decision.call_id)
+                .filter(|p| !p.registered.is_empty() && !p.arguments_hash.is_empty());
+            let recorded = match (waited, &decision.denied) {
+                (Some(p), denied) => self.toolbox.record_awaited(
+                    &p.registered,
+                    &p.arguments_hash,
+                    &turn_ctx,
+                    denied.clone(),
+                ),
+                (None, None) => provider.approve(call, &turn_ctx),
+                (None, Some(reason)) => provider.deny(call, &turn_ctx, reason.clone()),
             };
             if let Err(err) = recorded {
                 awaiting.decisions.push(decision);
@@ -414,7 +557,20 @@ impl Agent {
             }
         }
         let children = Arc::new(Children::new(std::mem::take(&mut awaiting.children)));
-        let call_ctx = turn_ctx.with_shared_extension(Arc::clone(&children));
+        // What the delegated agents of this batch may spend: what the run has left after
+        // the batch's own calls, and what any run above it has left.
+        let budget = Arc::new(RunBudget::new(
+            parent.clone(),
+            self.limits
+                .max_calls
+                .saturating_sub(state.calls.saturating_add(unanswered)),
+            self.limits
+                .max_tokens
+                .map(|max| max.saturating_sub(state.usage.total())),
+        ));
+        let call_ctx = turn_ctx
+            .with_shared_extension(Arc::clone(&children))
+            .with_extension(ParentBudget(Arc::clone(&budget)));
         let todo: Vec<usize> = (0..awaiting.calls.len())
             .filter(|&i| awaiting.results[i].is_none())
             .collect();
@@ -432,8 +588,11 @@ impl Agent {
         let outcomes = crate::toolbox::join::JoinAll::new(futures).await;
         let mut waiting = children.take_waiting();
         state.usage.add(children.usage());
+        // The delegated agents' calls are the run's too.
+        state.calls = state.calls.saturating_add(budget.calls());
         awaiting.pending.clear();
         let has_approver = self.toolbox.has_approver();
+        let calls_before = state.calls;
         for ((&i, call), outcome) in todo.iter().zip(&batch).zip(&outcomes) {
             let id = awaiting.ids[i].clone();
             if let ToolOutcome::Error(err) = outcome
@@ -452,12 +611,27 @@ impl Agent {
                     continue;
                 }
                 if has_approver {
-                    awaiting.pending.push(PendingCall {
-                        path: vec![id],
-                        tool: call.name.clone(),
-                        arguments: shown_arguments(&provider, call),
-                        message: err.message().to_owned(),
-                    });
+                    let pending = match err.awaited() {
+                        Some(awaited) => PendingCall {
+                            path: vec![id],
+                            tool: call.name.clone(),
+                            arguments: awaited.arguments.clone(),
+                            arguments_hash: awaited.hash.clone(),
+                            repairs: awaited.repairs.clone(),
+                            message: err.message().to_owned(),
+                            registered: awaited.tool.clone(),
+                        },
+                        None => PendingCall {
+                            path: vec![id],
+                            tool: call.name.clone(),
+                            arguments: shown_arguments(&provider, call),
+                            arguments_hash: String::new(),
+                            repairs: Vec::new(),
+                            message: err.message().to_owned(),
+                            registered: String::new(),
+                        },
+                    };
+                    awaiting.pending.push(pending);
                     continue;
                 }
             }
@@ -479,6 +653,11 @@ impl Agent {
             });
             awaiting.results[i] = Some(provider.encode(call, outcome));
             state.calls = state.calls.saturating_add(1);
+        }
+        // A delegated agent's answered calls count against its parent's limits as they
+        // happen (its own delegated agents' were counted on their way up).
+        if let Some(parent) = &parent {
+            parent.spend(state.calls.saturating_sub(calls_before), 0);
         }
         if !awaiting.pending.is_empty() {
             let pending = awaiting.pending.clone();

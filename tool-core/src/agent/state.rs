@@ -10,6 +10,17 @@ use crate::provider::{ToolCall, ToolRequest};
 
 use super::error::AgentError;
 
+/// `text` in hex, as bytes; `None` for anything else.
+fn decode_hex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || text.len() > 128 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
 /// Everything a run has done and has still to do: the conversation, the tool block's
 /// request (a forced choice, the tools search revealed), what was counted against the
 /// limits, and a turn waiting for a person. Serialize it to store a paused run; deserialize it
@@ -37,6 +48,20 @@ pub struct RunState {
     pub(crate) awaiting: Option<Awaiting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) answer: Option<String>,
+    /// Whose run it is, and which run: set when it first runs, and checked on every resume.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<Owner>,
+    /// An HMAC-SHA256, under the toolbox state's key, of everything above: a state edited
+    /// outside the API, or sealed by a toolbox with another key, is refused.
+    #[serde(default)]
+    pub(crate) seal: String,
+}
+
+/// The principal a run belongs to and its run id.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Owner {
+    pub(crate) principal: Option<String>,
+    pub(crate) run_id: String,
 }
 
 /// Tokens the provider reported, summed over a run's model requests (a child agent's
@@ -89,10 +114,22 @@ pub struct PendingCall {
     pub path: Vec<String>,
     /// The tool, as the model that called it names it.
     pub tool: String,
-    /// The arguments as the model sent them.
+    /// The arguments the call will run with, as the approval gate read them (after any
+    /// repair and input guard; parameters marked `#[arg(sensitive)]` shown as
+    /// `"[redacted]"`): what a person approves is what runs.
     pub arguments: Value,
+    /// The hash the decision binds (`sha256:` + hex of the canonical arguments).
+    #[serde(default)]
+    pub arguments_hash: String,
+    /// What was changed in the model's arguments before they were read (a repair, an input
+    /// guard's rewrite); empty when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repairs: Vec<String>,
     /// What the call was answered with while it waits.
     pub message: String,
+    /// The tool's registered name, which the decision binds.
+    #[serde(default)]
+    pub(crate) registered: String,
 }
 
 /// A person's decision on a [`PendingCall`].
@@ -114,7 +151,57 @@ impl RunState {
             usage: Usage::default(),
             awaiting: None,
             answer: None,
+            owner: None,
+            seal: String::new(),
         }
+    }
+
+    /// An HMAC-SHA256 under `key` of the state's content (everything but the seal).
+    fn keyed(&self, key: &[u8; 32]) -> Option<hmac::Hmac<sha2::Sha256>> {
+        use hmac::Mac;
+        let mut content = serde_json::to_value(self).ok()?;
+        if let Value::Object(map) = &mut content {
+            map.remove("seal");
+        }
+        let text = crate::json::canonical::canonical_json(&content);
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
+        mac.update(b"toolsmith run state\n");
+        mac.update(text.as_bytes());
+        Some(mac)
+    }
+
+    /// Seals the state as it is under `key`.
+    pub(crate) fn seal_with(&mut self, key: &[u8; 32]) {
+        use hmac::Mac;
+        self.seal.clear();
+        if let Some(mac) = self.keyed(key) {
+            crate::json::canonical::push_hex(&mut self.seal, &mac.finalize().into_bytes());
+        }
+    }
+
+    /// Whether the seal holds under `key`, compared in constant time.
+    pub(crate) fn check_seal(&self, key: &[u8; 32]) -> Result<(), AgentError> {
+        use hmac::Mac;
+        let refused = |why: &str| {
+            Err(AgentError::Sealed(format!(
+                "the run's state cannot be resumed: {why}. A state is sealed by the agent that ran it; it cannot be edited, and a process that resumes it needs the same key (give every process `State::with_key` with one secret)"
+            )))
+        };
+        if self.seal.is_empty() {
+            return refused("it carries no seal");
+        }
+        let Some(seal) = decode_hex(&self.seal) else {
+            return refused("its seal is not one this library writes");
+        };
+        let Some(mac) = self.keyed(key) else {
+            return refused("its content cannot be read");
+        };
+        if mac.verify_slice(&seal).is_err() {
+            return refused(
+                "its seal does not match its content (it was changed since it was sealed, or sealed with another key)",
+            );
+        }
+        Ok(())
     }
 
     /// The conversation so far, in the provider's shape.
@@ -161,27 +248,24 @@ impl RunState {
             .map_or(&[][..], |awaiting| &awaiting.pending)
     }
 
-    /// Approves the waiting call at `path` (a [`PendingCall::path`]); the approval is
-    /// recorded with the toolbox's approver when the run goes on.
-    ///
-    /// # Errors
-    ///
-    /// [`AgentError::NotPending`] when no call waits at `path`.
-    pub fn approve(&mut self, path: &[String]) -> Result<(), AgentError> {
-        self.decide(path, None)
+    /// Whose run it is, once it has run: the principal it belongs to (`None`: anonymous).
+    #[must_use]
+    pub fn principal(&self) -> Option<&str> {
+        self.owner.as_ref().and_then(|o| o.principal.as_deref())
     }
 
-    /// Declines the waiting call at `path` for `reason`: the model is told, and the call never
-    /// runs.
-    ///
-    /// # Errors
-    ///
-    /// [`AgentError::NotPending`] when no call waits at `path`.
-    pub fn deny(&mut self, path: &[String], reason: impl Into<String>) -> Result<(), AgentError> {
-        self.decide(path, Some(reason.into()))
+    /// The run's id, once it has run: the context's, or one the run made for itself.
+    #[must_use]
+    pub fn run_id(&self) -> Option<&str> {
+        self.owner.as_ref().map(|o| o.run_id.as_str())
     }
 
-    fn decide(&mut self, path: &[String], denied: Option<String>) -> Result<(), AgentError> {
+    /// Records a decision on the waiting call at `path` (sealed by the agent that records it).
+    pub(crate) fn decide(
+        &mut self,
+        path: &[String],
+        denied: Option<String>,
+    ) -> Result<(), AgentError> {
         let not_pending = || AgentError::NotPending(path.join("/"));
         let awaiting = self.awaiting.as_mut().ok_or_else(not_pending)?;
         if !awaiting.pending.iter().any(|p| p.path == path) {

@@ -677,7 +677,13 @@ impl Approve {
             .human_review(true)),
             ApprovalDecision::Pending => Err(ToolError::approval_required(format!(
                 "`{name}` needs a person's approval for these exact arguments ({hash}); the request is waiting for them. Tell the user what you want to do and why; once they approve, call it again with the same arguments."
-            ))),
+            ))
+            .with_awaited(crate::error::Awaited {
+                tool: name.to_owned(),
+                hash: hash.to_owned(),
+                arguments: request.redacted_arguments(),
+                repairs: checked.repairs.clone(),
+            })),
             ApprovalDecision::Expired => Err(ToolError::new(
                 ErrorCode::ApprovalExpired,
                 format!(

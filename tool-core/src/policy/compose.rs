@@ -224,6 +224,7 @@ impl Settings {
                     steps.push(Arc::new(super::repair::Repairing {
                         repair: repair.clone(),
                         tool: Arc::clone(tool),
+                        then_guards: !self.guards.is_empty(),
                     }));
                 }
                 // Guards see the arguments read, and leave the reading every later step sees.

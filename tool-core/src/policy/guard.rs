@@ -152,7 +152,7 @@ impl Step for Guarded {
                 }
                 // The final arguments, read again: a rewrite is held to the schema too.
                 let arguments = Arguments::Value(std::borrow::Cow::Owned(value));
-                let checked = match def.read_arguments(&arguments, call.ctx) {
+                let mut checked = match def.read_arguments(&arguments, call.ctx) {
                     Ok(checked) => checked,
                     Err(err) if rewritten => {
                         // `internal` keeps its message for the operator and tells the model
@@ -165,6 +165,14 @@ impl Step for Guarded {
                     }
                     Err(err) => return Done::refused(err),
                 };
+                // What changed before the decision and the run is carried with the reading:
+                // a person approving the call sees it.
+                checked.repairs = std::mem::take(&mut call.repairs);
+                if rewritten {
+                    checked
+                        .repairs
+                        .push("an input guard rewrote the arguments".to_owned());
+                }
                 let _ = call.read.set(Box::new(checked));
             }
             if let Err(err) = call.read_once(self.tool.definition()) {

@@ -47,6 +47,7 @@ impl Step for Idempotent {
                 out: None,
                 read: call.read,
                 refusal: None,
+                repairs: call.repairs,
             };
             let done = next.run(inner).await;
             match &done.ran {

@@ -112,6 +112,9 @@ impl fmt::Debug for Repair {
 pub(crate) struct Repairing {
     pub(crate) repair: Repair,
     pub(crate) tool: Arc<dyn Tool>,
+    /// Input guards come next: they read the repaired arguments and leave the one reading,
+    /// so the repair hands them the arguments instead of reading them for good.
+    pub(crate) then_guards: bool,
 }
 
 impl Step for Repairing {
@@ -125,6 +128,11 @@ impl Step for Repairing {
                     None => return Flow::refused(err),
                 },
             };
+            if self.then_guards {
+                call.repairs = checked.repairs;
+                call.arguments = Arguments::Value(std::borrow::Cow::Owned(checked.value));
+                return next.run(call);
+            }
             let _ = call.read.set(Box::new(checked));
         }
         if let Err(err) = call.read_once(self.tool.definition()) {

@@ -98,6 +98,9 @@ pub(crate) struct Call<'a> {
     /// For a call refused before it reached a tool (an unknown name): the refusal, which the
     /// plan that records such calls answers with.
     pub(crate) refusal: Option<ToolError>,
+    /// What was changed in the model's arguments before they were read (a repair), for the
+    /// reading to carry.
+    pub(crate) repairs: Vec<String>,
 }
 
 impl<'a> Call<'a> {
@@ -111,7 +114,8 @@ impl<'a> Call<'a> {
             None => {
                 let validation = def.validation();
                 let limits = crate::validate::limits_for(validation, Some(self.ctx));
-                let checked = read_once(validation, &self.arguments, limits)?;
+                let mut checked = read_once(validation, &self.arguments, limits)?;
+                checked.repairs = std::mem::take(&mut self.repairs);
                 read.get_or_init(|| Box::new(checked))
             }
         };

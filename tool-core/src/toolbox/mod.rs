@@ -365,6 +365,12 @@ impl Toolbox {
         }
     }
 
+    /// The key of the toolbox's state: it signs cursors and seals runs
+    /// ([`State::with_key`](crate::state::State::with_key), or one made up per toolbox).
+    pub(crate) fn state_key(&self) -> &[u8; 32] {
+        &self.settings.cursor_key
+    }
+
     /// Whether calls that need approval can wait for a person's decision.
     pub(crate) fn has_approver(&self) -> bool {
         self.settings.approver.is_some()
@@ -643,6 +649,7 @@ impl Toolbox {
             out,
             read: &slots.read,
             refusal: None,
+            repairs: Vec::new(),
         })
     }
 

@@ -1,0 +1,416 @@
+//! What a person approved is what runs, wherever a run resumes; a stored run cannot be
+//! altered or taken over; a delegated agent spends from its parent's limits.
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+use toolsmith::agent::{
+    Agent, AgentError, AgentTool, Limit, Limits, RunState, ScriptedModel, Stop,
+};
+use toolsmith::policy::{Approvals, Defaults, Guard, GuardDecision, GuardRequest, Repair};
+use toolsmith::{Dialect, ToolContext, ToolError, Toolbox, tool};
+
+/// Each deletion, as the path deleted: tests run at once, each on paths of its own.
+static DELETED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn deleted(path: &str) -> usize {
+    DELETED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|p| *p == path)
+        .count()
+}
+
+/// Deletes a file. Destructive: it cannot be undone. Not for moving files.
+#[tool(effect = "destructive", requires_approval)]
+fn delete_file(
+    /// The file's path.
+    #[arg(length(max = 200))]
+    path: String,
+) -> String {
+    DELETED.lock().unwrap().push(path.clone());
+    format!("deleted {path}")
+}
+
+/// Looks a file up. Read-only. Not for changing files.
+#[tool(effect = "read")]
+fn look_up(
+    /// The file's path.
+    #[arg(length(max = 200))]
+    path: String,
+) -> String {
+    format!("{path}: 3 KiB")
+}
+
+const ANTHROPIC: Dialect = Dialect::Anthropic { strict: false };
+
+fn tool_use(calls: &[(&str, &str, Value)], tokens: u64) -> Value {
+    let content: Vec<Value> = calls
+        .iter()
+        .map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        )
+        .collect();
+    json!({"role": "assistant", "content": content, "stop_reason": "tool_use",
+           "usage": {"input_tokens": tokens, "output_tokens": 0}})
+}
+
+fn said(text: &str) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+           "usage": {"input_tokens": 10, "output_tokens": 1}})
+}
+
+/// A toolbox whose deletions wait for a person, sealed with `key` when given.
+fn toolbox(approvals: &Approvals, defaults: Defaults, key: Option<&str>) -> Toolbox {
+    let toolbox = Toolbox::new()
+        .with(DeleteFile)
+        .with(LookUp)
+        .with_approver(approvals.clone())
+        .with_defaults(defaults);
+    match key {
+        Some(key) => toolbox.with_state(toolsmith::state::State::memory().with_key(key)),
+        None => toolbox,
+    }
+}
+
+const KEY: &str = "the fleet's run-sealing secret, 32 bytes or more";
+
+/// A run paused on one deletion (the model's call `input`), and its agent.
+async fn paused(
+    input: Value,
+    defaults: Defaults,
+    ctx: &ToolContext,
+) -> (
+    Agent,
+    RunState,
+    Vec<toolsmith::agent::PendingCall>,
+    Approvals,
+) {
+    let responses = vec![
+        tool_use(&[("toolu_1", "delete_file", input)], 10),
+        said("Deleted."),
+        said("Deleted."),
+    ];
+    paused_with(ANTHROPIC, responses, defaults, ctx).await
+}
+
+async fn paused_with(
+    dialect: Dialect,
+    responses: Vec<Value>,
+    defaults: Defaults,
+    ctx: &ToolContext,
+) -> (
+    Agent,
+    RunState,
+    Vec<toolsmith::agent::PendingCall>,
+    Approvals,
+) {
+    let approvals = Approvals::new();
+    let model = ScriptedModel::new(responses);
+    let agent = Agent::new(toolbox(&approvals, defaults, Some(KEY)), dialect, model);
+    let mut state = agent.start("Delete the report");
+    let Stop::Paused(pending) = agent.run(&mut state, ctx).await.unwrap() else {
+        panic!("expected a pause");
+    };
+    (agent, state, pending, approvals)
+}
+
+#[tokio::test]
+async fn a_repaired_call_is_approved_as_it_will_run_and_runs_once() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let defaults = Defaults {
+        repair: Some(Repair::lossless()),
+        ..Defaults::default()
+    };
+    // The model's arguments, as OpenAI sends them (a JSON string), with a trailing comma.
+    let call = json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
+        "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1",
+        "type": "function", "function": {"name": "delete_file",
+        "arguments": "{\"path\": \"/srv/repaired.pdf\",}"}}]}}]});
+    let answer = json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "Deleted."}}]});
+    let dialect = Dialect::OpenAiChat { strict: false };
+    let (agent, mut state, pending, _) =
+        paused_with(dialect, vec![call, answer], defaults, &ctx).await;
+    assert_eq!(pending[0].arguments, json!({"path": "/srv/repaired.pdf"}));
+    assert_eq!(pending[0].repairs, ["a trailing comma was removed"]);
+    assert!(pending[0].arguments_hash.starts_with("sha256:"));
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let stop = agent.run(&mut state, &ctx).await.unwrap();
+    assert_eq!(stop, Stop::Answered("Deleted.".into()));
+    assert_eq!(deleted("/srv/repaired.pdf"), 1);
+}
+
+#[tokio::test]
+async fn a_rewritten_call_is_approved_as_it_will_run_and_runs_once() {
+    let ctx = ToolContext::new().with_principal("ada");
+    // The docs' lowercasing guard.
+    let guard = Guard::new(|request: &GuardRequest<'_>| {
+        let path = request.arguments["path"].as_str().unwrap_or_default();
+        GuardDecision::Rewrite(json!({"path": path.to_lowercase()}))
+    });
+    let defaults = Defaults {
+        guards: vec![guard],
+        ..Defaults::default()
+    };
+    let (agent, mut state, pending, _) =
+        paused(json!({"path": "/SRV/Rewritten.PDF"}), defaults, &ctx).await;
+    assert_eq!(pending[0].arguments, json!({"path": "/srv/rewritten.pdf"}));
+    assert_eq!(pending[0].repairs, ["an input guard rewrote the arguments"]);
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let stop = agent.run(&mut state, &ctx).await.unwrap();
+    assert_eq!(stop, Stop::Answered("Deleted.".into()));
+    assert_eq!(deleted("/srv/rewritten.pdf"), 1);
+    assert_eq!(deleted("/SRV/Rewritten.PDF"), 0);
+}
+
+#[tokio::test]
+async fn guards_still_run_when_repair_is_on() {
+    let guard = Guard::new(|request: &GuardRequest<'_>| {
+        if request.arguments["path"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("/etc"))
+        {
+            return GuardDecision::Refuse(ToolError::permission_denied(
+                "System files cannot be deleted from a conversation.",
+            ));
+        }
+        GuardDecision::Allow
+    });
+    let approvals = Approvals::new();
+    let toolbox = toolbox(
+        &approvals,
+        Defaults {
+            repair: Some(Repair::lossless()),
+            guards: vec![guard],
+            ..Defaults::default()
+        },
+        None,
+    );
+    let ctx = ToolContext::new();
+    for text in [
+        r#"{"path": "/etc/guarded"}"#,
+        r#"{"path": "/etc/guarded",}"#,
+    ] {
+        let out = toolbox.call("delete_file", text, &ctx).await;
+        assert_eq!(
+            out.error().map(|e| e.code().as_str()),
+            Some("permission_denied"),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_edited_state_is_refused() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let (agent, mut state, pending, _) = paused(
+        json!({"path": "/srv/report.pdf"}),
+        Defaults::default(),
+        &ctx,
+    )
+    .await;
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let stored = serde_json::to_string(&state).unwrap();
+    // The approved path, changed in the stored JSON.
+    let edited = stored.replace("/srv/report.pdf", "/etc/passwd");
+    assert_ne!(edited, stored);
+    let mut tampered: RunState = serde_json::from_str(&edited).unwrap();
+    let err = agent.run(&mut tampered, &ctx).await.unwrap_err();
+    assert!(matches!(err, AgentError::Sealed(_)), "{err}");
+    assert!(err.to_string().contains("State::with_key"), "{err}");
+    // A seal removed.
+    let mut value: Value = serde_json::from_str(&stored).unwrap();
+    value.as_object_mut().unwrap().remove("seal");
+    let mut unsealed: RunState = serde_json::from_value(value).unwrap();
+    assert!(matches!(
+        agent.run(&mut unsealed, &ctx).await,
+        Err(AgentError::Sealed(_))
+    ));
+    assert_eq!(deleted("/etc/passwd"), 0);
+    assert_eq!(deleted("/srv/report.pdf"), 0);
+    // The state as sealed runs.
+    let mut state: RunState = serde_json::from_str(&stored).unwrap();
+    assert_eq!(
+        agent.run(&mut state, &ctx).await.unwrap(),
+        Stop::Answered("Deleted.".into())
+    );
+    assert_eq!(deleted("/srv/report.pdf"), 1);
+}
+
+#[tokio::test]
+async fn a_decision_written_into_the_state_is_refused() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let (agent, state, pending, _) =
+        paused(json!({"path": "/srv/typed.pdf"}), Defaults::default(), &ctx).await;
+    let mut value = serde_json::to_value(&state).unwrap();
+    value["awaiting"]["decisions"] = json!([{"call_id": pending[0].path[0], "denied": null}]);
+    let mut typed: RunState = serde_json::from_value(value).unwrap();
+    assert!(matches!(
+        agent.run(&mut typed, &ctx).await,
+        Err(AgentError::Sealed(_))
+    ));
+    // Nor can the API be used on it to launder the edit.
+    assert!(matches!(
+        agent.approve(&mut typed, &pending[0].path),
+        Err(AgentError::Sealed(_))
+    ));
+    assert_eq!(deleted("/srv/typed.pdf"), 0);
+}
+
+#[tokio::test]
+async fn another_principal_cannot_resume_a_run() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let (agent, mut state, pending, _) =
+        paused(json!({"path": "/srv/owned.pdf"}), Defaults::default(), &ctx).await;
+    assert_eq!(state.principal(), Some("ada"));
+    assert!(state.run_id().is_some_and(|id| id.starts_with("run_")));
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let mallory = ToolContext::new().with_principal("mallory");
+    let err = agent.run(&mut state, &mallory).await.unwrap_err();
+    assert!(matches!(err, AgentError::NotOwner(_)), "{err}");
+    let anonymous = ToolContext::new();
+    assert!(matches!(
+        agent.run(&mut state, &anonymous).await,
+        Err(AgentError::NotOwner(_))
+    ));
+    let other_run = ToolContext::new()
+        .with_principal("ada")
+        .with_run_id("r-other");
+    assert!(matches!(
+        agent.run(&mut state, &other_run).await,
+        Err(AgentError::NotOwner(_))
+    ));
+    assert_eq!(deleted("/srv/owned.pdf"), 0);
+    assert!(agent.run(&mut state, &ctx).await.is_ok());
+    assert_eq!(deleted("/srv/owned.pdf"), 1);
+}
+
+#[tokio::test]
+async fn a_state_resumed_twice_runs_an_approved_write_once() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let (agent, mut state, pending, _) =
+        paused(json!({"path": "/srv/twice.pdf"}), Defaults::default(), &ctx).await;
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let stored = serde_json::to_string(&state).unwrap();
+    for _ in 0..2 {
+        let mut copy: RunState = serde_json::from_str(&stored).unwrap();
+        let _ = agent.run(&mut copy, &ctx).await.unwrap();
+    }
+    assert_eq!(deleted("/srv/twice.pdf"), 1);
+}
+
+#[tokio::test]
+async fn a_state_sealed_with_another_key_is_refused_clearly() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let (_, state, _, _) =
+        paused(json!({"path": "/srv/keys.pdf"}), Defaults::default(), &ctx).await;
+    let stored = serde_json::to_string(&state).unwrap();
+    // Another process whose toolbox has no shared key.
+    let approvals = Approvals::new();
+    let elsewhere = Agent::new(
+        toolbox(&approvals, Defaults::default(), None),
+        ANTHROPIC,
+        ScriptedModel::new([said("Deleted.")]),
+    );
+    let mut state: RunState = serde_json::from_str(&stored).unwrap();
+    let err = elsewhere.run(&mut state, &ctx).await.unwrap_err();
+    assert!(err.to_string().contains("another key"), "{err}");
+    // The same key: it resumes.
+    let same = Agent::new(
+        toolbox(&approvals, Defaults::default(), Some(KEY)),
+        ANTHROPIC,
+        ScriptedModel::new([said("Not yet.")]),
+    );
+    assert!(matches!(
+        same.run(&mut state, &ctx).await.unwrap(),
+        Stop::Paused(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_child_spends_from_its_parents_limits() {
+    // The child would make six calls a turn and spend 6,000 tokens a request.
+    let six: Vec<(String, &str, Value)> = (0..6)
+        .map(|i| {
+            (
+                format!("toolu_c{i}"),
+                "look_up",
+                json!({"path": format!("/srv/{i}")}),
+            )
+        })
+        .collect();
+    let six: Vec<(&str, &str, Value)> = six
+        .iter()
+        .map(|(a, b, c)| (a.as_str(), *b, c.clone()))
+        .collect();
+    let child_model = ScriptedModel::new([
+        tool_use(&six, 6000),
+        tool_use(&six, 6000),
+        said("Looked them up."),
+    ]);
+    let child = Agent::new(Toolbox::new().with(LookUp), ANTHROPIC, child_model.clone());
+    let helper = AgentTool::new(
+        "helper",
+        "Looks files up for a task. Reads files. Not for changing them.",
+        child,
+    );
+    let parent_model = ScriptedModel::new([
+        tool_use(
+            &[("toolu_p1", "helper", json!({"task": "look up six files"}))],
+            10,
+        ),
+        said("Done."),
+    ]);
+    let parent =
+        Agent::new(Toolbox::new().with(helper), ANTHROPIC, parent_model).with_limits(Limits {
+            max_calls: 2,
+            max_tokens: Some(1000),
+            ..Limits::default()
+        });
+    let mut state = parent.start("Look up six files");
+    let ctx = ToolContext::new();
+    let stop = parent.run(&mut state, &ctx).await.unwrap();
+    // One child request (it found the tokens spent after it), no child call: the parent had
+    // one call left after its own, and the six would pass it.
+    assert_eq!(child_model.requests().len(), 1);
+    assert_eq!(
+        state.calls(),
+        1,
+        "the parent's own call; none of the child's ran"
+    );
+    assert!(matches!(stop, Stop::Limit(Limit::Tokens)), "{stop:?}");
+}
+
+#[tokio::test]
+async fn a_child_within_its_parents_limits_runs_to_its_answer() {
+    let child_model = ScriptedModel::new([
+        tool_use(&[("toolu_c1", "look_up", json!({"path": "/srv/a"}))], 10),
+        said("It is 3 KiB."),
+    ]);
+    let child = Agent::new(Toolbox::new().with(LookUp), ANTHROPIC, child_model);
+    let helper = AgentTool::new(
+        "helper",
+        "Looks files up for a task. Reads files. Not for changing them.",
+        child,
+    );
+    let parent_model = ScriptedModel::new([
+        tool_use(
+            &[("toolu_p1", "helper", json!({"task": "size of /srv/a"}))],
+            10,
+        ),
+        said("It is 3 KiB."),
+    ]);
+    let parent =
+        Agent::new(Toolbox::new().with(helper), ANTHROPIC, parent_model).with_limits(Limits {
+            max_calls: 2,
+            max_tokens: Some(1000),
+            ..Limits::default()
+        });
+    let mut state = parent.start("How big is /srv/a?");
+    let stop = parent.run(&mut state, &ToolContext::new()).await.unwrap();
+    assert_eq!(stop, Stop::Answered("It is 3 KiB.".into()));
+    // The parent's call and the child's.
+    assert_eq!(state.calls(), 2);
+}
