@@ -414,3 +414,75 @@ async fn the_agent_refuses_hosted_tools_that_need_the_application() {
     );
     assert!(model.requests().is_empty(), "the model was asked anyway");
 }
+
+#[tokio::test]
+async fn a_raw_entry_is_checked_as_its_typed_form() {
+    // OpenAI's remote MCP tool, written raw, asking before each call (its default): the loop
+    // cannot answer the provider's approval requests, as with the typed form.
+    for entry in [
+        json!({"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp"}),
+        json!({"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp", "require_approval": "always"}),
+    ] {
+        let raw = HostedTool::Raw(RawHosted {
+            provider: "openai-responses".into(),
+            tool: entry,
+        });
+        let model = ScriptedModel::new([anthropic_turn_with_a_search()]);
+        let agent = Agent::new(Toolbox::new().with(LookUp), RESPONSES, model.clone())
+            .with_request(request(vec![raw]));
+        let mut state = agent.start("Search the docs.");
+        let err = agent
+            .run(&mut state, &ToolContext::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                AgentError::Request(RequestError::HostedSetting { tool: "raw", .. })
+            ),
+            "{err}"
+        );
+        assert!(model.requests().is_empty(), "the model was asked anyway");
+    }
+    // A raw computer-use entry, likewise.
+    let raw = HostedTool::Raw(RawHosted {
+        provider: "anthropic".into(),
+        tool: json!({"type": "computer_20251124", "name": "computer", "display_width_px": 800, "display_height_px": 600}),
+    });
+    let model = ScriptedModel::new([anthropic_turn_with_a_search()]);
+    let agent = Agent::new(Toolbox::new().with(LookUp), ANTHROPIC, model.clone())
+        .with_request(request(vec![raw]));
+    let mut state = agent.start("Click.");
+    assert!(agent.run(&mut state, &ToolContext::new()).await.is_err());
+    assert!(model.requests().is_empty());
+    // Anthropic's connector written raw asks nobody: refused as the typed default is.
+    let raw = HostedTool::Raw(RawHosted {
+        provider: "anthropic".into(),
+        tool: json!({"type": "mcp_toolset", "mcp_server_name": "docs"}),
+    });
+    let refused = Toolbox::new()
+        .provider(ANTHROPIC)
+        .request(&request(vec![raw]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            RequestError::HostedSetting {
+                tool: "remote_mcp",
+                ..
+            }
+        ),
+        "{refused}"
+    );
+    // With the application's approval turned off explicitly, the raw OpenAI entry is fine.
+    let raw = HostedTool::Raw(RawHosted {
+        provider: "openai-responses".into(),
+        tool: json!({"type": "mcp", "server_label": "docs", "server_url": "https://mcp.example.com/mcp", "require_approval": "never"}),
+    });
+    assert!(
+        Toolbox::new()
+            .provider(RESPONSES)
+            .request(&request(vec![raw]))
+            .is_ok()
+    );
+}

@@ -32,7 +32,9 @@ async fn a_server_process_over_stdio_joins_a_toolbox() {
     let remote = McpToolset::stdio("quickstart", command)
         .await
         .unwrap()
-        .with_prefix("qs");
+        .with_prefix("qs")
+        // The example server is this project's own: its annotations are believed.
+        .trusted();
     let set = remote.tools().await.unwrap();
     let names: Vec<&str> = set.names().collect();
     assert_eq!(
@@ -114,7 +116,12 @@ async fn a_definition_changed_between_listings_is_reported_and_refused() {
         .bind_http("127.0.0.1:0")
         .await
         .unwrap();
-    let remote = Arc::new(McpToolset::http("math", &http.url()).await.unwrap());
+    let remote = Arc::new(
+        McpToolset::http("math", &http.url())
+            .await
+            .unwrap()
+            .with_read_only(["multiply"]),
+    );
     let toolbox = Toolbox::new().with_toolset(remote.tools().await.unwrap());
     let ctx = ToolContext::new();
     let out = toolbox
@@ -136,6 +143,8 @@ async fn a_definition_changed_between_listings_is_reported_and_refused() {
         "{}",
         err.message()
     );
+    // It says not to call again, and is not to be tried again.
+    assert!(!err.is_retryable());
 
     // Listing again takes the new definition, which the application can review.
     let set = remote.tools().await.unwrap();
@@ -155,4 +164,83 @@ async fn a_definition_changed_between_listings_is_reported_and_refused() {
             .is_success()
     );
     http.shutdown().await.unwrap();
+}
+
+/// A misbehaving server (`tests/fixtures/fake_mcp_server.py`) in `mode`.
+async fn fake(mode: &str) -> McpToolset {
+    let mut command = tokio::process::Command::new("python3");
+    command
+        .arg(format!(
+            "{}/tests/fixtures/fake_mcp_server.py",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .arg(mode);
+    McpToolset::stdio(mode.to_owned(), command).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_listing_is_an_error_naming_the_tools_never_a_panic() {
+    for (mode, named) in [
+        ("duplicates", "lookup"),
+        ("clash", "records"),
+        ("long", "xxxxxxxx"),
+    ] {
+        let err = fake(mode).await.tools().await.unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, toolsmith::toolset::McpClientError::Listing { .. }),
+            "{mode}: {text}"
+        );
+        assert!(text.contains(named), "{mode}: {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_has_a_timeout() {
+    let remote = fake("wrong_id")
+        .await
+        .with_timeout(std::time::Duration::from_millis(300));
+    let err = remote.tools().await.unwrap_err();
+    assert!(
+        matches!(err, toolsmith::toolset::McpClientError::Timeout(_)),
+        "{err}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_server_is_untrusted_by_default() {
+    let toolbox = Toolbox::new().with_toolset(fake("untrusted").await.tools().await.unwrap());
+    // `readOnlyHint: true` on "Deletes every record" is not believed: it waits for approval.
+    let delete = toolbox.get("delete_all").unwrap().definition();
+    assert_eq!(delete.effect(), Some(Effect::Destructive));
+    let out = toolbox
+        .call("delete_all", json!({}), &ToolContext::new())
+        .await;
+    assert_eq!(out.error().unwrap().code().as_str(), "approval_required");
+    // The description that tries to steer the model is rewritten before it is exported.
+    let exported = serde_json::to_string(
+        &toolbox
+            .export(Dialect::Anthropic { strict: false })
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!exported.contains("<|im_start|>"), "{exported}");
+    assert!(exported.contains("Deletes every record"), "{exported}");
+    // Declared read-only by the application, or a trusted server's hints: read.
+    let declared = fake("untrusted").await.with_read_only(["lookup"]);
+    let toolbox = Toolbox::new().with_toolset(declared.tools().await.unwrap());
+    assert_eq!(
+        toolbox.get("lookup").unwrap().definition().effect(),
+        Some(Effect::Read)
+    );
+    assert_eq!(
+        toolbox.get("delete_all").unwrap().definition().effect(),
+        Some(Effect::Destructive)
+    );
+    let trusted = fake("untrusted").await.trusted();
+    let toolbox = Toolbox::new().with_toolset(trusted.tools().await.unwrap());
+    assert_eq!(
+        toolbox.get("delete_all").unwrap().definition().effect(),
+        Some(Effect::Read)
+    );
 }

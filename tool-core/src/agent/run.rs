@@ -136,6 +136,16 @@ fn needs_the_application(
             HostedTool::RemoteMcp(server) if server.require_approval => {
                 "the agent loop cannot answer the provider's approval requests; approve through the toolbox (an MCP toolset), or set `require_approval: false`"
             }
+            // A raw entry is checked as its typed form is.
+            HostedTool::Raw(raw) => match raw.kind() {
+                crate::provider::RawKind::ComputerUse => {
+                    "the agent loop does not carry out a computer's actions; run computer-use turns yourself, reading them with `provider::hosted_items`"
+                }
+                crate::provider::RawKind::RemoteMcp { asks: true } => {
+                    "the agent loop cannot answer the provider's approval requests; approve through the toolbox (an MCP toolset), or write the server as `HostedTool::RemoteMcp` with `require_approval: false`"
+                }
+                _ => return None,
+            },
             _ => return None,
         };
         Some(crate::provider::RequestError::HostedSetting {

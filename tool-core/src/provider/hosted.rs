@@ -214,6 +214,38 @@ pub struct RawHosted {
     pub tool: Value,
 }
 
+/// What a raw entry is, read as its typed form would be: the checks a typed tool gets apply
+/// to the same tool written raw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RawKind {
+    /// A computer-use tool (its actions are the application's to carry out).
+    ComputerUse,
+    /// A remote MCP server; `asks`: the provider asks before each call (OpenAI's
+    /// `require_approval` anything but `"never"`; Anthropic's connector never asks, and
+    /// its raw entry cannot say so, so it counts as the typed default, which asks).
+    RemoteMcp { asks: bool },
+    /// Anything else.
+    Other,
+}
+
+impl RawHosted {
+    /// The typed kind of this entry.
+    pub(crate) fn kind(&self) -> RawKind {
+        let kind = self.tool.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind.starts_with("computer") || self.tool.get("computerUse").is_some() {
+            return RawKind::ComputerUse;
+        }
+        match kind {
+            "mcp" => RawKind::RemoteMcp {
+                asks: self.tool.get("require_approval").and_then(Value::as_str) != Some("never"),
+            },
+            "mcp_toolset" => RawKind::RemoteMcp { asks: true },
+            _ if self.tool.get("mcpServers").is_some() => RawKind::RemoteMcp { asks: true },
+            _ => RawKind::Other,
+        }
+    }
+}
+
 /// The parts of a request the hosted tools make, for one dialect.
 #[derive(Debug, Default)]
 pub(crate) struct HostedBlock {
@@ -287,6 +319,20 @@ pub(crate) fn export(dialect: Dialect, tools: &[HostedTool]) -> Result<HostedBlo
         let entry = match (dialect, tool) {
             (Dialect::OpenAiChat { .. } | Dialect::Mcp, HostedTool::Raw(_)) => {
                 return Err(unsupported());
+            }
+            // Checked as the typed form is: Anthropic's connector never asks before a call.
+            (Dialect::Anthropic { .. }, HostedTool::Raw(raw))
+                if raw.provider == provider
+                    && raw.kind() == (RawKind::RemoteMcp { asks: true }) =>
+            {
+                return Err(HostedError::Setting {
+                    provider,
+                    tool: "remote_mcp",
+                    why: "Anthropic's MCP connector calls the server's tools without asking \
+                          anyone; write it as `HostedTool::RemoteMcp` with \
+                          `require_approval: false` to accept that"
+                        .into(),
+                });
             }
             (_, HostedTool::Raw(raw)) if raw.provider == provider => raw.tool.clone(),
             (_, HostedTool::Raw(_)) => return Err(unsupported()),

@@ -12,6 +12,7 @@ mod call;
 mod choice;
 mod gemini;
 mod hosted;
+pub(crate) use hosted::RawKind;
 pub(crate) mod mcp;
 mod openai;
 mod rich;

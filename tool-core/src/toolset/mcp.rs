@@ -1,8 +1,9 @@
 //! An MCP server's tools as a toolset (feature `mcp-client`), through rmcp's client.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -38,6 +39,15 @@ pub enum McpClientError {
         /// Why.
         problem: String,
     },
+    /// The server's tool list cannot be offered as it is: each problem names its tools
+    /// (names listed twice, names a provider spells alike, names too long, descriptions
+    /// that try to steer the model).
+    Listing {
+        /// Each problem, naming its tools.
+        problems: Vec<String>,
+    },
+    /// The server did not answer within the toolset's timeout.
+    Timeout(Duration),
 }
 
 impl fmt::Display for McpClientError {
@@ -51,6 +61,16 @@ impl fmt::Display for McpClientError {
                     "the MCP server's tool `{name}` cannot be offered: {problem}"
                 )
             }
+            Self::Listing { problems } => write!(
+                f,
+                "the MCP server's tool list cannot be offered: {}",
+                problems.join("; ")
+            ),
+            Self::Timeout(limit) => write!(
+                f,
+                "the MCP server did not answer within {} s",
+                limit.as_secs_f64()
+            ),
         }
     }
 }
@@ -87,11 +107,20 @@ impl ListingChanges {
 /// refuses calls until the application asks for [`tools`](Self::tools) again (a server that
 /// silently changes what a tool does, after it was reviewed, is a known attack).
 ///
-/// A tool's effect comes from its annotations: `readOnlyHint` is `read`,
-/// `destructiveHint: false` is `write`, and anything else is `destructive`, as the MCP
-/// specification presumes for a tool without hints (so it needs approval); set another with
-/// [`with_default_effect`](Self::with_default_effect). Results are external data: they go
-/// through the toolbox's output checks like any tool's.
+/// **A remote server is untrusted by default.** The MCP specification says clients must
+/// treat a tool's annotations as untrusted unless they come from a trusted server, so a
+/// tool's effect is `destructive` (its calls wait for a person's approval) unless the
+/// application declares it read-only ([`with_read_only`](Self::with_read_only)) or marks
+/// the server trusted ([`trusted`](Self::trusted)), when its annotations are believed:
+/// `readOnlyHint` is `read`, `destructiveHint: false` is `write`, anything else
+/// `destructive`. [`with_default_effect`](Self::with_default_effect) sets the effect of the
+/// rest. The server's descriptions (the tool's, its title, its parameters') go through the
+/// output checks before a model sees them (text that tries to steer a model is rewritten),
+/// and a tool whose description still fails the `description_injection` lint is refused. A
+/// listing with a name twice, names a provider spells alike, or names a toolbox cannot
+/// offer is an error naming the tools, never a panic later. Every request to the server has
+/// a timeout (60 s by default, as the official SDKs; [`with_timeout`](Self::with_timeout)).
+/// Results are external data: they go through the toolbox's output checks like any tool's.
 ///
 /// ```no_run
 /// use toolsmith::toolset::McpToolset;
@@ -109,6 +138,12 @@ pub struct McpToolset {
     client: Arc<Client>,
     prefix: Option<String>,
     default_effect: Effect,
+    /// Whether the server's annotations are believed.
+    trusted: bool,
+    /// The tools the application declares read-only, by their names on the server.
+    read_only: BTreeSet<String>,
+    /// How long a request may wait for the server.
+    timeout: Duration,
     /// The fingerprint of each tool's definition at the last listing proxies were made from,
     /// and the tools found changed since.
     pinned: Arc<Mutex<Pinned>>,
@@ -134,10 +169,10 @@ impl McpToolset {
     ) -> Result<Self, McpClientError> {
         let transport = rmcp::transport::TokioChildProcess::new(command)
             .map_err(|err| McpClientError::Connect(err.to_string()))?;
-        let client =
-            ().serve(transport)
-                .await
-                .map_err(|err| McpClientError::Connect(err.to_string()))?;
+        let client = tokio::time::timeout(DEFAULT_TIMEOUT, ().serve(transport))
+            .await
+            .map_err(|_| McpClientError::Timeout(DEFAULT_TIMEOUT))?
+            .map_err(|err| McpClientError::Connect(err.to_string()))?;
         Ok(Self::from_client(name, client))
     }
 
@@ -149,10 +184,10 @@ impl McpToolset {
     /// [`McpClientError::Connect`] when the server cannot be reached or does not initialize.
     pub async fn http(name: impl Into<Arc<str>>, url: &str) -> Result<Self, McpClientError> {
         let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
-        let client =
-            ().serve(transport)
-                .await
-                .map_err(|err| McpClientError::Connect(err.to_string()))?;
+        let client = tokio::time::timeout(DEFAULT_TIMEOUT, ().serve(transport))
+            .await
+            .map_err(|_| McpClientError::Timeout(DEFAULT_TIMEOUT))?
+            .map_err(|err| McpClientError::Connect(err.to_string()))?;
         Ok(Self::from_client(name, client))
     }
 
@@ -162,8 +197,39 @@ impl McpToolset {
             client: Arc::new(client),
             prefix: None,
             default_effect: Effect::Destructive,
+            trusted: false,
+            read_only: BTreeSet::new(),
+            timeout: DEFAULT_TIMEOUT,
             pinned: Arc::default(),
         }
+    }
+
+    /// Believes the server's annotations (`readOnlyHint`, `destructiveHint`,
+    /// `idempotentHint`, `openWorldHint`): for a server you run or otherwise trust. A
+    /// tool's effect then follows its hints.
+    #[must_use]
+    pub fn trusted(mut self) -> Self {
+        self.trusted = true;
+        self
+    }
+
+    /// Declares the tools named (as the server names them) read-only: their calls run
+    /// without approval, whatever the server's annotations say.
+    #[must_use]
+    pub fn with_read_only<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.read_only.extend(names.into_iter().map(Into::into));
+        self
+    }
+
+    /// How long a request (a listing, a call) may wait for the server: 60 s by default.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 
     /// Names the proxies `{prefix}_{tool}` (shortened with a stable hash past 64
@@ -175,8 +241,9 @@ impl McpToolset {
         self
     }
 
-    /// The effect of a tool whose annotations say neither `readOnlyHint` nor
-    /// `destructiveHint: false` (by default `destructive`, as MCP presumes).
+    /// The effect of a tool the application did not declare read-only and (on a trusted
+    /// server) whose annotations say neither `readOnlyHint` nor `destructiveHint: false`: by
+    /// default `destructive`, as MCP presumes, so its calls wait for approval.
     #[must_use]
     pub fn with_default_effect(mut self, effect: Effect) -> Self {
         self.default_effect = effect;
@@ -194,10 +261,39 @@ impl McpToolset {
         let listed = self.list().await?;
         let mut set = Toolset::new(Arc::clone(&self.name));
         let mut fingerprints = BTreeMap::new();
+        let mut problems = Vec::new();
+        let mut names: BTreeMap<String, String> = BTreeMap::new();
         for tool in listed {
-            let proxy = self.proxy(&tool)?;
+            let proxy = match self.proxy(&tool) {
+                Ok(proxy) => proxy,
+                Err(McpClientError::Tool { name, problem }) => {
+                    problems.push(format!("`{name}`: {problem}"));
+                    continue;
+                }
+                Err(other) => return Err(other),
+            };
+            let shown = proxy.definition.name().to_owned();
+            if let Some(first) = names.insert(shown.clone(), proxy.remote.clone()) {
+                problems.push(format!(
+                    "`{}` and `{}` are both offered as `{}`",
+                    crate::echo::echo(&first),
+                    crate::echo::echo(&proxy.remote),
+                    crate::echo::echo(&shown)
+                ));
+                continue;
+            }
             fingerprints.insert(proxy.remote.clone(), fingerprint(&tool));
             set = set.with(proxy);
+        }
+        // What a toolbox would refuse (names a provider spells alike, names too long) is
+        // refused here, naming the tools, rather than at `with_toolset`.
+        if problems.is_empty()
+            && let Err(err) = crate::toolbox::Toolbox::new().register_toolset(set.clone())
+        {
+            problems.push(err.to_string());
+        }
+        if !problems.is_empty() {
+            return Err(McpClientError::Listing { problems });
         }
         let mut pinned = self.pinned.lock().unwrap_or_else(PoisonError::into_inner);
         pinned.fingerprints = fingerprints;
@@ -249,10 +345,9 @@ impl McpToolset {
     }
 
     async fn list(&self) -> Result<Vec<Value>, McpClientError> {
-        let tools = self
-            .client
-            .list_all_tools()
+        let tools = tokio::time::timeout(self.timeout, self.client.list_all_tools())
             .await
+            .map_err(|_| McpClientError::Timeout(self.timeout))?
             .map_err(|err| McpClientError::Protocol(err.to_string()))?;
         tools
             .into_iter()
@@ -281,18 +376,20 @@ impl McpToolset {
                 "its name is not 1 to 128 characters from A-Z, a-z, 0-9, `_`, `-` and `.`".into(),
             ));
         }
-        let description = tool
-            .get("description")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let schema = tool
+        // The server's words reach a model: through the output checks first.
+        let description = crate::output::neutralize(
+            tool.get("description")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
+        let mut schema = tool
             .get("inputSchema")
             .cloned()
             .unwrap_or_else(|| serde_json::json!({"type": "object"}));
-        let hints = tool.get("annotations");
+        neutralize_texts(&mut schema, 0);
+        let hints = tool.get("annotations").filter(|_| self.trusted);
         let hint = |key: &str| hints.and_then(|h| h.get(key)).and_then(Value::as_bool);
-        let effect = if hint("readOnlyHint") == Some(true) {
+        let effect = if self.read_only.contains(&remote) || hint("readOnlyHint") == Some(true) {
             Effect::Read
         } else if hint("destructiveHint") == Some(false) {
             Effect::Write
@@ -308,16 +405,23 @@ impl McpToolset {
             .with_effect(effect)
             .with_annotations(annotations);
         if let Some(title) = tool.get("title").and_then(Value::as_str) {
-            definition = definition.with_title(title);
+            definition = definition.with_title(crate::output::neutralize(title));
         }
         if let Some(problem) = definition.problem() {
             return Err(refuse(problem.to_owned()));
+        }
+        if let Some(finding) = crate::lint::tool(&definition)
+            .into_iter()
+            .find(|f| f.lint == "description_injection")
+        {
+            return Err(refuse(finding.message));
         }
         Ok(McpProxy {
             remote,
             definition,
             client: Arc::clone(&self.client),
             pinned: Arc::clone(&self.pinned),
+            timeout: self.timeout,
         })
     }
 }
@@ -328,6 +432,34 @@ impl fmt::Debug for McpToolset {
             .field("name", &self.name)
             .field("prefix", &self.prefix)
             .finish_non_exhaustive()
+    }
+}
+
+/// The request timeout of a toolset, unless set: the official MCP SDKs' default.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Every `description` and `title` text of a schema through the output checks.
+fn neutralize_texts(schema: &mut Value, depth: usize) {
+    if depth > 128 {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match value {
+                    Value::String(text) if key == "description" || key == "title" => {
+                        *text = crate::output::neutralize(text);
+                    }
+                    other => neutralize_texts(other, depth + 1),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                neutralize_texts(item, depth + 1);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -358,6 +490,7 @@ struct McpProxy {
     definition: ToolDefinition,
     client: Arc<Client>,
     pinned: Arc<Mutex<Pinned>>,
+    timeout: Duration,
 }
 
 impl McpProxy {
@@ -380,12 +513,25 @@ impl McpProxy {
                     "`{}` changed on its server since it was offered, so it was not called. Do not call it again in this conversation.",
                     self.definition.name()
                 ),
-            ));
+            )
+            .retryable(false));
         }
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
-        let result = match self.client.call_tool(params).await {
-            Ok(result) => result,
-            Err(err) => {
+        let answered = tokio::time::timeout(self.timeout, self.client.call_tool(params)).await;
+        let result = match answered {
+            Ok(Ok(result)) => result,
+            Err(_) => {
+                // Whether it ran is not known: only a read may be tried again.
+                return ToolOutcome::Error(
+                    ToolError::upstream_error(format!(
+                        "`{}` did not answer within {} s on its server.",
+                        self.definition.name(),
+                        self.timeout.as_secs_f64()
+                    ))
+                    .retryable(self.definition.effect() == Some(Effect::Read)),
+                );
+            }
+            Ok(Err(err)) => {
                 let mut refused = ToolError::upstream_error(format!(
                     "`{}` could not be reached on its server. Try again later.",
                     self.definition.name()
