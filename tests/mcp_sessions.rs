@@ -191,3 +191,72 @@ async fn a_deleted_resting_session_is_gone() {
     assert!(after.starts_with("HTTP/1.1 404"), "{after}");
     http.shutdown().await.unwrap();
 }
+
+/// `request` (an HTTP request's text) sent as `user` (an `x-user` header).
+fn as_user(request: String, user: &str) -> String {
+    request.replacen("\r\n", &format!("\r\nx-user: {user}\r\n"), 1)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_is_its_openers_alone() {
+    let server = McpServer::new(Toolbox::new().with(ChattyHello))
+        .with_context(|ctx, request| match request.header("x-user") {
+            Some(user) => ctx.with_principal(user),
+            None => ctx,
+        })
+        .bind_local_http(0)
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"}}});
+    let answer = exchange(addr, as_user(post_2025(addr, None, &init), "ada"), |s| {
+        s.contains("\"result\"")
+    })
+    .await;
+    let session = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .trim()
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let accepted = exchange(
+        addr,
+        as_user(post_2025(addr, Some(&session), &initialized), "ada"),
+        |s| s.contains("\r\n\r\n"),
+    )
+    .await;
+    assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "chatty_hello", "arguments": {}}});
+    let done = |s: &str| {
+        (s.starts_with("HTTP/1.1 4") && s.contains("\r\n\r\n"))
+            || (whole_message(s)
+                && s.lines()
+                    .any(|l| l.contains("\"id\":7") && l.trim_end().ends_with('}')))
+    };
+    // Another principal, and no principal, with the session's id: an unknown session.
+    for other in [
+        as_user(post_2025(addr, Some(&session), &call), "mallory"),
+        post_2025(addr, Some(&session), &call),
+    ] {
+        let refused = exchange(addr, other, done).await;
+        assert!(refused.starts_with("HTTP/1.1 404"), "{refused}");
+        assert!(!refused.contains("hello\""), "{refused}");
+    }
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {addr}\r\nx-user: mallory\r\naccept: text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\nmcp-session-id: {session}\r\n\r\n"
+    );
+    let refused = exchange(addr, get, |s| s.contains("\r\n\r\n")).await;
+    assert!(refused.starts_with("HTTP/1.1 404"), "{refused}");
+    // Its opener goes on.
+    let answer = exchange(
+        addr,
+        as_user(post_2025(addr, Some(&session), &call), "ada"),
+        done,
+    )
+    .await;
+    assert!(answer.contains("hello"), "{answer}");
+}

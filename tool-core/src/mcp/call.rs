@@ -283,6 +283,16 @@ impl McpServer {
         }
     }
 
+    /// The principal its headers name, as the server's context hook names it (`None` without
+    /// a hook).
+    pub(super) fn principal_of_headers(&self, headers: &http::HeaderMap) -> Option<String> {
+        self.config.context.as_ref()?;
+        let request = McpRequest::from_headers(headers);
+        self.context(&request, CancellationToken::new(), None)
+            .principal()
+            .map(str::to_owned)
+    }
+
     /// The principal of a request, as the server's context hook names it.
     pub(super) fn principal_of(&self, context: &RequestContext<RoleServer>) -> Option<String> {
         let request = McpRequest::new(context, None);

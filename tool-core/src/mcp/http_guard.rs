@@ -32,6 +32,8 @@ pub(super) struct Guard {
     pub(super) sessions: Arc<super::sessions::Sessions>,
     /// The server that answers a plain call in place, when it serves without sessions.
     pub(super) in_place: Option<super::server::McpServer>,
+    /// The server, whose context hook names a request's principal.
+    pub(super) server: super::server::McpServer,
 }
 
 /// The middleware: Host, Origin, then the body; a refused request never reaches rmcp.
@@ -73,6 +75,18 @@ pub(super) async fn guard(
                 "Forbidden: Origin header is not allowed",
             );
         }
+    }
+    // A session is its opener's: another principal's request with its id is answered as
+    // for an unknown session (MCP's security best practices: bind session ids to the user).
+    let principal = guard.server.principal_of_headers(headers);
+    let session = headers
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let Some(id) = &session
+        && !guard.sessions.belongs(id, principal.as_deref())
+    {
+        return refuse(StatusCode::NOT_FOUND, "Not Found: Session not found");
     }
     if request.method() != http::Method::POST {
         return next.run(request).await;
@@ -147,8 +161,19 @@ pub(super) async fn guard(
     {
         return server.answer_plain(plain, parts).await;
     }
-    next.run(Request::from_parts(parts, Body::from(bytes)))
-        .await
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    // A session opened by this request is bound to its principal.
+    if session.is_none()
+        && let Some(id) = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+    {
+        guard.sessions.bind(id, principal);
+    }
+    response
 }
 
 /// Whether a message (already checked under the limits) is an `initialize` request.

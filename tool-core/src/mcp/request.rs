@@ -41,6 +41,19 @@ impl McpRequest {
         }
     }
 
+    /// A request as its HTTP headers alone describe it: for what the endpoint decides before
+    /// the message is read (whose session it is).
+    pub(super) fn from_headers(headers: &http::HeaderMap) -> Self {
+        Self {
+            id: String::new(),
+            tool: None,
+            meta: Map::new(),
+            client: None,
+            protocol_version: None,
+            headers: Some(headers.clone()),
+        }
+    }
+
     /// The JSON-RPC request id, as text (also the context's call id).
     #[must_use]
     pub fn id(&self) -> &str {

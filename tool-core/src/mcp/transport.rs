@@ -101,6 +101,7 @@ impl McpServer {
             sessions: Arc::clone(&sessions),
             // Without sessions, a plain call is answered in place (`stateless`).
             in_place: self.config.stateless_http.then(|| self.for_session()),
+            server: self.for_session(),
         });
         let server = self;
         let service =

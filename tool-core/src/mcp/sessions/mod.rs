@@ -80,6 +80,9 @@ struct Record {
     caller: Arc<caller::Session>,
     /// While resting: where the toolbox's list of tools stood when the worker went.
     changes: Option<watch::Receiver<u64>>,
+    /// The principal the session was opened by (`Some(None)`: by no one in particular),
+    /// once bound: a request from another is answered as for an unknown session.
+    principal: Option<Option<String>>,
 }
 
 /// How a session is in use.
@@ -386,6 +389,23 @@ impl Sessions {
         self.open() >= self.max
     }
 
+    /// Binds the session `id` to the principal that opened it (the first binding holds).
+    pub(super) fn bind(&self, id: &str, principal: Option<String>) {
+        self.with_record(&SessionId::from(id), |record| {
+            record.principal.get_or_insert(principal);
+        });
+    }
+
+    /// Whether a request by `principal` may use the session `id`: it is not bound (or not
+    /// known: rmcp answers for that), or bound to `principal`.
+    pub(super) fn belongs(&self, id: &str, principal: Option<&str>) -> bool {
+        self.with_record(&SessionId::from(id), |record| match &record.principal {
+            Some(owner) => owner.as_deref() == principal,
+            None => true,
+        })
+        .unwrap_or(true)
+    }
+
     /// The sessions open now.
     pub(super) fn open(&self) -> usize {
         self.records.lock().map_or(0, |records| records.len())
@@ -438,6 +458,7 @@ impl SessionManager for Sessions {
                     worker: Some(handle),
                     caller: Arc::default(),
                     changes: None,
+                    principal: None,
                 },
             );
         }
