@@ -5,8 +5,8 @@
 //!
 //! The doc comments below are copied unedited from the published crates named above each
 //! function (the signatures are reduced to types a model can send): nix 0.31 (MIT), tokio 1.54
-//! (MIT), tiktoken-rs 0.12 (MIT), redis 1.2 (BSD-3-Clause), idna 1.1 (MIT OR Apache-2.0) and
-//! mio 1.2 (MIT). Each is under its crate's license.
+//! (MIT), tiktoken-rs 0.12 (MIT), redis 1.2 (BSD-3-Clause), idna 1.1 (MIT OR Apache-2.0),
+//! mio 1.2 (MIT) and image 0.25 (MIT OR Apache-2.0). Each is under its crate's license.
 
 #![allow(
     clippy::doc_markdown,
@@ -659,5 +659,41 @@ fn hard_wrapped_doc_lines_reach_the_model_as_one_sentence() {
     assert_eq!(
         param(&params, "reference"),
         "The booking's reference, as printed on the ticket."
+    );
+}
+
+// image 0.25, `image::imageops::unsharpen`.
+/// Performs an unsharpen mask on the supplied image.
+///
+/// # Arguments:
+///
+/// * `sigma` - is the amount to blur the image by.
+/// * `threshold` - is the threshold for minimal brightness change that will be sharpened.
+///
+/// This method typically assumes that the input is scene-linear light.
+/// If it is not, color distortion may occur.
+///
+/// See [Digital unsharp masking](https://en.wikipedia.org/wiki/Unsharp_masking#Digital_unsharp_masking) for more information.
+#[tool(effect = "write", allow(description_scope))]
+fn unsharpen(sigma: f32, threshold: i32) -> bool {
+    sigma > 0.0 && threshold >= 0
+}
+
+#[test]
+fn image_unsharpen_items_end_at_a_blank_line() {
+    let (description, params) = described(&Unsharpen);
+    assert_eq!(
+        param(&params, "sigma"),
+        "is the amount to blur the image by."
+    );
+    assert_eq!(
+        param(&params, "threshold"),
+        "is the threshold for minimal brightness change that will be sharpened."
+    );
+    assert!(
+        description.contains(
+            "This method typically assumes that the input is scene-linear light. If it is not, color distortion may occur."
+        ),
+        "{description}"
     );
 }

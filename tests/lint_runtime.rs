@@ -9,6 +9,10 @@ use serde_json::json;
 use toolsmith::lint::LintLevel;
 use toolsmith::{Dialect, Effect, Tool, ToolDefinition, Toolbox, tool};
 
+#[path = "support/defined.rs"]
+mod defined;
+use defined::Defined;
+
 /// A note's filter.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -220,4 +224,38 @@ fn a_hand_written_tool_returning_an_unbounded_list_is_found() {
         schema,
     )));
     assert!(capped.lint().iter().all(|f| f.lint != "unbounded_list"));
+}
+
+/// Looks a flight up. Read-only. Not for bookings.
+///
+/// An example id: `AF0006-2026-12-01`, departing at 10:30.
+#[tool(effect = "read")]
+fn look_up_flight(
+    /// The flight's id, as `AF0006-2026-12-01`.
+    #[arg(length(max = 40))]
+    id: String,
+) -> String {
+    id
+}
+
+#[test]
+fn volatile_description_is_for_text_built_at_run_time() {
+    // A doc comment is the same on every request, dates and all.
+    let findings = Toolbox::new().with(LookUpFlight).lint();
+    assert!(
+        !findings.iter().any(|f| f.lint == "volatile_description"),
+        "{findings:?}"
+    );
+    // A description formatted in when the toolbox is built is not.
+    let built = ToolDefinition::new(
+        "todays_flights",
+        "Lists the flights of 2026-11-27. Read-only. Not for bookings.",
+        json!({"type": "object", "properties": {}}),
+    )
+    .with_effect(Effect::Read);
+    let findings = Toolbox::new().with(Defined(built)).lint();
+    assert!(
+        findings.iter().any(|f| f.lint == "volatile_description"),
+        "{findings:?}"
+    );
 }

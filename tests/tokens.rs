@@ -119,7 +119,7 @@ fn the_report_names_the_largest_and_budgets_fail_the_lint_run() {
     assert_eq!(report.largest(1)[0].name, "summarize_document");
     assert_eq!(
         report.total,
-        report.tools.iter().map(|t| t.tokens).sum::<usize>()
+        report.tools.iter().map(|t| t.tokens).sum::<usize>() + report.overhead
     );
     let findings = block.lint_tokens(&TokenBudget {
         per_tool: Some(100),
@@ -180,6 +180,16 @@ fn deferred_tools_are_left_out_of_what_every_turn_pays() {
             !some.tools.iter().any(|t| t.name == "summarize_document"),
             "{dialect}"
         );
+        // Every dialect reports what the deferred tool costs once found or loaded.
+        assert_eq!(
+            some.deferred
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>(),
+            ["summarize_document"],
+            "{dialect}"
+        );
+        assert!(some.deferred[0].tokens > 40, "{dialect}");
     }
     // Where the provider searches, the deferred tool is listed at what loading it costs.
     let native = toolbox
@@ -188,4 +198,37 @@ fn deferred_tools_are_left_out_of_what_every_turn_pays() {
         .unwrap()
         .tokens();
     assert_eq!(native.deferred[0].name, "summarize_document");
+}
+
+#[test]
+fn openais_closing_tokens_are_counted_once_per_request() {
+    let long = Defined(ToolDefinition::new(
+        "summarize_document",
+        "Summarizes a document.",
+        json!({"type": "object", "properties": {"text": {"type": "string", "description": "The text."}}}),
+    ));
+    let one = Toolbox::new().with(weather());
+    let two = Toolbox::new().with(weather()).with(long);
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::OpenAiResponses { strict: false },
+    ] {
+        let one = one
+            .provider(dialect)
+            .request(&ToolRequest::default())
+            .unwrap()
+            .tokens();
+        let two = two
+            .provider(dialect)
+            .request(&ToolRequest::default())
+            .unwrap()
+            .tokens();
+        // The cookbook adds `func_end` (12) after its loop over the functions.
+        assert_eq!(one.overhead, 12);
+        assert_eq!(two.overhead, 12);
+        assert_eq!(two.total, two.tools[0].tokens + two.tools[1].tokens + 12);
+        // The first function costs the same alone and beside another.
+        assert_eq!(one.tools[0].tokens, two.tools[0].tokens);
+        assert_eq!(one.total, one.tools[0].tokens + 12);
+    }
 }

@@ -428,6 +428,15 @@ fn the_anthropic_breakpoint_marks_the_last_tool_of_the_stable_prefix() {
     let tools = block.fields["tools"].as_array().unwrap();
     assert_eq!(tools[0]["cache_control"], json!({"type": "ephemeral"}));
     assert!(tools[1].get("cache_control").is_none());
+    // The same place when the conditional tool is not offered: the tools after it are
+    // still outside the stable prefix.
+    let switch = toolsmith::policy::Switch::new(false);
+    let off = toolbox().with_enabled_when("calendar.create_event", switch.clone());
+    let block = off.provider(ANTHROPIC).request(&request).unwrap();
+    let tools = block.fields["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 2, "{tools:?}");
+    assert_eq!(tools[0]["cache_control"], json!({"type": "ephemeral"}));
+    assert!(tools[1].get("cache_control").is_none(), "{tools:?}");
     // Other providers cache the prefix themselves: nothing is added.
     let openai = toolbox().provider(CHAT).request(&request).unwrap();
     assert!(!openai.fields["tools"].to_string().contains("cache_control"));

@@ -37,6 +37,10 @@ pub struct ToolDefinition {
     /// Whether the output schema was derived from the Rust type the tool returns, so the
     /// output matches it by construction (`#[tool]`), or written by hand (checked per call).
     typed_output: bool,
+    /// Whether the texts a model reads (descriptions, titles) were fixed when the tool
+    /// compiled (`#[tool]`'s doc comments), rather than built at run time: the
+    /// `volatile_description` lint is for the latter.
+    fixed_text: bool,
     /// Each dialect's export (by `Dialect::index`), built on first use by the provider module.
     pub(crate) exports: [OnceLock<Result<Value, ExportError>>; 8],
     /// The same, serialized.
@@ -120,6 +124,7 @@ impl ToolDefinition {
                 .and_then(schema::output_schema)
                 .map(Arc::new),
             typed_output: true,
+            fixed_text: true,
             exports: Default::default(),
             export_texts: Default::default(),
             inline: spec.inline,
@@ -174,6 +179,7 @@ impl ToolDefinition {
             sensitive: Vec::new(),
             output_schema: None,
             typed_output: false,
+            fixed_text: false,
             exports: Default::default(),
             export_texts: Default::default(),
             inline: false,
@@ -209,6 +215,7 @@ impl ToolDefinition {
             sensitive: self.sensitive.clone(),
             output_schema: self.output_schema.clone(),
             typed_output: self.typed_output,
+            fixed_text: self.fixed_text && description.is_none(),
             exports: Default::default(),
             export_texts: Default::default(),
             inline: self.inline,
@@ -505,6 +512,11 @@ impl ToolDefinition {
     #[must_use]
     pub fn output_schema(&self) -> Option<&Value> {
         self.output_schema.as_deref()
+    }
+
+    /// Whether the texts a model reads were fixed when the tool compiled.
+    pub(crate) fn fixed_text(&self) -> bool {
+        self.fixed_text
     }
 
     /// Whether the output schema comes from the Rust type the tool returns (`#[tool]`), so

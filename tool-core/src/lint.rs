@@ -117,7 +117,12 @@ pub(crate) fn tool(def: &ToolDefinition) -> Vec<LintFinding> {
             ),
             (
                 rules::VOLATILE_DESCRIPTION,
-                rules::check_volatile(&what, description),
+                // A doc comment cannot change between requests: only text built at run time.
+                if def.fixed_text() {
+                    None
+                } else {
+                    rules::check_volatile(&what, description)
+                },
             ),
         ] {
             if let Some(message) = found {
@@ -273,7 +278,9 @@ fn walk(l: &mut Linter<'_>, node: &Value, path: &str, name: Option<&str>) {
         if let Some(message) = rules::check_secret(&what, text) {
             l.push(rules::SECRET_IN_DESCRIPTION, path, message);
         }
-        if let Some(message) = rules::check_volatile(&what, text) {
+        if !l.def.fixed_text()
+            && let Some(message) = rules::check_volatile(&what, text)
+        {
             l.push(rules::VOLATILE_DESCRIPTION, path, message);
         }
     }

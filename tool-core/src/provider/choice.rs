@@ -272,6 +272,10 @@ pub struct ToolBlock {
     /// The entries sent deferred (the model loads them through tool search).
     #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
     pub(crate) deferred: Vec<String>,
+    /// Deferred tools held back from the list where the toolbox's own search finds them
+    /// (OpenAI Chat, Gemini): each name and the text it is sent as once found.
+    #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
+    pub(crate) held: Vec<(String, String)>,
     /// The dialect the block is for.
     #[cfg_attr(not(feature = "tokens"), allow(dead_code))]
     pub(crate) dialect: Dialect,
@@ -699,7 +703,15 @@ pub(crate) fn build(
             return Err(RequestError::DeferredChoice(names[0].clone()));
         }
     }
-    let entries = entries(dialect, request, offered, native_search, &mut notes);
+    let mut held = Vec::new();
+    let entries = entries(
+        dialect,
+        request,
+        offered,
+        native_search,
+        &mut notes,
+        &mut held,
+    );
 
     if entries.is_empty() && hosted.entries.is_empty() {
         // Providers refuse an empty tool list, and a tool choice or parallel calls without
@@ -717,6 +729,7 @@ pub(crate) fn build(
             },
             tools: Vec::new(),
             deferred: Vec::new(),
+            held,
             dialect,
             headers: Vec::new(),
         });
@@ -884,6 +897,7 @@ pub(crate) fn build(
         },
         tools,
         deferred: deferred_names,
+        held,
         dialect,
         headers,
     })
@@ -897,6 +911,7 @@ fn entries(
     offered: Vec<Offered>,
     native_search: bool,
     notes: &mut Vec<String>,
+    held: &mut Vec<(String, String)>,
 ) -> Vec<Entry> {
     let deferred = |name: &str| request.defer.iter().any(|d| d == name);
     let mut entries = Vec::with_capacity(offered.len() + 1);
@@ -966,6 +981,11 @@ fn entries(
                 });
             }
         }
+        held.extend(
+            hidden
+                .into_iter()
+                .map(|tool| (tool.exported, tool.value.to_string())),
+        );
     }
     if request.namespaces.is_empty() {
         return entries;

@@ -12,8 +12,9 @@ use crate::lint::{LintFinding, LintLevel};
 use super::choice::ToolBlock;
 
 /// OpenAI's constants for function definitions (gpt-4o and later models), from its cookbook
-/// "How to count tokens with tiktoken": each function starts with 7 tokens and ends with 12,
-/// its properties with 3, each property key 3, an enum list −3 and each enum item 3.
+/// "How to count tokens with tiktoken": each function starts with 7 tokens, its properties
+/// with 3, each property key 3, an enum list −3 and each enum item 3; the functions together
+/// end with 12, once per request (the cookbook adds `func_end` after its loop over them).
 const FUNC_INIT: i64 = 7;
 const PROP_INIT: i64 = 3;
 const PROP_KEY: i64 = 3;
@@ -58,8 +59,8 @@ pub struct TokenReport {
     /// What each deferred tool costs once the model loads it: not in the total, which is
     /// what every turn pays.
     pub deferred: Vec<ToolTokens>,
-    /// What the provider adds once per request with tools (Anthropic's tool-use system
-    /// prompt); 0 where none is published.
+    /// What the provider adds once per request with tools: OpenAI's 12 tokens that close the
+    /// functions, Anthropic's tool-use system prompt; 0 where none is published.
     pub overhead: usize,
     /// The whole block: the tools, the overhead, and for OpenAI Responses the name and
     /// description of each deferred function, which the model still sees.
@@ -120,25 +121,31 @@ impl ToolBlock {
     /// let block = toolbox.provider(Dialect::OpenAiChat { strict: true }).request(&ToolRequest::default()).unwrap();
     /// let report = block.tokens();
     /// assert!(report.exact);
-    /// assert_eq!(report.total, report.tools[0].tokens);
+    /// // Each function's tokens, and 12 that close the functions, once per request.
+    /// assert_eq!(report.total, report.tools[0].tokens + report.overhead);
+    /// assert_eq!(report.overhead, 12);
     /// ```
     #[must_use]
     pub fn tokens(&self) -> TokenReport {
         let dialect = self.dialect;
-        let (tools, deferred): (Vec<ToolTokens>, Vec<ToolTokens>) = self
+        let count = |(name, text): &(String, String)| ToolTokens {
+            name: name.clone(),
+            tokens: match dialect {
+                Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } => {
+                    serde_json::from_str::<Value>(text)
+                        .map_or_else(|_| o200k_tokens(text), |v| openai_function(&v))
+                }
+                _ => o200k_tokens(text),
+            },
+        };
+        let (tools, mut deferred): (Vec<ToolTokens>, Vec<ToolTokens>) = self
             .tools
             .iter()
-            .map(|(name, text)| ToolTokens {
-                name: name.clone(),
-                tokens: match dialect {
-                    Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } => {
-                        serde_json::from_str::<Value>(text)
-                            .map_or_else(|_| o200k_tokens(text), |v| openai_function(&v))
-                    }
-                    _ => o200k_tokens(text),
-                },
-            })
+            .map(count)
             .partition(|t| !self.deferred.contains(&t.name));
+        // Where the toolbox's own search finds deferred tools, they are held back from the
+        // list: what each costs once found.
+        deferred.extend(self.held.iter().map(count));
         let overhead = match dialect {
             Dialect::Anthropic { .. } if !tools.is_empty() => {
                 match self.fields.get("tool_choice").and_then(|c| c.get("type")) {
@@ -147,6 +154,9 @@ impl ToolBlock {
                     }
                     _ => ANTHROPIC_AUTO,
                 }
+            }
+            Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } if !tools.is_empty() => {
+                usize::try_from(FUNC_END).unwrap_or(0)
             }
             _ => 0,
         };
@@ -301,7 +311,6 @@ fn openai_function(tool: &Value) -> usize {
             count += nested(schema);
         }
     }
-    count += FUNC_END;
     usize::try_from(count.max(0)).unwrap_or(0)
 }
 

@@ -134,6 +134,23 @@ impl<'a> ProviderToolbox<'a> {
         }
         // The dialect's own checks of the whole list (Anthropic strict's limits).
         crate::provider::export_all(self.dialect, defs)?;
+        // The stable prefix (where a cache breakpoint goes) ends at the first tool registered
+        // with a condition, whether or not it is offered this time: a tool after it counts as
+        // conditional, so the breakpoint stays put when the condition's tool is left out.
+        let registry = &self.toolbox.registry;
+        let first_conditional = self
+            .toolbox
+            .own_definitions()
+            .position(|def| registry.has_predicate(def.name()));
+        let after_condition: std::collections::HashSet<&str> = match first_conditional {
+            Some(first) => self
+                .toolbox
+                .own_definitions()
+                .skip(first)
+                .map(ToolDefinition::name)
+                .collect(),
+            None => std::collections::HashSet::new(),
+        };
         let offered = defs
             .iter()
             .map(|def| {
@@ -146,7 +163,8 @@ impl<'a> ProviderToolbox<'a> {
                     registered: def.name().to_owned(),
                     exported,
                     value: def.export(self.dialect)?.clone(),
-                    conditional: self.toolbox.registry.has_predicate(own.name()),
+                    conditional: registry.has_predicate(own.name())
+                        || after_condition.contains(own.name()),
                     sequential: self.toolbox.policy_of(own).sequential,
                 })
             })

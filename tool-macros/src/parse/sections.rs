@@ -77,6 +77,9 @@ pub(crate) fn read(attrs: &[Attribute]) -> Option<Sections> {
     // paragraphs until the next item.
     let mut after_blank = true;
     let mut paragraph_item = false;
+    // Whether the last line was the section's own prose (kept for the description): the
+    // lines after it go on with it, not with the item before it.
+    let mut prose = false;
     for (line, span) in lines {
         let body = line.strip_prefix(' ').unwrap_or(&line);
         let trimmed = body.trim_start();
@@ -122,23 +125,30 @@ pub(crate) fn read(attrs: &[Attribute]) -> Option<Sections> {
                     arguments.push(Item { name, text, span });
                     after_blank = false;
                     paragraph_item = false;
+                    prose = false;
                     continue;
                 }
                 if after_blank && let Some((name, text)) = paragraph_item_of(trimmed) {
                     arguments.push(Item { name, text, span });
                     after_blank = false;
                     paragraph_item = true;
+                    prose = false;
                     continue;
                 }
                 let indented = body.len() - trimmed.len() >= 2;
                 match arguments.last_mut() {
-                    Some(item) if !after_blank || indented || paragraph_item => {
+                    // A list item ends at a blank line unless the next line is indented; a
+                    // paragraph item goes on until the next item.
+                    Some(item) if !prose && (!after_blank || indented || paragraph_item) => {
                         // The item goes on; a blank line inside it is a paragraph break.
                         item.text.push_str(if after_blank { "\n\n" } else { "\n" });
                         item.text.push_str(trimmed);
                     }
                     // Prose of the section, around its list: the tool's description keeps it.
-                    _ => keep(&mut kept, &line, span),
+                    _ => {
+                        keep(&mut kept, &line, span);
+                        prose = true;
+                    }
                 }
                 after_blank = false;
             }
