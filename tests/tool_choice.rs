@@ -432,7 +432,14 @@ fn the_anthropic_breakpoint_marks_the_last_tool_of_the_stable_prefix() {
     // still outside the stable prefix.
     let switch = toolsmith::policy::Switch::new(false);
     let off = toolbox().with_enabled_when("calendar.create_event", switch.clone());
-    let block = off.provider(ANTHROPIC).request(&request).unwrap();
+    let block = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(
+            off.provider(ANTHROPIC)
+                .request_for(&request, &toolsmith::ToolContext::new()),
+        )
+        .unwrap();
     let tools = block.fields["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 2, "{tools:?}");
     assert_eq!(tools[0]["cache_control"], json!({"type": "ephemeral"}));

@@ -11,7 +11,7 @@ use toolsmith::{Dialect, Tool, Toolbox, tool};
 /// Stores free-form data. Writes a record. Not for reading one.
 #[tool(
     effect = "write",
-    allow(description_scope),
+    allow(description_scope, open_map),
     limits(max_depth = 6, max_items = 8, max_members = 6, max_nodes = 60, max_bytes = 4096)
 )]
 fn store(
