@@ -263,6 +263,10 @@ impl McpToolset {
         let mut fingerprints = BTreeMap::new();
         let mut problems = Vec::new();
         let mut names: BTreeMap<String, String> = BTreeMap::new();
+        // What a toolbox would refuse (names a provider spells alike, names too long) is
+        // refused here, naming the tools, rather than at `with_toolset`.
+        let mut table = super::names::NameTable::default();
+        let origin = Arc::clone(&self.name);
         for tool in listed {
             let proxy = match self.proxy(&tool) {
                 Ok(proxy) => proxy,
@@ -282,15 +286,12 @@ impl McpToolset {
                 ));
                 continue;
             }
+            if let Err(err) = table.insert(&proxy.definition, &shown, &origin) {
+                problems.push(err.to_string());
+                continue;
+            }
             fingerprints.insert(proxy.remote.clone(), fingerprint(&tool));
             set = set.with(proxy);
-        }
-        // What a toolbox would refuse (names a provider spells alike, names too long) is
-        // refused here, naming the tools, rather than at `with_toolset`.
-        if problems.is_empty()
-            && let Err(err) = crate::toolbox::Toolbox::new().register_toolset(set.clone())
-        {
-            problems.push(err.to_string());
         }
         if !problems.is_empty() {
             return Err(McpClientError::Listing { problems });
