@@ -16,7 +16,7 @@ if ! command -v cargo-fuzz >/dev/null 2>&1; then
 fi
 export RUSTC_BOOTSTRAP=1
 status=0
-for target in ${TARGETS:-call_text mcp_line output_text ordinary_text}; do
+for target in ${TARGETS:-call_text mcp_line output_text ordinary_text stream_args}; do
   mkdir -p "fuzz/corpus/$target"
   log="target/fuzz-$target.log"
   mkdir -p target
