@@ -265,6 +265,47 @@ impl Agent {
     ///
     /// [`AgentError::NotPending`] when no call waits at `path`; [`AgentError::Sealed`] when
     /// the state was changed outside the API or sealed with another key.
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, AgentError, RunState, ScriptedModel, Stop};
+    /// use toolsmith::policy::Approvals;
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
+    /// #[tool(effect = "destructive")]
+    /// fn delete_ticket(
+    ///     /// The ticket.
+    ///     id: u64,
+    /// ) -> String {
+    ///     format!("ticket {id} deleted")
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([
+    ///     json!({"role": "assistant", "stop_reason": "tool_use", "content": [
+    ///         {"type": "tool_use", "id": "toolu_1", "name": "delete_ticket", "input": {"id": 7}}]}),
+    ///     json!({"role": "assistant", "stop_reason": "end_turn", "content": [
+    ///         {"type": "text", "text": "Deleted."}]}),
+    /// ]);
+    /// let toolbox = Toolbox::new().with(DeleteTicket).with_approver(Approvals::new());
+    /// let agent = Agent::new(toolbox, Dialect::Anthropic { strict: false }, model);
+    /// let ctx = ToolContext::new().with_principal("ada");
+    /// let mut state = agent.start("Delete ticket 7");
+    /// let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else { panic!() };
+    /// // What the person approves is what will run.
+    /// assert_eq!(pending[0].arguments, json!({"id": 7}));
+    ///
+    /// // A decision typed into the stored JSON breaks the seal: refused.
+    /// let mut typed = toolsmith::serde_json::to_value(&state).unwrap();
+    /// typed["awaiting"]["decisions"] = json!([{"call_id": "toolu_1", "denied": null}]);
+    /// let mut typed: RunState = toolsmith::serde_json::from_value(typed).unwrap();
+    /// assert!(matches!(agent.run(&mut typed, &ctx).await, Err(AgentError::Sealed(_))));
+    ///
+    /// agent.approve(&mut state, &pending[0].path).unwrap();
+    /// assert_eq!(agent.run(&mut state, &ctx).await.unwrap(), Stop::Answered("Deleted.".into()));
+    /// # });
+    /// ```
     pub fn approve(&self, state: &mut RunState, path: &[String]) -> Result<(), AgentError> {
         self.decide(state, path, None)
     }

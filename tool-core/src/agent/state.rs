@@ -248,7 +248,24 @@ impl RunState {
             .map_or(&[][..], |awaiting| &awaiting.pending)
     }
 
-    /// Whose run it is, once it has run: the principal it belongs to (`None`: anonymous).
+    /// Whose run it is, once it has run: the principal it belongs to (`None`: anonymous or
+    /// not run yet). [`run_id`](Self::run_id) is its run.
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{Dialect, ToolContext, Toolbox};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([json!({"role": "assistant", "stop_reason": "end_turn",
+    ///     "content": [{"type": "text", "text": "Hi."}]})]);
+    /// let agent = Agent::new(Toolbox::new(), Dialect::Anthropic { strict: false }, model);
+    /// let mut state = agent.start("Hello");
+    /// assert_eq!(state.run_id(), None);
+    /// agent.run(&mut state, &ToolContext::new().with_principal("ada")).await.unwrap();
+    /// assert_eq!(state.principal(), Some("ada"));
+    /// assert!(state.run_id().unwrap().starts_with("run_"));
+    /// # });
+    /// ```
     #[must_use]
     pub fn principal(&self) -> Option<&str> {
         self.owner.as_ref().and_then(|o| o.principal.as_deref())

@@ -207,6 +207,21 @@ impl McpToolset {
     /// Believes the server's annotations (`readOnlyHint`, `destructiveHint`,
     /// `idempotentHint`, `openWorldHint`): for a server you run or otherwise trust. A
     /// tool's effect then follows its hints.
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use toolsmith::toolset::McpToolset;
+    ///
+    /// # async fn run() -> Result<(), toolsmith::toolset::McpClientError> {
+    /// // Our own server: its annotations are believed.
+    /// let ours = McpToolset::http("ours", "http://127.0.0.1:8080/mcp").await?.trusted();
+    /// // Someone else's: every tool waits for approval but the two we know only read.
+    /// let theirs = McpToolset::http("theirs", "http://127.0.0.1:9090/mcp")
+    ///     .await?
+    ///     .with_read_only(["search", "fetch_page"])
+    ///     .with_timeout(Duration::from_secs(20));
+    /// # let _ = (ours.tools().await?, theirs.tools().await?); Ok(()) }
+    /// ```
     #[must_use]
     pub fn trusted(mut self) -> Self {
         self.trusted = true;
