@@ -2,6 +2,7 @@
 //! may panic, and a text stream's verdict is the whole read's (accepted with the same
 //! arguments, or refused) however the text is split. Gemini's arguments come by path, from
 //! lines of the input, and a call it assembles must be one a whole read gives the same answer.
+//! `STREAM_FORM=0`, `1`, `2` or `3` fuzzes one form alone.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -116,6 +117,11 @@ fuzz_target!(|data: &[u8]| {
     } else {
         ("set_temperature", &SetTemperature)
     };
+    // `STREAM_FORM=0..3` fuzzes one form alone (Chat, Responses, Anthropic, Gemini).
+    static FORM: std::sync::OnceLock<Option<u8>> = std::sync::OnceLock::new();
+    let form = FORM
+        .get_or_init(|| std::env::var("STREAM_FORM").ok().and_then(|f| f.parse().ok()))
+        .unwrap_or(*form);
     let dialect = match form % 4 {
         0 => Dialect::OpenAiChat { strict: false },
         1 => Dialect::OpenAiResponses { strict: false },

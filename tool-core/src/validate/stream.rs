@@ -110,7 +110,7 @@ struct Scalar {
 }
 
 /// What one piece added to the arguments, in order: applied to an empty object, the changes
-/// of every piece so far make [`Parser::partial`].
+/// of every piece so far make [`ArgumentStream::partial`](crate::provider::ArgumentStream::partial).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ArgumentChange {
