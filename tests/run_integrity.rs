@@ -414,3 +414,40 @@ async fn a_child_within_its_parents_limits_runs_to_its_answer() {
     // The parent's call and the child's.
     assert_eq!(state.calls(), 2);
 }
+
+#[tokio::test]
+async fn a_parsed_call_approved_after_it_paused_binds_what_will_run() {
+    let guard = Guard::new(|request: &GuardRequest<'_>| {
+        let path = request.arguments["path"].as_str().unwrap_or_default();
+        GuardDecision::Rewrite(json!({"path": path.to_lowercase()}))
+    });
+    let approvals = Approvals::new();
+    let toolbox = toolbox(
+        &approvals,
+        Defaults {
+            guards: vec![guard],
+            repair: Some(Repair::lossless()),
+            ..Defaults::default()
+        },
+        None,
+    );
+    let openai = toolbox.provider(Dialect::OpenAiChat { strict: false });
+    let call = toolsmith::ToolCall {
+        id: Some("call_7".into()),
+        name: "delete_file".into(),
+        // Repaired (a trailing comma) and rewritten (lower case) before the gate.
+        arguments: json!("{\"path\": \"/SRV/Parsed.PDF\",}"),
+    };
+    let ctx = ToolContext::new().with_principal("ada");
+    let out = openai.run(&call, &ctx).await;
+    assert_eq!(out.error().unwrap().code().as_str(), "approval_required");
+    let waiting = approvals.pending();
+    assert_eq!(waiting[0].arguments, json!({"path": "/srv/parsed.pdf"}));
+    openai.approve(&call, &ctx).unwrap();
+    let out = openai.run(&call, &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    assert_eq!(deleted("/srv/parsed.pdf"), 1);
+    // Single use: the model's repeat waits again.
+    let out = openai.run(&call, &ctx).await;
+    assert_eq!(out.error().unwrap().code().as_str(), "approval_required");
+}

@@ -182,7 +182,9 @@ impl Toolbox {
 impl ProviderToolbox<'_> {
     /// Approves one call as the model sent it (the provider's name, its arguments as sent:
     /// a JSON string for OpenAI), for the context's principal. The model's repeat of the
-    /// call then runs.
+    /// call then runs. When the call is already waiting in the toolbox's store (it ran and
+    /// paused, under its id), the approval binds the arguments as the approval gate read them,
+    /// after any repair or input guard: what was shown to the person is what runs.
     ///
     /// # Errors
     ///
@@ -214,9 +216,38 @@ impl ProviderToolbox<'_> {
     /// # });
     /// ```
     pub fn approve(&self, call: &ToolCall, ctx: &ToolContext) -> Result<(), ApprovalError> {
+        if self.decide_waiting(call, ctx, None) {
+            return Ok(());
+        }
         let dialect = Some(self.dialect());
         self.toolbox()
             .record(&call.name, dialect, &call.arguments(), ctx, None)
+    }
+
+    /// Decides the call waiting in the toolbox's store for this call (its id and principal),
+    /// as the approval gate read it: a repaired or guard-rewritten call is approved as it will
+    /// run, not as the model wrote it. `false` when none waits.
+    fn decide_waiting(&self, call: &ToolCall, ctx: &ToolContext, denial: Option<&str>) -> bool {
+        let (Some(id), Some(approvals), Some(tool)) = (
+            call.id.as_deref(),
+            self.toolbox().approval_store(),
+            self.resolve(&call.name),
+        ) else {
+            return false;
+        };
+        let name = tool.definition().name();
+        let Some(waiting) = approvals.pending().into_iter().find(|p| {
+            p.call_id.as_deref() == Some(id)
+                && p.tool == name
+                && p.principal.as_deref() == ctx.principal()
+        }) else {
+            return false;
+        };
+        match denial {
+            None => approvals.approve(&waiting),
+            Some(reason) => approvals.deny(&waiting, reason),
+        }
+        true
     }
 
     /// Declines calls like this one: the model's repeat is refused with `approval_denied` and
@@ -231,13 +262,12 @@ impl ProviderToolbox<'_> {
         ctx: &ToolContext,
         reason: impl Into<String>,
     ) -> Result<(), ApprovalError> {
+        let reason = reason.into();
+        if self.decide_waiting(call, ctx, Some(&reason)) {
+            return Ok(());
+        }
         let dialect = Some(self.dialect());
-        self.toolbox().record(
-            &call.name,
-            dialect,
-            &call.arguments(),
-            ctx,
-            Some(reason.into()),
-        )
+        self.toolbox()
+            .record(&call.name, dialect, &call.arguments(), ctx, Some(reason))
     }
 }
