@@ -307,6 +307,7 @@ async fn provider_sdks_accept_our_json() {
     let tokens = json!({
         "tools": openai.fields["tools"],
         "counts": report.tools.iter().map(|t| t.tokens).collect::<Vec<_>>(),
+        "total": report.total,
     });
 
     let fixtures = concat!(
