@@ -329,27 +329,10 @@ async fn a_state_sealed_with_another_key_is_refused_clearly() {
     ));
 }
 
-#[tokio::test]
-async fn a_child_spends_from_its_parents_limits() {
-    // The child would make six calls a turn and spend 6,000 tokens a request.
-    let six: Vec<(String, &str, Value)> = (0..6)
-        .map(|i| {
-            (
-                format!("toolu_c{i}"),
-                "look_up",
-                json!({"path": format!("/srv/{i}")}),
-            )
-        })
-        .collect();
-    let six: Vec<(&str, &str, Value)> = six
-        .iter()
-        .map(|(a, b, c)| (a.as_str(), *b, c.clone()))
-        .collect();
-    let child_model = ScriptedModel::new([
-        tool_use(&six, 6000),
-        tool_use(&six, 6000),
-        said("Looked them up."),
-    ]);
+/// A parent under `limits` whose one call delegates `task` to a child answering with `script`;
+/// the child's model, to count its requests.
+fn delegating(script: Vec<Value>, task: &str, limits: Limits) -> (Agent, ScriptedModel) {
+    let child_model = ScriptedModel::new(script);
     let child = Agent::new(Toolbox::new().with(LookUp), ANTHROPIC, child_model.clone());
     let helper = AgentTool::new(
         "helper",
@@ -357,23 +340,42 @@ async fn a_child_spends_from_its_parents_limits() {
         child,
     );
     let parent_model = ScriptedModel::new([
-        tool_use(
-            &[("toolu_p1", "helper", json!({"task": "look up six files"}))],
-            10,
-        ),
+        tool_use(&[("toolu_p1", "helper", json!({"task": task}))], 10),
         said("Done."),
     ]);
     let parent =
-        Agent::new(Toolbox::new().with(helper), ANTHROPIC, parent_model).with_limits(Limits {
-            max_calls: 2,
-            max_tokens: Some(1000),
-            ..Limits::default()
-        });
+        Agent::new(Toolbox::new().with(helper), ANTHROPIC, parent_model).with_limits(limits);
+    (parent, child_model)
+}
+
+/// A child's turn of six look-ups, reported at `tokens` tokens.
+fn six_look_ups(tokens: u64) -> Value {
+    let ids: Vec<String> = (0..6).map(|i| format!("toolu_c{i}")).collect();
+    let calls: Vec<(&str, &str, Value)> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| (id.as_str(), "look_up", json!({"path": format!("/srv/{i}")})))
+        .collect();
+    tool_use(&calls, tokens)
+}
+
+#[tokio::test]
+async fn a_child_spends_from_its_parents_tokens() {
+    // The child would make six calls a turn and spend 6,000 tokens a request.
+    let script = vec![
+        six_look_ups(6000),
+        six_look_ups(6000),
+        said("Looked them up."),
+    ];
+    let limits = Limits {
+        max_calls: 2,
+        max_tokens: Some(1000),
+        ..Limits::default()
+    };
+    let (parent, child_model) = delegating(script, "look up six files", limits);
     let mut state = parent.start("Look up six files");
-    let ctx = ToolContext::new();
-    let stop = parent.run(&mut state, &ctx).await.unwrap();
-    // One child request (it found the tokens spent after it), no child call: the parent had
-    // one call left after its own, and the six would pass it.
+    let stop = parent.run(&mut state, &ToolContext::new()).await.unwrap();
+    // One child request (it found the tokens spent after it), no child call.
     assert_eq!(child_model.requests().len(), 1);
     assert_eq!(
         state.calls(),
@@ -384,33 +386,37 @@ async fn a_child_spends_from_its_parents_limits() {
 }
 
 #[tokio::test]
+async fn a_child_spends_from_its_parents_calls() {
+    // No token limit: the parent has one call left after its own, and the six would pass it.
+    let script = vec![six_look_ups(10), said("Looked them up.")];
+    let limits = Limits {
+        max_calls: 2,
+        ..Limits::default()
+    };
+    let (parent, child_model) = delegating(script, "look up six files", limits);
+    let mut state = parent.start("Look up six files");
+    let stop = parent.run(&mut state, &ToolContext::new()).await.unwrap();
+    assert_eq!(child_model.requests().len(), 1);
+    assert_eq!(state.calls(), 1, "none of the child's six calls ran");
+    // The parent's model was told the helper reached its limit, and answered.
+    assert_eq!(stop, Stop::Answered("Done.".into()));
+}
+
+#[tokio::test]
 async fn a_child_within_its_parents_limits_runs_to_its_answer() {
-    let child_model = ScriptedModel::new([
+    let script = vec![
         tool_use(&[("toolu_c1", "look_up", json!({"path": "/srv/a"}))], 10),
         said("It is 3 KiB."),
-    ]);
-    let child = Agent::new(Toolbox::new().with(LookUp), ANTHROPIC, child_model);
-    let helper = AgentTool::new(
-        "helper",
-        "Looks files up for a task. Reads files. Not for changing them.",
-        child,
-    );
-    let parent_model = ScriptedModel::new([
-        tool_use(
-            &[("toolu_p1", "helper", json!({"task": "size of /srv/a"}))],
-            10,
-        ),
-        said("It is 3 KiB."),
-    ]);
-    let parent =
-        Agent::new(Toolbox::new().with(helper), ANTHROPIC, parent_model).with_limits(Limits {
-            max_calls: 2,
-            max_tokens: Some(1000),
-            ..Limits::default()
-        });
+    ];
+    let limits = Limits {
+        max_calls: 2,
+        max_tokens: Some(1000),
+        ..Limits::default()
+    };
+    let (parent, _) = delegating(script, "size of /srv/a", limits);
     let mut state = parent.start("How big is /srv/a?");
     let stop = parent.run(&mut state, &ToolContext::new()).await.unwrap();
-    assert_eq!(stop, Stop::Answered("It is 3 KiB.".into()));
+    assert_eq!(stop, Stop::Answered("Done.".into()));
     // The parent's call and the child's.
     assert_eq!(state.calls(), 2);
 }

@@ -5,4 +5,5 @@ pub(crate) mod canonical;
 pub(crate) mod number;
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) mod request_id;
+pub(crate) mod scan;
 pub(crate) mod text;

@@ -225,33 +225,9 @@ fn ended(text: &str) -> bool {
     if text.trim().is_empty() {
         return true;
     }
-    let (mut depth, mut in_string, mut escaped, mut started) = (0usize, false, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'{' | b'[' => {
-                started = true;
-                depth += 1;
-            }
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                if started && depth == 0 {
-                    return true;
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    let mut scan = crate::json::scan::Scan::default();
+    scan.feed(text);
+    scan.closed
 }
 
 /// `text` without the commas that stand right after a value and right before a `}` or `]`

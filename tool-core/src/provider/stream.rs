@@ -28,6 +28,7 @@ use super::arguments::{replay, truncated};
 use super::call::ToolCall;
 use crate::dialect::Dialect;
 use crate::error::ToolError;
+use crate::json::scan::Scan;
 use crate::limits::{InputLimits, Limit};
 use crate::tool::Tool;
 use crate::validate::stream::Parser;
@@ -187,7 +188,7 @@ struct Partial {
     name: String,
     /// The arguments' text, while no parser reads it (a parser keeps the text itself).
     arguments: String,
-    /// Bytes of arguments received.
+    /// Bytes of arguments received (Gemini's counted as the text of each value and its path).
     size: usize,
     scan: Scan,
     /// Why the call is already broken (too long), if it is.
@@ -200,8 +201,6 @@ struct Partial {
     doc: Option<Value>,
     /// The pointer of a Gemini string argument still arriving.
     continuing: Option<String>,
-    /// Bytes of Gemini's streamed arguments so far.
-    received: usize,
     /// Gemini: values made so far (the node limit), the pointers of the values that became
     /// whole since the arguments were last checked, and how many bytes had come then.
     nodes: usize,
@@ -321,54 +320,6 @@ fn cut_pointer(pointer: &str) -> String {
     crate::limits::pointer(keys.iter().map(|k| crate::limits::Step::Key(k)))
 }
 
-/// Where a JSON text stands, read piece by piece: whether its first value has closed.
-#[derive(Debug, Default)]
-struct Scan {
-    depth: usize,
-    started: bool,
-    in_string: bool,
-    escaped: bool,
-    /// The first value closed; anything but whitespace after it is an error.
-    closed: bool,
-    trailing: bool,
-}
-
-impl Scan {
-    fn feed(&mut self, text: &str) {
-        for byte in text.bytes() {
-            if self.closed {
-                if !byte.is_ascii_whitespace() {
-                    self.trailing = true;
-                }
-                continue;
-            }
-            if self.in_string {
-                match byte {
-                    _ if self.escaped => self.escaped = false,
-                    b'\\' => self.escaped = true,
-                    b'"' => self.in_string = false,
-                    _ => {}
-                }
-                continue;
-            }
-            match byte {
-                b'"' => self.in_string = true,
-                b'{' | b'[' => {
-                    self.started = true;
-                    self.depth += 1;
-                }
-                b'}' | b']' => {
-                    self.depth = self.depth.saturating_sub(1);
-                    if self.started && self.depth == 0 {
-                        self.closed = true;
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-}
-
 impl CallStream {
     /// A stream of `dialect`'s chunks or events. Each call's arguments may be as long as
     /// [`InputLimits::DEFAULT`]'s `max_bytes` (1 MiB); see [`with_max_bytes`](Self::with_max_bytes).
@@ -475,7 +426,7 @@ impl CallStream {
         if let Some(partial) = self.remove(GEMINI) {
             let text = partial.doc.map(|d| d.to_string()).unwrap_or_default();
             done.push(Err(StreamedCallError {
-                error: truncated(&partial.name, partial.received),
+                error: truncated(&partial.name, partial.size),
                 call: ToolCall {
                     id: partial.id,
                     name: partial.name,
@@ -598,7 +549,7 @@ impl CallStream {
         let continues = arg.get("willContinue").and_then(Value::as_bool) == Some(true);
         // What arrived, counted against the limits as text would be.
         let size = value.to_string().len() + pointer.len();
-        if partial.received + size > max {
+        if partial.size + size > max {
             partial.broken = Some(format!(
                 "its arguments are longer than the limit of {max} bytes"
             ));
@@ -610,12 +561,11 @@ impl CallStream {
             ));
             return;
         }
-        partial.received += size;
         partial.size += size;
         self.open_bytes += size;
         let append = partial.continuing.as_deref() == Some(pointer.as_str());
         let doc = partial.doc.get_or_insert_with(|| serde_json::json!({}));
-        let placed = if limits.too_long(partial.received) {
+        let placed = if limits.too_long(partial.size) {
             Err(Placed::Limit(Limit::Bytes, String::new()))
         } else {
             set_at(doc, &pointer, value, append, &limits, &mut partial.nodes)
@@ -654,10 +604,10 @@ impl CallStream {
             return;
         };
         partial.unchecked.push(pointer);
-        if partial.received < partial.checked_at.saturating_mul(2) {
+        if partial.size < partial.checked_at.saturating_mul(2) {
             return;
         }
-        partial.checked_at = partial.received;
+        partial.checked_at = partial.size;
         let pointers = std::mem::take(&mut partial.unchecked);
         let doc = partial.doc.clone().unwrap_or_default();
         let Some(error) = crate::validate::stream::refusal_among(
@@ -965,11 +915,11 @@ impl CallStream {
         ) {
             // Refused as soon as no completion could be valid: answered now, the rest of
             // its stream dropped.
-            let Some(partial) = self.remove(key) else {
+            let Some(mut partial) = self.remove(key) else {
                 return;
             };
             self.closed.insert(key.to_owned());
-            let (id, name) = (partial.id.clone(), partial.name.clone());
+            let (id, name) = (partial.id.take(), std::mem::take(&mut partial.name));
             let text = partial.into_text();
             done.push(Err(StreamedCallError {
                 call: ToolCall {
@@ -1011,22 +961,21 @@ impl CallStream {
                 );
             }
         }
-        let Some(partial) = self.remove(key) else {
+        let Some(mut partial) = self.remove(key) else {
             return;
         };
         self.closed.insert(key.to_owned());
-        let (id, name, scan, broken_why) = (
-            partial.id.clone(),
-            partial.name.clone(),
-            (partial.scan.closed, partial.scan.trailing),
-            partial.broken.clone(),
+        let (id, name, broken_why) = (
+            partial.id.take(),
+            std::mem::take(&mut partial.name),
+            partial.broken.take(),
         );
+        let (closed, trailing) = (partial.scan.closed, partial.scan.trailing);
         let mut text = partial.into_text();
         if let Some(why) = broken_why {
             done.push(Err(broken(id, &name, &text, &why)));
             return;
         }
-        let (closed, trailing) = scan;
         let problem = if text.trim().is_empty() {
             // OpenAI sends `""`, Anthropic no delta, for a tool without parameters.
             text = "{}".to_owned();
