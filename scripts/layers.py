@@ -16,7 +16,7 @@ import modgraph  # noqa: E402
 # parent's floor unless listed on their own.
 FLOORS = {
     # 1: vocabulary
-    "arguments": 1, "caller": 1, "context": 1, "dialect": 1, "echo": 1, "error": 1, "json": 1,
+    "arguments": 1, "caller": 1, "context": 1, "dialect": 1, "echo": 1, "error": 1, "json": 1, "keys": 1,
     "limits": 1, "outcome": 1, "spec": 1,
     # 2: the canonical schema
     "schema": 2,

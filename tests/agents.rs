@@ -2,8 +2,12 @@
 //! resuming from stored state (in this process and in another), events, and agents as tools
 //! of other agents with their approvals intact.
 
+#[path = "support/replies.rs"]
+mod replies;
+
 use std::sync::{Arc, Mutex};
 
+use replies::{chat_calls, chat_said};
 use serde_json::{Value, json};
 use toolsmith::agent::{
     Agent, AgentEvent, AgentTool, Limit, Limits, RunState, ScriptedModel, Stop,
@@ -62,25 +66,6 @@ fn tool_use(calls: &[(&str, &str, Value)]) -> Value {
 fn said(text: &str) -> Value {
     json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
            "usage": {"input_tokens": 120, "output_tokens": 10}})
-}
-
-fn openai_calls(calls: &[(&str, &str, Value)]) -> Value {
-    let calls: Vec<Value> = calls
-        .iter()
-        .map(|(id, name, arguments)| {
-            json!({"id": id, "type": "function",
-            "function": {"name": name, "arguments": arguments.to_string()}})
-        })
-        .collect();
-    json!({"choices": [{"index": 0, "finish_reason": "tool_calls",
-        "message": {"role": "assistant", "content": null, "tool_calls": calls}}],
-        "usage": {"prompt_tokens": 40, "completion_tokens": 5}})
-}
-
-fn openai_said(text: &str) -> Value {
-    json!({"choices": [{"index": 0, "finish_reason": "stop",
-        "message": {"role": "assistant", "content": text}}],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 6}})
 }
 
 #[tokio::test]
@@ -329,8 +314,8 @@ fn parent_script(id: u64) -> ScriptedModel {
 
 fn child_script(id: u64) -> ScriptedModel {
     ScriptedModel::new([
-        openai_calls(&[("call_c1", "delete_ticket", json!({"id": id}))]),
-        openai_said(&format!("Ticket {id} is deleted.")),
+        chat_calls(&[("call_c1", "delete_ticket", json!({"id": id}))]),
+        chat_said(&format!("Ticket {id} is deleted.")),
     ])
 }
 
@@ -422,7 +407,7 @@ struct Summary {
 
 #[tokio::test]
 async fn typed_input_and_output() {
-    let child = ScriptedModel::new([openai_said(
+    let child = ScriptedModel::new([chat_said(
         "```json\n{\"ticket\": 4, \"status\": \"open\"}\n```",
     )]);
     let tool = AgentTool::new(
@@ -470,7 +455,7 @@ async fn second_process() {
     let approvals = Approvals::new();
     // A new process: the scripts go on from where the first process stopped.
     let parent = ScriptedModel::new([said("The helpdesk deleted ticket 12.")]);
-    let child = ScriptedModel::new([openai_said("Ticket 12 is deleted.")]);
+    let child = ScriptedModel::new([chat_said("Ticket 12 is deleted.")]);
     let agent = two_levels(&approvals, parent, child);
     let path = state.pending()[0].path.clone();
     agent.approve(&mut state, &path).unwrap();

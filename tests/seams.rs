@@ -13,7 +13,7 @@ mod pipe;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use http_exchange::{exchange, message, post_2025, whole_message};
+use http_exchange::{exchange, message, post_2025, request_2026, whole_message};
 use pipe::{Client, envelope};
 use serde_json::{Value, json};
 use toolsmith::audit::MemorySink;
@@ -1366,28 +1366,6 @@ async fn batches_with_retries_only_the_failed_items_run_again() {
 }
 
 // ---- pairs with MCP tasks, and idempotency with rate limits and fallback ----
-
-/// One MCP 2026-07-28 request with these client capabilities and `_meta` entries.
-async fn request_2026(
-    addr: std::net::SocketAddr,
-    method: &str,
-    name: &str,
-    mut params: Value,
-    capabilities: Value,
-    run: Option<&str>,
-) -> Value {
-    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": capabilities});
-    if let Some(run) = run {
-        params["_meta"]["toolsmith/run"] = json!(run);
-    }
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\nmcp-name: {name}\r\ncontent-length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    message(&exchange(addr, request, whole_message).await)
-}
 
 /// A task's end, polled with `tasks/get`.
 async fn task_result(addr: std::net::SocketAddr, id: &str, caps: &Value) -> Value {

@@ -91,3 +91,26 @@ pub async fn open_session(addr: std::net::SocketAddr) -> String {
     assert!(accepted.starts_with("HTTP/1.1 202"), "{accepted}");
     session
 }
+
+/// One MCP 2026-07-28 request with these client capabilities and `_meta` entries.
+pub async fn request_2026(
+    addr: std::net::SocketAddr,
+    method: &str,
+    name: &str,
+    mut params: Value,
+    capabilities: Value,
+    run: Option<&str>,
+) -> Value {
+    params["_meta"] = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities});
+    if let Some(run) = run {
+        params["_meta"]["toolsmith/run"] = serde_json::json!(run);
+    }
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+        .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\nmcp-name: {name}\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    message(&exchange(addr, request, whole_message).await)
+}

@@ -234,6 +234,68 @@ struct Inner {
     /// (never serialized).
     #[serde(skip)]
     awaited: Option<Box<Awaited>>,
+    /// Why the toolbox's door turned the call away before any tool was chosen (never
+    /// serialized: the model sees the same `unknown_tool` error for each reason).
+    #[serde(skip)]
+    turned_away: Option<Refusal>,
+}
+
+/// Why a toolbox turned a call away at its door ([`Toolbox::admit`](crate::Toolbox::admit)),
+/// before any tool ran: [`ToolError::refusal`] says it. The model is told the same for each
+/// (an `unknown_tool` error listing the tools it may call), so that what it was not offered
+/// stays unseen; the application can tell them apart.
+///
+/// ```
+/// use toolsmith::error::Refusal;
+/// use toolsmith::{tool, ToolContext, Toolbox};
+///
+/// /// Says hello. Read-only. Not for real conversations.
+/// #[tool(effect = "read")]
+/// fn say_hello() -> &'static str { "hello" }
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let toolbox = Toolbox::new().with(SayHello);
+/// let out = toolbox.call("say_goodbye", "{}", &ToolContext::new()).await;
+/// assert_eq!(out.error().unwrap().refusal(), Some(Refusal::Unknown));
+/// // A tool's own errors are not refusals.
+/// let out = toolbox.call("say_hello", "{}", &ToolContext::new()).await;
+/// assert!(out.error().is_none());
+/// # });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// No tool has the name, in the caller's spelling.
+    Unknown,
+    /// The request the call answers did not offer the tool (left out of its tool block, not
+    /// in its subset, or deferred and not found yet).
+    NotOffered,
+    /// The tool's condition ([`Toolbox::with_enabled_when`](crate::Toolbox::with_enabled_when))
+    /// does not hold for the call's context.
+    Disabled,
+    /// The toolbox's prepare step ([`Toolbox::with_prepare`](crate::Toolbox::with_prepare))
+    /// hides the tool for the call's context.
+    Hidden,
+}
+
+impl Refusal {
+    /// The reason as a word for logs and audit records: `unknown`, `not_offered`,
+    /// `disabled`, `hidden`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unknown => "unknown",
+            Self::NotOffered => "not_offered",
+            Self::Disabled => "disabled",
+            Self::Hidden => "hidden",
+        }
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The call an `approval_required` error waits on, as it will run: the tool's registered
@@ -353,6 +415,7 @@ impl ToolError {
                 throttled: false,
                 refusal: false,
                 awaited: None,
+                turned_away: None,
             }),
         }
     }
@@ -616,6 +679,19 @@ impl ToolError {
 
     pub(crate) fn awaited(&self) -> Option<&Awaited> {
         self.inner.awaited.as_deref()
+    }
+
+    /// Marks the error as the toolbox's door turning a call away, for `reason`.
+    pub(crate) fn turned_away(mut self, reason: Refusal) -> Self {
+        self.inner.turned_away = Some(reason);
+        self
+    }
+
+    /// Why the toolbox turned the call away before any tool ran (see [`Refusal`]); `None`
+    /// for every other error, a tool's own `unknown_tool` error included.
+    #[must_use]
+    pub fn refusal(&self) -> Option<Refusal> {
+        self.inner.turned_away
     }
 
     pub(crate) fn set_message(&mut self, message: String) {

@@ -14,6 +14,7 @@ mod dialect;
 mod echo;
 pub mod error;
 mod json;
+mod keys;
 mod limits;
 pub mod outcome;
 mod spec;
@@ -82,7 +83,7 @@ pub use outcome::ToolOutcome;
 pub use provider::ToolCall;
 pub use spec::{Annotations, Effect, ToolExample};
 pub use tool::Tool;
-pub use toolbox::{ApprovalDesk, ProviderToolbox, Toolbox, Turn};
+pub use toolbox::{Admitted, ApprovalDesk, ProviderToolbox, Spelling, Toolbox, Turn};
 pub use toolset::RegistrationError;
 
 /// Re-exported so a context can be given a cancellation signal of the caller's.

@@ -17,7 +17,7 @@ use super::children::Children;
 use super::client::{ModelClient, ModelRequest};
 use super::conversation;
 use super::error::AgentError;
-use super::state::{Awaiting, Owner, PendingCall, RunState, Usage};
+use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage};
 
 /// Where a run stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -169,17 +169,6 @@ pub struct Agent {
     request: ToolRequest,
     limits: Limits,
     events: Option<Events>,
-}
-
-/// Which turn of a run a request or a call belongs to: in the context of each, for a
-/// [`Prepare`](crate::toolset::Prepare) step that offers tools by turn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct RunStep {
-    /// Model requests made before this one.
-    pub turn: u32,
-    /// Tool calls answered before this turn.
-    pub calls: u32,
 }
 
 impl Agent {
@@ -353,10 +342,7 @@ impl Agent {
                 run_id: ctx.run_id().map_or_else(
                     || {
                         let mut id = String::from("run_");
-                        crate::json::canonical::push_hex(
-                            &mut id,
-                            &crate::output::random_key()[..16],
-                        );
+                        crate::json::canonical::push_hex(&mut id, &crate::keys::random_key()[..16]);
                         id
                     },
                     str::to_owned,
@@ -467,7 +453,8 @@ impl Agent {
             if let Some(refused) = needs_the_application(self.dialect, &state.request.hosted) {
                 return Err(AgentError::Request(refused));
             }
-            let turn_ctx = self.turn_context(state, ctx);
+            let step = self.step(state);
+            let turn_ctx = ctx.clone().with_extension(step);
             let block = self
                 .provider()
                 .request_for(&state.request, &turn_ctx)
@@ -537,6 +524,9 @@ impl Agent {
                 results: vec![None; n],
                 ids,
                 calls,
+                // The calls are judged against what this request offered, in its step.
+                offer: block.offer().clone(),
+                step,
                 found: Vec::new(),
                 pending: Vec::new(),
                 decisions: Vec::new(),
@@ -552,12 +542,9 @@ impl Agent {
         }
     }
 
-    /// The context of a turn's request and calls: the caller's, with the turn.
-    fn turn_context(&self, state: &RunState, ctx: &ToolContext) -> ToolContext {
-        ctx.clone().with_extension(RunStep {
-            turn: state.turns,
-            calls: state.calls,
-        })
+    /// The step of the run's next request.
+    fn step(&self, state: &RunState) -> RunStep {
+        RunStep::new(state.turns, state.calls)
     }
 
     /// Records the decisions, runs the calls of a waiting turn that have no answer yet, and
@@ -577,8 +564,10 @@ impl Agent {
             state.awaiting = Some(awaiting);
             return Ok(Some(Stop::Limit(Limit::Calls)));
         }
-        let provider = self.provider();
-        let turn_ctx = self.turn_context(state, ctx);
+        // The calls answer the request of `awaiting.step`: judged against what it offered, in
+        // its step, whenever they run.
+        let provider = self.provider().answering(&awaiting.offer);
+        let turn_ctx = ctx.clone().with_extension(awaiting.step);
         for decision in std::mem::take(&mut awaiting.decisions) {
             let Some(i) = awaiting.ids.iter().position(|id| *id == decision.call_id) else {
                 continue;

@@ -91,6 +91,10 @@ impl Usage {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Awaiting {
     pub(crate) calls: Vec<ToolCall>,
+    /// What the request these calls answer offered the model.
+    pub(crate) offer: crate::provider::Offer,
+    /// The step of that request.
+    pub(crate) step: RunStep,
     /// Each call's id for the run: the provider's, or one the run gave it.
     pub(crate) ids: Vec<String>,
     /// Each call's result as the provider takes it, once it has one.
@@ -304,5 +308,35 @@ impl RunState {
                 .decide(rest, denied),
             [] => Err(not_pending()),
         }
+    }
+}
+
+/// Which turn of a run a request or a call belongs to: in the context of each, for a
+/// [`Prepare`](crate::toolset::Prepare) step that offers tools by turn. The calls answering
+/// a request carry that request's step (the turn the model was offered the tools in), also
+/// when they run after a pause.
+///
+/// ```
+/// use toolsmith::agent::RunStep;
+/// use toolsmith::ToolContext;
+///
+/// // A context as the loop gives the calls of a run's second request, for a prepare step's tests.
+/// let ctx = ToolContext::new().with_extension(RunStep::new(1, 2));
+/// assert_eq!(ctx.get::<RunStep>().unwrap().turn, 1);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunStep {
+    /// Model requests made before this one.
+    pub turn: u32,
+    /// Tool calls answered before this turn.
+    pub calls: u32,
+}
+
+impl RunStep {
+    /// The step of a run's request `turn` (0 for the first), after `calls` answered calls.
+    #[must_use]
+    pub fn new(turn: u32, calls: u32) -> Self {
+        Self { turn, calls }
     }
 }

@@ -19,6 +19,7 @@ use crate::context::ToolContext;
 use crate::policy::PromptForApproval;
 use crate::provider::Dialect;
 use crate::provider::mcp::CallResult;
+use crate::toolbox::Spelling;
 
 impl McpServer {
     /// A `tools/call`: the tool run in its context, as a task, or as a round of MCP
@@ -55,9 +56,16 @@ impl McpServer {
         let ctx = self.context(&request_info, cancellation.clone(), Some(&context.peer));
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
-        let Some(tool) = toolbox.resolve(Dialect::Mcp, name) else {
-            return Err(self.unknown_tool(name, &ctx).await);
+        // The toolbox's door: a name no tool has, or a tool not offered in this context, is
+        // a protocol error for MCP.
+        let admitted = match toolbox
+            .admit(name, Spelling::Provider(Dialect::Mcp), &ctx, None)
+            .await
+        {
+            Ok(admitted) => admitted,
+            Err(_) => return Err(self.unknown_tool(name, &ctx).await),
         };
+        let tool = admitted.tool();
         // A bounded number of calls at once: one beyond it is told to retry, not queued.
         let Ok(slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
             return Ok(CallToolResponse::Complete(busy(
@@ -148,6 +156,7 @@ impl McpServer {
                 let call = TaskCall {
                     config: Arc::clone(&self.config),
                     tool: Arc::clone(tool),
+                    index: admitted.index(),
                     arguments,
                     ctx: ctx.clone(),
                     cancellation,
@@ -172,10 +181,7 @@ impl McpServer {
             }
             _ => {
                 let _slot = slot;
-                // The tool's own name: a toolset may show it under another.
-                toolbox
-                    .call(tool.definition().name(), arguments, &ctx)
-                    .await
+                admitted.call(arguments, &ctx).await
             }
         };
         if let Some(round) = round {
@@ -203,7 +209,7 @@ impl McpServer {
                     tool: name.to_owned(),
                     asked,
                     answers: round.answers.clone(),
-                    nonce: crate::output::new_id(),
+                    nonce: crate::keys::new_id(),
                 };
                 let options = rmcp::model::SealOptions::new()
                     .associated_data(bound.as_bytes())
@@ -216,14 +222,6 @@ impl McpServer {
                     rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)),
                 ));
             }
-        }
-        // The toolbox refuses a tool disabled in this context as an unknown one: for MCP that
-        // is a protocol error too.
-        if outcome
-            .error()
-            .is_some_and(|err| err.code() == crate::error::ErrorCode::UnknownTool)
-        {
-            return Err(self.unknown_tool(name, &ctx).await);
         }
         Ok(CallToolResponse::Complete(complete(
             name,
@@ -339,7 +337,7 @@ impl McpServer {
             Some(_) => request.header("mcp-session-id").map(|id| {
                 let mut run = String::with_capacity(12 + 16);
                 run.push_str("mcp-session-");
-                let digest = crate::output::key_from_secret(id.as_bytes());
+                let digest = crate::keys::key_from_secret(id.as_bytes());
                 crate::json::canonical::push_hex(&mut run, &digest[..8]);
                 run
             }),
@@ -373,6 +371,8 @@ impl McpServer {
 pub(super) struct TaskCall {
     pub(super) config: Arc<Config>,
     pub(super) tool: Arc<dyn crate::tool::Tool>,
+    /// The tool's place in the toolbox, as the door admitted it.
+    pub(super) index: usize,
     pub(super) arguments: Value,
     pub(super) ctx: ToolContext,
     pub(super) cancellation: CancellationToken,
@@ -392,6 +392,7 @@ impl TaskCall {
         let Self {
             config,
             tool,
+            index,
             arguments,
             ctx,
             cancellation,
@@ -403,11 +404,13 @@ impl TaskCall {
         let stop = cancellation.clone();
         let run = {
             let config = Arc::clone(&config);
-            let name = tool.definition().name().to_owned();
             // Dropped (the request ends, the task expires), the handle stops the call.
             move || {
                 tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
-                    config.toolbox.call(&name, arguments, &ctx).await
+                    config
+                        .toolbox
+                        .call_admitted(index, arguments.into(), &ctx)
+                        .await
                 }))
             }
         };
@@ -488,7 +491,7 @@ pub(super) async fn finish_task(
     };
     let outcome = joined_outcome(joined);
     if let Some(err) = outcome.error()
-        && (err.is_panic() || err.code() == crate::error::ErrorCode::UnknownTool)
+        && err.is_panic()
     {
         let mut data = json!({"code": err.code().as_str()});
         if let Some(trace_id) = err.trace_id() {

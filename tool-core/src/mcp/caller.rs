@@ -44,7 +44,7 @@ impl Session {
         self.run.get_or_init(|| {
             let mut run = String::with_capacity(9 + 16);
             run.push_str("mcp-conn-");
-            crate::json::canonical::push_hex(&mut run, &crate::output::random_key()[..8]);
+            crate::json::canonical::push_hex(&mut run, &crate::keys::random_key()[..8]);
             run
         })
     }

@@ -194,7 +194,7 @@ impl McpServer {
             }),
             peers: Arc::default(),
             session: Arc::default(),
-            state_codec: state_codec(crate::output::random_key()),
+            state_codec: state_codec(crate::keys::random_key()),
         }
     }
 
@@ -208,8 +208,8 @@ impl McpServer {
     /// sealed state, so it is refused where the server is built.
     #[must_use]
     pub fn with_state_key(mut self, secret: impl AsRef<[u8]>) -> Self {
-        crate::output::check_secret("McpServer::with_state_key", secret.as_ref());
-        self.state_codec = state_codec(crate::output::key_from_secret(secret.as_ref()));
+        crate::keys::check_secret("McpServer::with_state_key", secret.as_ref());
+        self.state_codec = state_codec(crate::keys::key_from_secret(secret.as_ref()));
         self
     }
 

@@ -25,6 +25,7 @@ use crate::caller::{
     Caller, CallerError, CallerFuture, Elicited, LogLevel, Root, Sampled, Sampling,
 };
 use crate::provider::Dialect;
+use crate::toolbox::Spelling;
 
 /// The revisions whose calls are answered in place: those rmcp serves without per-request
 /// negotiation.
@@ -220,9 +221,14 @@ impl McpServer {
         self.run_of(&request)?;
         let ctx = self.context(&request, stop, None);
         let toolbox = &self.config.toolbox;
-        let Some(tool) = toolbox.resolve(Dialect::Mcp, &name) else {
-            return Err(self.unknown_tool(&name, &ctx).await);
+        let admitted = match toolbox
+            .admit(&name, Spelling::Provider(Dialect::Mcp), &ctx, None)
+            .await
+        {
+            Ok(admitted) => admitted,
+            Err(_) => return Err(self.unknown_tool(&name, &ctx).await),
         };
+        let tool = admitted.tool();
         let Ok(_slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
             return Ok((
                 super::call::busy(&self.config, tool.definition(), &ctx),
@@ -234,15 +240,7 @@ impl McpServer {
             logger: name.clone(),
             session: Arc::clone(&self.session),
         }));
-        // The tool's own name: a toolset may show it under another.
-        let own = tool.definition().name();
-        let outcome = toolbox.call(own, Value::Object(arguments), &ctx).await;
-        if outcome
-            .error()
-            .is_some_and(|err| err.code() == crate::error::ErrorCode::UnknownTool)
-        {
-            return Err(self.unknown_tool(&name, &ctx).await);
-        }
+        let outcome = admitted.call(Value::Object(arguments), &ctx).await;
         Ok(super::call::complete_as_text(
             &name,
             tool.definition(),

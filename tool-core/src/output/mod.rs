@@ -45,8 +45,7 @@ pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub use store::RESULT_URI_PREFIX;
 #[cfg(feature = "mcp")]
-pub(crate) use store::new_id;
-pub(crate) use store::{check_secret, key_from_secret, may_read, random_key};
+pub(crate) use store::may_read;
 pub use view::{ToolReturn, Viewed};
 
 use scan::{Hit, Secret, hits};

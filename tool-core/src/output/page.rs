@@ -139,7 +139,7 @@ type HmacSha256 = Hmac<Sha256>;
 /// The key of cursors sealed outside any toolbox (a tool called directly, in a test).
 fn process_key() -> &'static [u8; 32] {
     static KEY: OnceLock<[u8; 32]> = OnceLock::new();
-    KEY.get_or_init(super::store::random_key)
+    KEY.get_or_init(crate::keys::random_key)
 }
 
 /// The signature of a cursor: over the tool, the principal it was given to, and the state.

@@ -2,18 +2,15 @@
 //! principal through an HMAC tag), summaries and previews. The stores that keep them are in
 //! [`state`](crate::state).
 
-use std::hash::{BuildHasher, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 /// The scheme and path of a stored result's URI: `toolsmith://results/<id>`.
 pub const RESULT_URI_PREFIX: &str = "toolsmith://results/";
 
-/// The id a result is kept under: a [`new_id`], and, for a result of a call with a principal,
+/// The id a result is kept under: a new random id, and, for a result of a call with a principal,
 /// a tag binding it to that principal (`<id>.<tag>`), so that only that principal reads it.
 pub(crate) fn owned_id(key: &[u8; 32], owner: Option<&str>) -> String {
-    let id = new_id();
+    let id = crate::keys::new_id();
     match owner {
         Some(owner) => {
             let tag = owner_tag(key, &id, owner);
@@ -56,51 +53,6 @@ fn owner_tag(key: &[u8; 32], id: &str, owner: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-/// A new, unguessable id: 128 bits of a [`random_key`], in hex. The URI of a result kept
-/// without an owner is a capability: whoever has it can read the result.
-pub(crate) fn new_id() -> String {
-    random_key()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// 32 bytes no one can guess: the process's random hash keys (from the OS), a counter and the
-/// clock, through SHA-256.
-pub(crate) fn random_key() -> [u8; 32] {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut hasher = Sha256::new();
-    for _ in 0..2 {
-        let mut seed = std::collections::hash_map::RandomState::new().build_hasher();
-        seed.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        hasher.update(seed.finish().to_le_bytes());
-    }
-    hasher.update(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-            .to_le_bytes(),
-    );
-    hasher.finalize().into()
-}
-
-/// A 32-byte key made from `secret` (SHA-256), for keys that several processes share.
-/// The shortest secret a signing or sealing key is made from.
-pub(crate) const MIN_SECRET: usize = 32;
-
-/// Refuses, where a toolbox or server is built, a secret too short to be a key.
-pub(crate) fn check_secret(setter: &str, secret: &[u8]) {
-    assert!(
-        secret.len() >= MIN_SECRET,
-        "{setter}: the secret is {} bytes long; give at least {MIN_SECRET} random bytes (a short secret can be guessed, and with it every signature forged)",
-        secret.len()
-    );
-}
-
-pub(crate) fn key_from_secret(secret: &[u8]) -> [u8; 32] {
-    Sha256::digest(secret).into()
 }
 
 /// What a stored result is, in a sentence: its shape and size.

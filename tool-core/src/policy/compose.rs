@@ -121,7 +121,7 @@ impl Default for Settings {
             input_limits,
             results,
             large_results,
-            cursor_key: key.unwrap_or_else(|| Arc::new(crate::output::random_key())),
+            cursor_key: key.unwrap_or_else(|| Arc::new(crate::keys::random_key())),
             cursor_ttl,
             limiter,
             upstreams: upstream_limits,

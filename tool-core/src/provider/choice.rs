@@ -282,9 +282,18 @@ pub struct ToolBlock {
     /// HTTP headers the request needs for what the block holds: Anthropic's
     /// `anthropic-beta` for computer use and its MCP connector. Empty for most blocks.
     pub headers: Vec<(String, String)>,
+    /// What the model may call in its answer.
+    pub(crate) offer: super::Offer,
 }
 
 impl ToolBlock {
+    /// What the model may call in its answer to this request: the calls answering it are
+    /// judged against it ([`ProviderToolbox::answering`](crate::ProviderToolbox::answering)).
+    #[must_use]
+    pub fn offer(&self) -> &super::Offer {
+        &self.offer
+    }
+
     /// The names of the tools in the block, in order, in the provider's spelling.
     #[must_use]
     pub fn tool_names(&self) -> Vec<&str> {
@@ -671,6 +680,20 @@ pub(crate) fn build(
     if matches!(request.choice, ToolChoice::None) {
         parallel = None;
     }
+    // What the model may call: what it may be asked for, once loaded; the toolbox's own search
+    // where it stands in for deferred tools and the choice leaves the model free.
+    let mut callable: Vec<String> = may_call
+        .iter()
+        .filter(|t| native_search || !unloaded(&t.registered))
+        .map(|t| t.exported.clone())
+        .collect();
+    if searching
+        && !native_search
+        && matches!(request.choice, ToolChoice::Auto | ToolChoice::Required)
+    {
+        callable.push(super::search::LOCAL_SEARCH_TOOL.to_owned());
+    }
+    let offer = super::Offer::new(callable);
 
     let spellings: Vec<(String, String)> = offered
         .iter()
@@ -732,6 +755,7 @@ pub(crate) fn build(
             held,
             dialect,
             headers: Vec::new(),
+            offer,
         });
     }
     let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
@@ -900,6 +924,7 @@ pub(crate) fn build(
         held,
         dialect,
         headers,
+        offer,
     })
 }
 

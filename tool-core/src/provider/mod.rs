@@ -14,6 +14,7 @@ mod gemini;
 mod hosted;
 pub(crate) use hosted::RawKind;
 pub(crate) mod mcp;
+mod offer;
 mod openai;
 mod rich;
 mod search;
@@ -37,6 +38,7 @@ pub use hosted::{
     HostedKind, HostedTool, RawHosted, RemoteMcp, UserLocation, WebFetch, WebSearch, hosted_items,
 };
 pub use mcp::{OUTPUT_META, REPLAYED_META};
+pub use offer::Offer;
 pub use search::LOCAL_SEARCH_TOOL;
 pub(crate) use search::{answer as search_answer, definition as search_definition, found_names};
 pub(crate) use stream::Resolver;

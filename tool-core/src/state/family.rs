@@ -157,8 +157,8 @@ impl State {
     /// cursors, so it is refused where the state is built.
     #[must_use]
     pub fn with_key(mut self, secret: impl AsRef<[u8]>) -> Self {
-        crate::output::check_secret("State::with_key", secret.as_ref());
-        self.key = Some(Arc::new(crate::output::key_from_secret(secret.as_ref())));
+        crate::keys::check_secret("State::with_key", secret.as_ref());
+        self.key = Some(Arc::new(crate::keys::key_from_secret(secret.as_ref())));
         self
     }
 }

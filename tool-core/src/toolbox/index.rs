@@ -96,18 +96,6 @@ impl ToolIndex {
             || (!self.enablement.is_empty() && self.enablement.contains_key(name))
     }
 
-    /// Whether the tool `name` is offered in `ctx`.
-    pub(crate) async fn is_enabled(&self, name: &str, ctx: &ToolContext) -> bool {
-        let enabled = match self.enablement.get(name) {
-            Some(enabled) => enabled.enabled(ctx).await,
-            None => true,
-        };
-        if !enabled {
-            return false;
-        }
-        self.prepare.is_none() || !self.prepared(ctx).hides(name)
-    }
-
     /// The prepare step's decisions for `ctx` over every tool (nothing hidden without one).
     pub(crate) fn prepared(&self, ctx: &ToolContext) -> Prepared<'_> {
         let mut prepared = Prepared::new(

@@ -16,6 +16,7 @@ use crate::policy::{
 use crate::provider::{Dialect, ExportError, ToolCall};
 
 mod approval;
+mod door;
 mod index;
 pub(crate) mod join;
 mod provider;
@@ -65,6 +66,29 @@ use serde_json::Value;
 pub struct ProviderToolbox<'a> {
     toolbox: &'a Toolbox,
     dialect: Dialect,
+    /// What the request the calls answer offered, when they answer one.
+    offer: Option<&'a crate::provider::Offer>,
+}
+
+/// How a caller spells a tool's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Spelling {
+    /// The name the tool was registered under (`tickets.search`): what
+    /// [`Toolbox::call`](crate::Toolbox::call) takes.
+    Registered,
+    /// The name a provider was sent (`tickets_search` for OpenAI; MCP's for
+    /// [`Dialect::Mcp`]).
+    Provider(Dialect),
+}
+
+/// A call the door let in: the tool, the definition it was offered under, and the way to run
+/// it. Got from [`Toolbox::admit`].
+#[derive(Clone, Copy)]
+pub struct Admitted<'a> {
+    toolbox: &'a Toolbox,
+    /// The tool's place in the registry.
+    index: usize,
 }
 
 /// The toolbox as the person who decides approvals sees it ([`Toolbox::approvals`]): the
@@ -463,7 +487,7 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let slots = CallSlots::default();
-        let done = match self.enter(name, arguments.into(), ctx, None, &slots) {
+        let done = match self.enter(Knock::registered(name), arguments.into(), ctx, None, &slots) {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
@@ -513,7 +537,13 @@ impl Toolbox {
         let start = out.len();
         crate::outcome::open_success(out);
         let slots = CallSlots::default();
-        let done = match self.enter(name, arguments.into(), ctx, Some(&mut *out), &slots) {
+        let done = match self.enter(
+            Knock::registered(name),
+            arguments.into(),
+            ctx,
+            Some(&mut *out),
+            &slots,
+        ) {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
@@ -624,68 +654,102 @@ impl Toolbox {
         crate::provider::export_all(dialect, &defs)
     }
 
-    /// Every call's one route, for [`call`](Self::call) and [`call_into`](Self::call_into),
-    /// up to its plan: the limits on the arguments, then the tool's plan (or the plan that
-    /// records a refusal). Synchronous: a plan that ends at once answers here, so that the
-    /// caller's future holds no result. The route ends in [`finished`].
+    /// Every call's one route, for [`call`](Self::call), [`call_into`](Self::call_into) and a
+    /// provider's calls, up to its plan: the limits on the arguments, the door
+    /// ([`admit`](Self::admit)), then the tool's plan (or the plan that records a refusal).
+    /// Synchronous where it can be: a known tool under no condition, answering no request,
+    /// passes the door by its name alone, and a plan that ends at once answers here, so that
+    /// the caller's future holds no result. The route ends in [`finished`](Self::finished).
     #[inline]
     fn enter<'c>(
         &'c self,
-        name: &'c str,
+        knock: Knock<'c>,
         mut arguments: Arguments<'c>,
         ctx: &'c ToolContext,
         out: Option<&'c mut Vec<u8>>,
         slots: &'c CallSlots,
     ) -> Flow<'c> {
-        let ctx = match self.prepare(name, &mut arguments, ctx) {
+        let index = self.find(knock.name, knock.spelling);
+        let def = index.map(|i| self.registry.in_order[i].definition());
+        let ctx = match self.prepare(def, &mut arguments, ctx) {
             Ok(None) => ctx,
             Ok(Some(limited)) => slots.limited.get_or_init(|| Box::new(limited)),
             Err(err) => return Flow::refused(err),
         };
-        self.plan(Call {
-            name,
+        let call = Call {
+            name: def.map_or(knock.name, ToolDefinition::name),
             arguments,
             ctx,
             out,
             read: &slots.read,
             refusal: None,
             repairs: Vec::new(),
-        })
-    }
-
-    /// The call through its tool's plan, or through the plan that records a refused call.
-    #[inline]
-    fn plan<'c>(&'c self, call: Call<'c>) -> Flow<'c> {
+        };
         let plans = self.plans();
-        let index = self.registry.by_name.get(call.name).copied();
         match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if !self.registry.has_predicate(call.name) => plan.run(call),
+            Some(plan) if knock.offer.is_none() && !self.registry.has_predicate(call.name) => {
+                plan.run(call)
+            }
             // Rare, and its future is large.
-            _ => Flow::later(self.dispatch_enabled(index, plans, call)),
+            _ => Flow::later(self.through_door(knock, plans, call)),
         }
     }
 
-    /// A call of a tool with an enablement predicate, or of no tool: a disabled tool is
-    /// refused exactly as an unknown one, listing the tools enabled for the caller.
-    async fn dispatch_enabled<'c>(
+    /// A call the door must ask about: a tool under a condition, a call answering a request,
+    /// or no tool. Admitted, it runs its tool's plan; turned away, the plan that records it.
+    async fn through_door<'c>(
         &'c self,
-        index: Option<usize>,
+        knock: Knock<'c>,
         plans: &'c Plans,
         mut call: Call<'c>,
     ) -> Done {
-        if let Some(plan) = index.and_then(|i| plans.tools.get(i))
-            && self.registry.is_enabled(call.name, call.ctx).await
-        {
-            return plan.run(call).await;
-        }
-        let names: Vec<&str> = self
-            .definitions_for(call.ctx)
+        match self
+            .admit(knock.name, knock.spelling, call.ctx, knock.offer)
             .await
-            .iter()
-            .map(|d| d.name())
-            .collect();
-        call.refusal = Some(self.registry.unknown(call.name, &names));
-        plans.refused.run(call).await
+        {
+            Ok(admitted) => match plans.tools.get(admitted.index()) {
+                Some(plan) => plan.run(call).await,
+                None => Done::refused(ToolError::internal("a tool without a plan")),
+            },
+            Err(err) => {
+                call.refusal = Some(err);
+                plans.refused.run(call).await
+            }
+        }
+    }
+
+    /// Runs the tool at `index`, admitted at the door already ([`door::Admitted::call`]).
+    pub(crate) async fn call_admitted<'c>(
+        &'c self,
+        index: usize,
+        mut arguments: Arguments<'c>,
+        ctx: &'c ToolContext,
+    ) -> ToolOutcome {
+        let def = self.registry.in_order[index].definition();
+        let slots = CallSlots::default();
+        let done = match self.prepare(Some(def), &mut arguments, ctx) {
+            Err(err) => Done::refused(err),
+            Ok(limited) => {
+                let ctx = match limited {
+                    None => ctx,
+                    Some(limited) => slots.limited.get_or_init(|| Box::new(limited)),
+                };
+                let call = Call {
+                    name: def.name(),
+                    arguments,
+                    ctx,
+                    out: None,
+                    read: &slots.read,
+                    refusal: None,
+                    repairs: Vec::new(),
+                };
+                match self.plans().tools.get(index) {
+                    Some(plan) => plan.run(call).await,
+                    None => Done::refused(ToolError::internal("a tool without a plan")),
+                }
+            }
+        };
+        outcome_of(self.finished(done.ran, def.name(), ctx))
     }
 
     /// The plans, composed on first use after the toolbox was last configured.
@@ -1135,12 +1199,12 @@ impl Toolbox {
     }
 
     /// What a call needs before it runs: a context that carries the toolbox's limits on
-    /// arguments (when the tool `name` sets none of its own and the toolbox has some; the
-    /// tool's read finds them there), and the door check of [`admit`](Self::admit).
+    /// arguments (when the tool `def` sets none of its own and the toolbox has some; the
+    /// tool's read finds them there), and the check of [`refuse_over_limits`](Self::refuse_over_limits).
     #[inline]
     fn prepare(
         &self,
-        name: &str,
+        def: Option<&ToolDefinition>,
         arguments: &mut Arguments<'_>,
         ctx: &ToolContext,
     ) -> Result<Option<ToolContext>, ToolError> {
@@ -1151,11 +1215,11 @@ impl Toolbox {
             return Ok(None);
         }
         let limited = self.settings.input_limits.and_then(|limits| {
-            let own = self.get(name)?.definition().input_limits().is_some();
+            let own = def?.input_limits().is_some();
             (!own && ctx.input_limits() != Some(&limits))
                 .then(|| ctx.clone().with_input_limits(limits))
         });
-        match self.admit(name, arguments, limited.as_ref().unwrap_or(ctx)) {
+        match self.refuse_over_limits(def, arguments, limited.as_ref().unwrap_or(ctx)) {
             Some(err) => Err(err),
             None => Ok(limited),
         }
@@ -1165,16 +1229,15 @@ impl Toolbox {
     /// (a host may hand in a value nested deeper than any stack: a copy or a drop would
     /// recurse through it), and takes such a value apart without recursion. Borrowed values
     /// are only ever read, by readers that check the limits first.
-    fn admit(
+    fn refuse_over_limits(
         &self,
-        name: &str,
+        def: Option<&ToolDefinition>,
         arguments: &mut Arguments<'_>,
         ctx: &ToolContext,
     ) -> Option<ToolError> {
         let Arguments::Value(std::borrow::Cow::Owned(value)) = &*arguments else {
             return None;
         };
-        let def = self.get(name).map(|tool| tool.definition());
         let limits = match def {
             Some(def) => crate::validate::limits_for(def.validation(), Some(ctx)),
             None => ctx
@@ -1195,6 +1258,26 @@ impl Toolbox {
                 limit.field(limits, pointer)
             )),
         })
+    }
+}
+
+/// Who knocks at the door: a name in its caller's spelling, and the offer of the request the
+/// call answers, if any.
+#[derive(Clone, Copy)]
+pub(crate) struct Knock<'c> {
+    pub(crate) name: &'c str,
+    pub(crate) spelling: Spelling,
+    pub(crate) offer: Option<&'c crate::provider::Offer>,
+}
+
+impl<'c> Knock<'c> {
+    /// A call by the registered name, from the application's own code.
+    fn registered(name: &'c str) -> Self {
+        Self {
+            name,
+            spelling: Spelling::Registered,
+            offer: None,
+        }
     }
 }
 

@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
-use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
 use crate::provider::{
     CallParseError, Dialect, ExportError, RequestError, ToolBlock, ToolCall, ToolRequest,
@@ -20,7 +19,7 @@ use crate::provider::{
 };
 use crate::tool::Tool;
 
-use super::{ProviderToolbox, Toolbox, Turn, join};
+use super::{ProviderToolbox, Spelling, Toolbox, Turn, join};
 
 impl Toolbox {
     /// This toolbox as `dialect`'s provider sees it: its calls use that provider's names.
@@ -29,11 +28,68 @@ impl Toolbox {
         ProviderToolbox {
             toolbox: self,
             dialect,
+            offer: None,
         }
     }
 }
 
 impl<'a> ProviderToolbox<'a> {
+    /// This view for the calls answering the request that offered `offer`
+    /// ([`ToolBlock::offer`]): a call of a tool the request did not offer is refused as an
+    /// unknown tool ([`Refusal::NotOffered`](crate::error::Refusal::NotOffered)), on
+    /// [`run`](Self::run), [`respond_to`](Self::respond_to) and the rest, and a
+    /// [`call_stream`](Self::call_stream) checks no arguments against it. Without it, a call
+    /// may name any tool offered in its context: a model could call a tool the request left
+    /// out.
+    ///
+    /// ```
+    /// use toolsmith::provider::{ToolChoice, ToolRequest};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::error::Refusal;
+    /// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+    ///
+    /// /// Reads a ticket. Read-only. Not for editing.
+    /// #[tool(effect = "read")]
+    /// fn read_ticket(
+    ///     /// The ticket's id.
+    ///     #[arg(range(max = 10_000))]
+    ///     id: u32,
+    /// ) -> String {
+    ///     format!("ticket {id}")
+    /// }
+    ///
+    /// /// Closes a ticket. Writes the ticket's state. Not for deleting.
+    /// #[tool(effect = "write")]
+    /// fn close_ticket(
+    ///     /// The ticket's id.
+    ///     #[arg(range(max = 10_000))]
+    ///     id: u32,
+    /// ) {
+    ///     let _ = id;
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(ReadTicket).with(CloseTicket);
+    /// let anthropic = toolbox.provider(Dialect::Anthropic { strict: false });
+    /// let request = ToolRequest {
+    ///     choice: ToolChoice::Only { tools: vec!["read_ticket".into()], require: false },
+    ///     ..ToolRequest::default()
+    /// };
+    /// let block = anthropic.request(&request).unwrap();
+    /// // The model answers with a call of the tool it was not sent.
+    /// let response = json!({"content": [{"type": "tool_use", "id": "toolu_1", "name": "close_ticket", "input": {"id": 7}}]});
+    /// let turn = anthropic.answering(block.offer()).respond_to(&response, &ToolContext::new()).await.unwrap();
+    /// let err = turn.outcomes[0].error().unwrap();
+    /// assert_eq!(err.refusal(), Some(Refusal::NotOffered));
+    /// assert!(err.message().contains("the available tools are `read_ticket`"));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn answering(mut self, offer: &'a crate::provider::Offer) -> Self {
+        self.offer = Some(offer);
+        self
+    }
+
     /// The dialect.
     #[must_use]
     pub fn dialect(&self) -> Dialect {
@@ -204,8 +260,15 @@ impl<'a> ProviderToolbox<'a> {
     pub fn call_stream(&self) -> crate::provider::CallStream {
         let toolbox = self.toolbox.clone();
         let dialect = self.dialect;
+        // A stream answering a request checks arguments only against what it offered.
+        let offer = self.offer.cloned();
         crate::provider::CallStream::new(dialect).with_resolver(crate::provider::Resolver(
-            Arc::new(move |name: &str| toolbox.resolve(dialect, name).cloned()),
+            Arc::new(move |name: &str| {
+                if offer.as_ref().is_some_and(|offer| !offer.contains(name)) {
+                    return None;
+                }
+                toolbox.resolve(dialect, name).cloned()
+            }),
         ))
     }
 
@@ -224,9 +287,11 @@ impl<'a> ProviderToolbox<'a> {
         self.toolbox.resolve(self.dialect, name)
     }
 
-    /// Runs one parsed call: its name mapped back to the registered one, its id given to the
-    /// context as the call id. An unknown (or disabled) name is an `unknown_tool` error listing
-    /// the tools in this provider's spelling.
+    /// Runs one parsed call through the toolbox's door ([`Toolbox::admit`]) in this
+    /// provider's spelling, its id given to the context as the call id. A name no tool has
+    /// here, one not offered in `ctx` (its condition, the prepare step) or, for a view
+    /// [`answering`](Self::answering) a request, one that request did not offer, is an
+    /// `unknown_tool` error listing what the model may call, in this provider's spelling.
     pub async fn run(&self, call: &ToolCall, ctx: &ToolContext) -> ToolOutcome {
         let with_id;
         let ctx = match &call.id {
@@ -236,35 +301,35 @@ impl<'a> ProviderToolbox<'a> {
             }
             _ => ctx,
         };
-        let tool = self.resolve(&call.name);
+        let spelling = Spelling::Provider(self.dialect);
+        let index = self.toolbox.find(&call.name, spelling);
         // The toolbox's own tool search (offered where a provider has none, for deferred
-        // tools), unless a tool of the toolbox has its name.
-        if tool.is_none() && call.name == crate::provider::LOCAL_SEARCH_TOOL {
+        // tools), unless a tool of the toolbox has its name; answering a request, only if
+        // that request offered it.
+        if index.is_none()
+            && call.name == crate::provider::LOCAL_SEARCH_TOOL
+            && self.offer.is_none_or(|offer| offer.contains(&call.name))
+        {
             return self.search(call, ctx).await;
         }
-        // A tool's own name that a toolset shows under another is not a name this provider
-        // was offered.
-        if tool.is_none() && self.toolbox.get(&call.name).is_some() {
-            return ToolOutcome::Error(self.unknown(&call.name, ctx).await);
-        }
-        // The registered name; an unknown one goes through as it is, to be refused below.
-        let (name, arguments) = match tool {
-            Some(tool) => (
-                tool.definition().name(),
-                self.arguments(tool.definition(), call, ctx),
-            ),
-            None => (call.name.as_str(), call.arguments()),
+        let arguments = match index {
+            Some(i) => self.arguments(self.toolbox.registry.in_order[i].definition(), call, ctx),
+            None => call.arguments(),
         };
-        let mut outcome = self.toolbox.call(name, arguments, ctx).await;
-        // Refused as unknown by the toolbox (no such tool, or one disabled here), not a
-        // tool's own `unknown_tool` error: answered with this provider's names.
-        if let ToolOutcome::Error(err) = &outcome
-            && err.code() == ErrorCode::UnknownTool
-            && (self.toolbox.get(name).is_none() || self.toolbox.registry.has_predicate(name))
-        {
-            outcome = ToolOutcome::Error(self.unknown(&call.name, ctx).await);
-        }
-        outcome
+        let knock = super::Knock {
+            name: &call.name,
+            spelling,
+            offer: self.offer,
+        };
+        let slots = super::CallSlots::default();
+        let done = match self.toolbox.enter(knock, arguments, ctx, None, &slots) {
+            crate::policy::Flow::Now(done) => done,
+            crate::policy::Flow::Later(future) => future.await,
+        };
+        let name = index.map_or(call.name.as_str(), |i| {
+            self.toolbox.registry.in_order[i].definition().name()
+        });
+        super::outcome_of(self.toolbox.finished(done.ran, name, ctx))
     }
 
     /// A call's arguments for the tool `def`. A strict OpenAI export made a hand-written
@@ -415,21 +480,5 @@ impl<'a> ProviderToolbox<'a> {
     pub(crate) fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
         let def = self.resolve(&call.name).map(|tool| tool.definition());
         encode_result(self.dialect, call, outcome, def)
-    }
-
-    /// The refusal of a call of no tool, listing the tools offered in `ctx` as this provider
-    /// spells them.
-    async fn unknown(&self, name: &str, ctx: &ToolContext) -> ToolError {
-        let names: Vec<String> = self
-            .toolbox
-            .definitions_for(ctx)
-            .await
-            .iter()
-            .map(|def| self.dialect.tool_name(def.name()))
-            .collect();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let mut err = self.toolbox.registry.unknown(name, &names);
-        super::finish_error(&mut err, name, ctx);
-        err
     }
 }

@@ -1,0 +1,198 @@
+//! The one door of a toolbox: every call, from every surface, is admitted or turned away
+//! here before anything runs.
+//!
+//! A call names a tool in its caller's spelling (the registered name, or a provider's), in a
+//! context, and perhaps as the answer to a request that offered some tools. The door finds
+//! the tool, then asks in order: did the request offer it, does its condition hold, does the
+//! prepare step show it. The first "no" is the [`Refusal`]; the model is answered the same
+//! `unknown_tool` error for each, listing what it may call.
+
+use std::sync::Arc;
+
+use crate::arguments::Arguments;
+use crate::context::ToolContext;
+use crate::definition::ToolDefinition;
+use crate::error::{Refusal, ToolError};
+use crate::outcome::ToolOutcome;
+use crate::provider::Offer;
+use crate::tool::Tool;
+
+use super::{Admitted, Spelling, Toolbox};
+
+impl<'a> Admitted<'a> {
+    /// The tool.
+    #[must_use]
+    pub fn tool(&self) -> &'a Arc<dyn Tool> {
+        &self.toolbox.registry.in_order[self.index]
+    }
+
+    /// The tool's own definition (its registered name, policy and schema).
+    #[must_use]
+    pub fn definition(&self) -> &'a ToolDefinition {
+        self.tool().definition()
+    }
+
+    /// The definition a model was shown: a toolset's rename or re-description of the tool,
+    /// or its own.
+    #[must_use]
+    pub fn view(&self) -> &'a ToolDefinition {
+        self.toolbox.registry.shown(self.index)
+    }
+
+    /// Runs the admitted call through the toolbox's policies, as [`Toolbox::call`](crate::Toolbox::call) does after
+    /// its door: the door is not asked again.
+    pub async fn call<'c>(
+        &self,
+        arguments: impl Into<Arguments<'c>>,
+        ctx: &'c ToolContext,
+    ) -> ToolOutcome
+    where
+        'a: 'c,
+    {
+        self.toolbox
+            .call_admitted(self.index, arguments.into(), ctx)
+            .await
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl std::fmt::Debug for Admitted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted")
+            .field("tool", &self.definition().name())
+            .field("view", &self.view().name())
+            .finish()
+    }
+}
+
+impl Toolbox {
+    /// The door every call goes through, on every surface: the tool `name` (in `spelling`)
+    /// admitted for a call in `ctx` answering a request that offered `offer` (`None` for a
+    /// call from the application's own code, which answers no request), or turned away.
+    ///
+    /// Turned away, in this order: no tool has the name ([`Refusal::Unknown`]); the offer
+    /// does not hold it ([`Refusal::NotOffered`]); its condition does not hold in `ctx`
+    /// ([`Refusal::Disabled`]); the prepare step hides it in `ctx` ([`Refusal::Hidden`]).
+    /// The error is the `unknown_tool` error the model reads, listing what it may call in
+    /// the caller's spelling, with [`ToolError::refusal`] saying which.
+    ///
+    /// ```
+    /// use toolsmith::error::Refusal;
+    /// use toolsmith::Spelling;
+    /// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+    ///
+    /// /// Searches tickets. Read-only. Not for editing.
+    /// #[tool(name = "tickets.search", effect = "read")]
+    /// fn search(
+    ///     /// Words to look for.
+    ///     #[arg(length(min = 1, max = 100))]
+    ///     query: String,
+    /// ) -> Vec<u32> {
+    ///     let _ = query;
+    ///     vec![7]
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(Search);
+    /// let ctx = ToolContext::new();
+    /// let openai = Spelling::Provider(Dialect::OpenAiChat { strict: true });
+    /// let admitted = toolbox.admit("tickets_search", openai, &ctx, None).await.unwrap();
+    /// assert_eq!(admitted.definition().name(), "tickets.search");
+    /// let out = admitted.call(r#"{"query": "refund"}"#, &ctx).await;
+    /// assert_eq!(out.into_result::<Vec<u32>>().unwrap(), [7]);
+    ///
+    /// let refused = toolbox.admit("tickets.search", openai, &ctx, None).await.unwrap_err();
+    /// assert_eq!(refused.refusal(), Some(Refusal::Unknown));
+    /// assert!(refused.message().contains("`tickets_search`"));
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The refusal, as the `unknown_tool` error the model reads.
+    pub async fn admit(
+        &self,
+        name: &str,
+        spelling: Spelling,
+        ctx: &ToolContext,
+        offer: Option<&Offer>,
+    ) -> Result<Admitted<'_>, ToolError> {
+        match self.door(name, spelling, ctx, offer).await {
+            Ok(index) => Ok(Admitted {
+                toolbox: self,
+                index,
+            }),
+            Err(reason) => Err(self.turned_away(name, spelling, ctx, offer, reason).await),
+        }
+    }
+
+    /// The index of the tool `name` names in `spelling`, before any condition is asked.
+    #[inline]
+    pub(crate) fn find(&self, name: &str, spelling: Spelling) -> Option<usize> {
+        match spelling {
+            Spelling::Registered => self.registry.by_name.get(name).copied(),
+            Spelling::Provider(dialect) => self.registry.names.exported[dialect.index()]
+                .get(name)
+                .and_then(|own| self.registry.by_name.get(own.as_ref() as &str).copied()),
+        }
+    }
+
+    /// The door's questions; the index of the tool admitted.
+    async fn door(
+        &self,
+        name: &str,
+        spelling: Spelling,
+        ctx: &ToolContext,
+        offer: Option<&Offer>,
+    ) -> Result<usize, Refusal> {
+        let index = self.find(name, spelling).ok_or(Refusal::Unknown)?;
+        if let Some(offer) = offer {
+            // The offer is in a provider's spelling; a registered name is spelled for it.
+            let offered = match spelling {
+                Spelling::Provider(_) => offer.contains(name),
+                Spelling::Registered => offer.contains(self.registry.shown(index).name()),
+            };
+            if !offered {
+                return Err(Refusal::NotOffered);
+            }
+        }
+        let own = self.registry.in_order[index].definition().name();
+        if let Some(enabled) = self.registry.enablement.get(own)
+            && !enabled.enabled(ctx).await
+        {
+            return Err(Refusal::Disabled);
+        }
+        if self.registry.prepare.is_some() && self.registry.prepared(ctx).hides(own) {
+            return Err(Refusal::Hidden);
+        }
+        Ok(index)
+    }
+
+    /// The `unknown_tool` error for a call turned away, listing what the caller may call in
+    /// its spelling.
+    async fn turned_away(
+        &self,
+        name: &str,
+        spelling: Spelling,
+        ctx: &ToolContext,
+        offer: Option<&Offer>,
+        reason: Refusal,
+    ) -> ToolError {
+        let offered = self.definitions_for(ctx).await;
+        let names: Vec<String> = offered
+            .iter()
+            .map(|def| match spelling {
+                Spelling::Registered => def.name().to_owned(),
+                Spelling::Provider(dialect) => dialect.tool_name(def.name()),
+            })
+            .filter(|spelled| offer.is_none_or(|offer| offer.contains(spelled)))
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut err = self.registry.unknown(name, &names).turned_away(reason);
+        super::finish_error(&mut err, name, ctx);
+        err
+    }
+}
