@@ -6,37 +6,15 @@
 //!
 //! Run with `cargo run --example streaming`.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use serde_json::Value;
-use toolsmith::{Dialect, ToolContext, ToolOutcome, Toolbox, tool};
+use toolsmith::{Dialect, ToolContext, ToolOutcome, Toolbox};
 
-static RAN: AtomicU32 = AtomicU32::new(0);
+#[path = "tools/thermostat.rs"]
+mod thermostat;
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Room {
-    Kitchen,
-    Bedroom,
-    Office,
-}
-
-/// Sets a room's thermostat. Writes the device's setting. Not for reading it.
-#[tool(name = "thermostat.set", effect = "write")]
-fn set_thermostat(
-    /// The room.
-    room: Room,
-    /// Degrees Celsius.
-    #[arg(range(min = 5, max = 30))]
-    celsius: u32,
-    /// A note for the household, if any.
-    #[arg(length(max = 40))]
-    note: Option<String>,
-) -> String {
-    RAN.fetch_add(1, Ordering::SeqCst);
-    let _ = (room, note);
-    format!("set to {celsius} °C")
-}
+use thermostat::{SET as RAN, SetThermostat};
 
 /// The recorded stream: server-sent events, one `data:` line each.
 const STREAM: &str = include_str!("../tests/fixtures/streams/checked_openai_chat.sse");

@@ -12,34 +12,46 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import modgraph  # noqa: E402
 
-# Module (by its first path segment below the crate) -> floor. Submodules share their
-# parent's floor unless listed on their own.
-FLOORS = {
-    # 1: vocabulary
-    "arguments": 1, "caller": 1, "context": 1, "dialect": 1, "echo": 1, "error": 1, "json": 1, "keys": 1,
-    "limits": 1, "outcome": 1, "spec": 1,
-    # 2: the canonical schema
-    "schema": 2,
-    # 3: reading arguments
-    "validate": 3,
-    # 4: the tool and its definition
-    "definition": 4, "tool": 4,
-    # 5: readers of definitions
-    "provider": 5, "lint": 5, "idempotency": 5, "output": 5, "state": 5,
-    # 6: the execution policy
-    "policy": 6, "audit": 6,
-    # 7: toolsets
-    "toolset": 7,
-    # 8: the toolbox
-    "toolbox": 8,
-    # 9: edges nothing imports
-    "mcp": 9, "registry": 9, "testing": 9, "__macro_support": 9, "agent": 9,
-}
+ARCHITECTURE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "architecture.md")
+
+
+def read_floors(path):
+    """Module (by its first path segment below the crate) -> floor, from the table of floors in
+    docs/architecture.md, the one list of them: each row `| N. name | `module` (its files), ... |`.
+    Submodules share their parent's floor."""
+    floors = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            cells = line.split("|")
+            if len(cells) < 3:
+                continue
+            head = cells[1].strip()
+            number = head.split(".", 1)[0]
+            if not number.isdigit() or "." not in head:
+                continue
+            # The modules of the floor: backticked names outside parentheses.
+            depth, top = 0, []
+            for ch in cells[2]:
+                if ch == "(":
+                    depth += 1
+                elif ch == ")":
+                    depth -= 1
+                elif depth == 0:
+                    top.append(ch)
+            names = "".join(top).split("`")[1::2]
+            for name in names:
+                floors[name] = int(number)
+    if not floors:
+        sys.exit(f"layers: no table of floors in {path}")
+    return floors
+
+
+FLOORS = read_floors(ARCHITECTURE)
 
 def floor(module):
     head = module.split("::")[0]
     if head not in FLOORS:
-        sys.exit(f"layers: module `{module}` has no floor; add it to scripts/layers.py and docs/architecture.md")
+        sys.exit(f"layers: module `{module}` has no floor; add it to the table of floors in docs/architecture.md")
     return FLOORS[head]
 
 

@@ -141,3 +141,67 @@ fn every_link_between_guides_reaches_a_file_and_a_heading() {
         }
     }
 }
+
+/// The guides each text names (`x.md`, in any form of link or quote).
+fn guides_named(text: &str) -> BTreeSet<String> {
+    guides()
+        .into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name != "README.md" && text.contains(name.as_str()))
+        .collect()
+}
+
+#[test]
+fn the_guides_are_listed_in_one_place() {
+    // A text that names more than half of the guides is a list of them: only the map is.
+    let all = guides().len() - 1;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<(String, String)> = guides()
+        .into_iter()
+        .filter(|(name, _)| name != "README.md")
+        .collect();
+    for file in ["README.md", "tool-core/src/lib.rs", "src/lib.rs"] {
+        let text = std::fs::read_to_string(root.join(file)).expect(file);
+        // The crate roots include the guides; their `include_str!` lines are not a list.
+        let text: String = text
+            .lines()
+            .filter(|l| !l.contains("include_str!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        texts.push((file.to_owned(), text));
+    }
+    for (name, text) in texts {
+        let named = guides_named(&text);
+        assert!(
+            named.len() * 2 <= all,
+            "{name} names {} of the {all} guides ({named:?}): link to docs/README.md instead of listing them",
+            named.len()
+        );
+    }
+}
+
+#[test]
+fn the_floors_are_listed_in_one_place() {
+    // docs/architecture.md's table is the list of floors: scripts/layers.py reads it, and no
+    // other file keeps a copy of the modules by floor.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layers = std::fs::read_to_string(root.join("scripts/layers.py")).expect("layers.py");
+    assert!(
+        layers.contains("read_floors(ARCHITECTURE)"),
+        "layers.py keeps its own floors"
+    );
+    let lib = std::fs::read_to_string(root.join("tool-core/src/lib.rs")).expect("lib.rs");
+    assert!(
+        !lib.contains("// Floor "),
+        "tool-core/src/lib.rs names the floors again"
+    );
+    let table = std::fs::read_to_string(docs().join("architecture.md")).expect("architecture.md");
+    for floor in 1..=9 {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(&format!("| {floor}. "))),
+            "docs/architecture.md's table has no floor {floor}"
+        );
+    }
+}

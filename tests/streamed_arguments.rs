@@ -3,39 +3,17 @@
 //! says all is well; and properties over generated documents: no prefix of a valid document
 //! is refused, and every document a whole call refuses is refused streamed, in the same words.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolsmith::provider::{ArgumentStream, StreamedCallError};
 use toolsmith::{Dialect, Tool, ToolCall, ToolContext, ToolOutcome, Toolbox, tool};
 
-static SET: AtomicU32 = AtomicU32::new(0);
+#[path = "../examples/tools/thermostat.rs"]
+mod thermostat;
 
-#[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-enum Room {
-    Kitchen,
-    Bedroom,
-    Office,
-}
-
-/// Sets a room's thermostat. Writes the device's setting. Not for reading it.
-#[tool(name = "thermostat.set", effect = "write")]
-fn set_thermostat(
-    /// The room.
-    room: Room,
-    /// Degrees Celsius.
-    #[arg(range(min = 5, max = 30))]
-    celsius: u32,
-    /// A note for the household, if any.
-    #[arg(length(max = 40))]
-    note: Option<String>,
-) -> String {
-    SET.fetch_add(1, Ordering::SeqCst);
-    let _ = (room, note);
-    format!("set to {celsius}")
-}
+use thermostat::{SET, SetThermostat};
 
 type Results = Vec<(usize, Result<ToolCall, StreamedCallError>)>;
 

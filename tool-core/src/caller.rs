@@ -14,8 +14,9 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// A future a [`Caller`] returns.
-pub type CallerFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+/// A boxed future: what [`Tool::call`](crate::Tool::call) and a [`Caller`]'s methods return
+/// (also at [`toolsmith::tool::BoxFuture`](crate::tool::BoxFuture)).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// How severe a log message is: the eight levels of syslog (RFC 5424), as MCP names them.
 ///
@@ -222,7 +223,7 @@ pub trait Caller: Send + Sync + 'static {
         progress: f64,
         total: Option<f64>,
         message: Option<&'a str>,
-    ) -> CallerFuture<'a, ()>;
+    ) -> BoxFuture<'a, ()>;
 
     /// Sends a log message, when `level` is at least the one the caller asked for.
     fn log<'a>(
@@ -230,7 +231,7 @@ pub trait Caller: Send + Sync + 'static {
         level: LogLevel,
         message: &'a str,
         data: Option<&'a Value>,
-    ) -> CallerFuture<'a, ()>;
+    ) -> BoxFuture<'a, ()>;
 
     /// Asks the caller's model for a completion. `key` names the request where the caller
     /// collects answers across rounds (`None`: one the caller picks).
@@ -238,13 +239,10 @@ pub trait Caller: Send + Sync + 'static {
         &'a self,
         key: Option<&'a str>,
         request: Sampling,
-    ) -> CallerFuture<'a, Result<Sampled, CallerError>>;
+    ) -> BoxFuture<'a, Result<Sampled, CallerError>>;
 
     /// Asks the caller for its roots (the directories and files the tool may work in).
-    fn roots<'a>(
-        &'a self,
-        key: Option<&'a str>,
-    ) -> CallerFuture<'a, Result<Vec<Root>, CallerError>>;
+    fn roots<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>>;
 
     /// Asks the caller's user for input in the form `schema` (a flat JSON Schema object);
     /// an accepted answer is returned only when it matches the schema. `key` as for
@@ -254,12 +252,12 @@ pub trait Caller: Send + Sync + 'static {
         key: Option<&'a str>,
         message: &'a str,
         schema: &'a Value,
-    ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>>;
+    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>>;
 
     /// Lets the call go on in the background from here, where the caller runs calls that
     /// way (an MCP task); `true` when it does. Elsewhere, as by default, nothing happens and
     /// the call goes on as before.
-    fn detach(&self) -> CallerFuture<'_, bool> {
+    fn detach(&self) -> BoxFuture<'_, bool> {
         Box::pin(std::future::ready(false))
     }
 }

@@ -19,6 +19,7 @@ use crate::validate::Validation;
 /// A tool's definition: its name, description and canonical input schema (JSON Schema 2020-12).
 ///
 /// Built once per tool and cached; exporting or calling never rebuilds it.
+#[derive(Clone)]
 pub struct ToolDefinition {
     description: String,
     title: Option<String>,

@@ -6,7 +6,8 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-// Floor 1: vocabulary. Imports nothing from the floors above.
+// The modules in the order of their floors: each imports only from the floors below it. The
+// table of floors is in docs/architecture.md, and scripts/layers.sh checks the code against it.
 mod arguments;
 pub mod caller;
 mod context;
@@ -18,20 +19,20 @@ mod keys;
 mod limits;
 pub mod outcome;
 mod spec;
-// Floor 2: the canonical schema.
+
 mod schema;
-// Floor 3: reading arguments.
+
 mod validate;
-// Floor 4: the tool and its definition.
+
 mod definition;
 pub mod tool;
-// Floor 5: readers of definitions.
+
 pub mod idempotency;
 pub mod lint;
 pub mod output;
 pub mod provider;
 pub mod state;
-// Floor 6: the execution policy.
+
 pub mod policy;
 /// Audit records: one per call through a [`Toolbox`], to any number of sinks.
 ///
@@ -54,11 +55,11 @@ pub mod policy;
 pub mod audit {
     pub use crate::policy::audit::{AuditRecord, AuditSink, JsonLinesSink, MemorySink};
 }
-// Floor 7: toolsets, composed before they join a toolbox.
+
 pub mod toolset;
-// Floor 8: the toolbox.
+
 mod toolbox;
-// Floor 9: edges nothing imports.
+
 pub mod agent;
 #[cfg(feature = "mcp")]
 pub mod mcp;
@@ -70,9 +71,7 @@ pub mod testing;
 #[path = "macro_support.rs"]
 pub mod __macro_support;
 
-// What every user touches. Everything else is under its module: `error` (`ECHO_CAP`),
-// `outcome` (`CallStatus`, `Degradation`), `tool` (`BoxFuture`, `Emit`, `Emitted`, for a tool
-// written by hand), `policy`, `audit`, `idempotency`, `provider`, `lint`, `mcp`, `testing`.
+// What every user touches (docs/crate.md, "Where things are", lists the rest by module).
 pub use arguments::Arguments;
 pub use context::ToolContext;
 pub use definition::ToolDefinition;

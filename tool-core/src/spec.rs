@@ -520,6 +520,58 @@ pub struct ToolPolicy {
     pub max_invalid: Option<u32>,
 }
 
+impl ToolPolicy {
+    /// Each setting of `self`, and where `self` leaves one unset, `base`'s: a toolbox's
+    /// override of a tool's own policy. `sequential` holds if either says so.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::policy::ToolPolicy;
+    ///
+    /// let own = ToolPolicy { timeout: Some(Duration::from_secs(5)), max_attempts: Some(3), ..ToolPolicy::default() };
+    /// let set = ToolPolicy { timeout: Some(Duration::from_secs(1)), ..ToolPolicy::default() };
+    /// let policy = set.or(&own);
+    /// assert_eq!(policy.timeout, Some(Duration::from_secs(1)));
+    /// assert_eq!(policy.max_attempts, Some(3));
+    /// ```
+    #[must_use]
+    pub fn or(&self, base: &ToolPolicy) -> ToolPolicy {
+        // Every field named: a new setting does not compile until it is merged here.
+        let Self {
+            timeout,
+            max_attempts,
+            concurrency,
+            sequential,
+            fallback,
+            retry,
+            circuit,
+            idempotency_scope,
+            output_safety,
+            redact_paths,
+            large_results,
+            rate_limit,
+            upstream,
+            max_invalid,
+        } = self;
+        ToolPolicy {
+            timeout: timeout.or(base.timeout),
+            max_attempts: max_attempts.or(base.max_attempts),
+            concurrency: concurrency.or(base.concurrency),
+            sequential: *sequential || base.sequential,
+            fallback: fallback.clone().or_else(|| base.fallback.clone()),
+            retry: retry.clone().or_else(|| base.retry.clone()),
+            circuit: circuit.clone().or_else(|| base.circuit.clone()),
+            idempotency_scope: idempotency_scope.or(base.idempotency_scope),
+            output_safety: output_safety.or(base.output_safety),
+            redact_paths: redact_paths.or(base.redact_paths),
+            large_results: large_results.or(base.large_results),
+            rate_limit: rate_limit.or(base.rate_limit),
+            upstream: upstream.clone().or_else(|| base.upstream.clone()),
+            max_invalid: max_invalid.or(base.max_invalid),
+        }
+    }
+}
+
 /// What happens to a tool's result when it is too large to give a model inline.
 ///
 /// ```

@@ -1,16 +1,12 @@
 //! The `Tool` trait: a definition and a way to run it.
 
-use std::future::Future;
-use std::pin::Pin;
-
 use crate::arguments::Arguments;
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 
-/// A boxed future, as returned by [`Tool::call`].
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::caller::BoxFuture;
 
 /// A tool a model can call. `#[tool]` implements it for the unit struct it generates; a
 /// [`Toolbox`](crate::Toolbox) holds tools as `dyn Tool`.

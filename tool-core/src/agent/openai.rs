@@ -28,6 +28,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::marker::PhantomData;
 
 use async_openai::types::chat::{CreateChatCompletionRequest, CreateChatCompletionResponse};
 use async_openai::types::responses::{CreateResponse, Response};
@@ -57,64 +58,40 @@ fn response_of<R: Serialize>(response: &R) -> Result<Value, ModelError> {
         .map_err(|err| ModelError::new(format!("the response does not serialize: {err}")))
 }
 
-/// OpenAI Chat Completions through a function that sends a `CreateChatCompletionRequest`
-/// (for [`Dialect::OpenAiChat`](crate::Dialect::OpenAiChat)).
-pub struct Chat<F> {
+/// An OpenAI API through a function that sends its request type `Req` and returns its
+/// response type `Res`: the loop's request is read as `Req` (with the model's name), and the
+/// `Res` you get back is handed to the loop as JSON. [`Chat`] and [`Responses`] name the two.
+pub struct OpenAi<Req, Res, F> {
     model: String,
     send: F,
+    types: PhantomData<fn(Req) -> Res>,
 }
 
-impl<F> Chat<F> {
-    /// Asks `model` through `send`.
-    pub fn new(model: impl Into<String>, send: F) -> Self {
-        Self {
-            model: model.into(),
-            send,
-        }
-    }
-}
-
-impl<F, Fut, E> ModelClient for Chat<F>
-where
-    F: Fn(CreateChatCompletionRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CreateChatCompletionResponse, E>> + Send + 'static,
-    E: fmt::Display,
-{
-    fn complete<'a>(
-        &'a self,
-        request: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<Value, ModelError>> {
-        let typed = request_of(&self.model, request);
-        Box::pin(async move {
-            let response = (self.send)(typed?)
-                .await
-                .map_err(|err| ModelError::new(err.to_string()))?;
-            response_of(&response)
-        })
-    }
-}
+/// OpenAI Chat Completions through a function that sends a `CreateChatCompletionRequest`
+/// (for [`Dialect::OpenAiChat`](crate::Dialect::OpenAiChat)).
+pub type Chat<F> = OpenAi<CreateChatCompletionRequest, CreateChatCompletionResponse, F>;
 
 /// OpenAI Responses through a function that sends a `CreateResponse` (for
 /// [`Dialect::OpenAiResponses`](crate::Dialect::OpenAiResponses)).
-pub struct Responses<F> {
-    model: String,
-    send: F,
-}
+pub type Responses<F> = OpenAi<CreateResponse, Response, F>;
 
-impl<F> Responses<F> {
+impl<Req, Res, F> OpenAi<Req, Res, F> {
     /// Asks `model` through `send`.
     pub fn new(model: impl Into<String>, send: F) -> Self {
         Self {
             model: model.into(),
             send,
+            types: PhantomData,
         }
     }
 }
 
-impl<F, Fut, E> ModelClient for Responses<F>
+impl<Req, Res, F, Fut, E> ModelClient for OpenAi<Req, Res, F>
 where
-    F: Fn(CreateResponse) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Response, E>> + Send + 'static,
+    Req: DeserializeOwned + Send + 'static,
+    Res: Serialize + Send + 'static,
+    F: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Res, E>> + Send + 'static,
     E: fmt::Display,
 {
     fn complete<'a>(
@@ -131,17 +108,9 @@ where
     }
 }
 
-impl<F> fmt::Debug for Chat<F> {
+impl<Req, Res, F> fmt::Debug for OpenAi<Req, Res, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Chat")
-            .field("model", &self.model)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<F> fmt::Debug for Responses<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Responses")
+        f.debug_struct("OpenAi")
             .field("model", &self.model)
             .finish_non_exhaustive()
     }

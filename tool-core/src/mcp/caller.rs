@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 
 use super::tasks::Detach;
 use crate::caller::{
-    Caller, CallerError, CallerErrorKind, CallerFuture, Elicited, LogLevel, Root, Sampled, Sampling,
+    BoxFuture, Caller, CallerError, CallerErrorKind, Elicited, LogLevel, Root, Sampled, Sampling,
 };
 
 /// How long a tool waits for the client's model or user.
@@ -252,7 +252,7 @@ impl Caller for McpCaller {
         progress: f64,
         total: Option<f64>,
         message: Option<&'a str>,
-    ) -> CallerFuture<'a, ()> {
+    ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             // A task's request is answered: its progress shows in the task's status.
             if let Some(task) = self.task() {
@@ -283,7 +283,7 @@ impl Caller for McpCaller {
         level: LogLevel,
         message: &'a str,
         data: Option<&'a Value>,
-    ) -> CallerFuture<'a, ()> {
+    ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             // A task's request is answered: nothing goes to the client (`tracing` has it).
             if self.task().is_some() {
@@ -309,7 +309,7 @@ impl Caller for McpCaller {
         &'a self,
         key: Option<&'a str>,
         request: Sampling,
-    ) -> CallerFuture<'a, Result<Sampled, CallerError>> {
+    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
         Box::pin(async move {
             let messages: Vec<Value> = request
                 .messages
@@ -349,10 +349,7 @@ impl Caller for McpCaller {
         })
     }
 
-    fn roots<'a>(
-        &'a self,
-        key: Option<&'a str>,
-    ) -> CallerFuture<'a, Result<Vec<Root>, CallerError>> {
+    fn roots<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
         Box::pin(async move {
             if let Some(round) = &self.round {
                 if !round.offers("roots") {
@@ -384,7 +381,7 @@ impl Caller for McpCaller {
         key: Option<&'a str>,
         message: &'a str,
         schema: &'a Value,
-    ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>> {
+    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
         Box::pin(async move {
             if let Some(round) = &self.round {
                 if !round.offers("elicitation") {
@@ -430,7 +427,7 @@ impl Caller for McpCaller {
         })
     }
 
-    fn detach(&self) -> CallerFuture<'_, bool> {
+    fn detach(&self) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             match &self.detach {
                 Some(detach) => detach.detach().await,

@@ -21,9 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::request::McpRequest;
 use super::server::McpServer;
-use crate::caller::{
-    Caller, CallerError, CallerFuture, Elicited, LogLevel, Root, Sampled, Sampling,
-};
+use crate::caller::{BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling};
 use crate::provider::Dialect;
 use crate::toolbox::Spelling;
 
@@ -325,7 +323,7 @@ impl Caller for Logs {
         _progress: f64,
         _total: Option<f64>,
         _message: Option<&'a str>,
-    ) -> CallerFuture<'a, ()> {
+    ) -> BoxFuture<'a, ()> {
         // No progress token (such requests go to rmcp): nothing to report to.
         Box::pin(async {})
     }
@@ -335,7 +333,7 @@ impl Caller for Logs {
         level: LogLevel,
         message: &'a str,
         data: Option<&'a Value>,
-    ) -> CallerFuture<'a, ()> {
+    ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
             if let Some(params) =
                 super::caller::log_params(&self.session, level, message, data, &self.logger)
@@ -353,14 +351,11 @@ impl Caller for Logs {
         &'a self,
         _key: Option<&'a str>,
         _request: Sampling,
-    ) -> CallerFuture<'a, Result<Sampled, CallerError>> {
+    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
         Box::pin(async { Err(CallerError::not_supported("sampling")) })
     }
 
-    fn roots<'a>(
-        &'a self,
-        _key: Option<&'a str>,
-    ) -> CallerFuture<'a, Result<Vec<Root>, CallerError>> {
+    fn roots<'a>(&'a self, _key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
         Box::pin(async { Err(CallerError::not_supported("roots")) })
     }
 
@@ -369,7 +364,7 @@ impl Caller for Logs {
         _key: Option<&'a str>,
         _message: &'a str,
         _schema: &'a Value,
-    ) -> CallerFuture<'a, Result<Elicited<Value>, CallerError>> {
+    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
         Box::pin(async { Err(CallerError::not_supported("elicitation")) })
     }
 }

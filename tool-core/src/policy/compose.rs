@@ -153,22 +153,7 @@ impl Settings {
         let Some(o) = self.overrides.get(def.name()) else {
             return Cow::Borrowed(def.policy());
         };
-        let mut policy = def.policy().clone();
-        policy.timeout = o.timeout.or(policy.timeout);
-        policy.max_attempts = o.max_attempts.or(policy.max_attempts);
-        policy.concurrency = o.concurrency.or(policy.concurrency);
-        policy.sequential |= o.sequential;
-        policy.fallback = o.fallback.clone().or(policy.fallback);
-        policy.retry = o.retry.clone().or(policy.retry);
-        policy.circuit = o.circuit.clone().or(policy.circuit);
-        policy.idempotency_scope = o.idempotency_scope.or(policy.idempotency_scope);
-        policy.output_safety = o.output_safety.or(policy.output_safety);
-        policy.redact_paths = o.redact_paths.or(policy.redact_paths);
-        policy.large_results = o.large_results.or(policy.large_results);
-        policy.rate_limit = o.rate_limit.or(policy.rate_limit);
-        policy.upstream = o.upstream.clone().or(policy.upstream);
-        policy.max_invalid = o.max_invalid.or(policy.max_invalid);
-        Cow::Owned(policy)
+        Cow::Owned(o.or(def.policy()))
     }
 
     /// The output checks of the tool `def`.

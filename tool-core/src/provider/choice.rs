@@ -528,6 +528,424 @@ pub(crate) fn build(
     if request.order == ExportOrder::ByName {
         offered.sort_by(|a, b| a.registered.cmp(&b.registered));
     }
+    let (subset, require) = check_names(dialect, request, &offered)?;
+    let native_search = matches!(
+        dialect,
+        Dialect::Anthropic { .. } | Dialect::OpenAiResponses { .. }
+    );
+    // A deferred tool the toolbox's search has revealed is loaded like any other.
+    let unloaded = |name: &str| {
+        request.defer.iter().any(|d| d == name)
+            && (native_search || !request.revealed.contains(&dialect.tool_name(name)))
+    };
+    let searching = !request.defer.is_empty();
+
+    let hosted = hosted_of(dialect, request, &offered)?;
+
+    let mut notes = hosted.notes.clone();
+    // Anthropic has no filter: a subset is trimmed from the list.
+    let trim = subset.is_some() && matches!(dialect, Dialect::Anthropic { .. });
+    if trim {
+        notes.push(
+            "Anthropic has no filter for a subset of the tools: only the subset is sent, so the tool list (and the cached prefix) differs from the full one".to_owned(),
+        );
+        if let Some(names) = subset {
+            offered.retain(|t| names.contains(&t.registered));
+        }
+    }
+    let (mut parallel, offer) = parallel_and_offer(
+        request,
+        subset,
+        &offered,
+        &|t: &Offered| native_search || !unloaded(&t.registered),
+        searching && !native_search,
+        &mut notes,
+    );
+    let spellings: Vec<(String, String)> = offered
+        .iter()
+        .map(|t| (t.registered.clone(), t.exported.clone()))
+        .collect();
+    let spelled = |name: &str| -> String {
+        spellings
+            .iter()
+            .find(|(registered, _)| registered == name)
+            .map_or_else(|| dialect.tool_name(name), |(_, exported)| exported.clone())
+    };
+    let subset_names = match subset {
+        Some(names) => allowed_names(
+            names,
+            &spelled,
+            &|name| !native_search && unloaded(name),
+            &mut notes,
+        )?,
+        None => Vec::new(),
+    };
+    let mut held = Vec::new();
+    let entries = entries(
+        dialect,
+        request,
+        offered,
+        native_search,
+        &mut notes,
+        &mut held,
+    );
+
+    if entries.is_empty() && hosted.entries.is_empty() {
+        // Providers refuse an empty tool list, and a tool choice or parallel calls without
+        // tools: nothing is sent, and a choice that needs a call cannot be had.
+        if request.choice.forces_a_call() {
+            return Err(RequestError::NoTools);
+        }
+        notes.push("no tools are offered: the request carries no tool fields".to_owned());
+        return Ok(ToolBlock {
+            fields: Map::new(),
+            report: ChoiceReport {
+                subset: Subset::All,
+                parallel: None,
+                notes,
+            },
+            tools: Vec::new(),
+            deferred: Vec::new(),
+            held,
+            dialect,
+            headers: Vec::new(),
+            offer,
+        });
+    }
+    let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
+    if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
+        place_breakpoint(&entries, &mut values, &mut notes);
+    }
+    let mut tools: Vec<(String, String)> = entries
+        .iter()
+        .zip(&values)
+        .map(|(e, v)| (e.name.clone(), v.to_string()))
+        .collect();
+    // The provider's own tools come after the functions, in the order given: part of the
+    // cached prefix like any tool.
+    for (tool, entry) in request.hosted.iter().zip(&hosted.entries) {
+        tools.push((tool.kind().to_owned(), entry.to_string()));
+    }
+    let functions = !values.is_empty();
+    if dialect != Dialect::Gemini {
+        values.extend(hosted.entries.iter().cloned());
+    }
+    let deferred_names: Vec<String> = entries
+        .iter()
+        .filter(|e| e.deferred)
+        .map(|e| e.name.clone())
+        .collect();
+
+    let mut fields = choice_fields(
+        dialect,
+        &Choosing {
+            request,
+            spelled: &spelled,
+            subset_names: &subset_names,
+            require,
+        },
+        values,
+        functions,
+        &hosted.entries,
+        &mut parallel,
+        &mut notes,
+    );
+    fields.extend(hosted.fields);
+    let headers = if hosted.betas.is_empty() {
+        Vec::new()
+    } else {
+        vec![("anthropic-beta".to_owned(), hosted.betas.join(","))]
+    };
+    let subset = match (subset, trim) {
+        (None, _) => Subset::All,
+        (Some(_), true) => Subset::Trimmed,
+        (Some(_), false) => Subset::Filtered,
+    };
+    Ok(ToolBlock {
+        fields,
+        report: ChoiceReport {
+            subset,
+            parallel,
+            notes,
+        },
+        tools,
+        deferred: deferred_names,
+        held,
+        dialect,
+        headers,
+        offer,
+    })
+}
+
+/// A subset's names in the provider's spelling, each once. Where the toolbox searches, a
+/// deferred tool not found yet (`hidden`) is not in the list: a filter naming it would be
+/// refused by the provider, so it is left out and noted.
+fn allowed_names(
+    names: &[String],
+    spelled: &dyn Fn(&str) -> String,
+    hidden: &dyn Fn(&str) -> bool,
+    notes: &mut Vec<String>,
+) -> Result<Vec<String>, RequestError> {
+    let mut allowed: Vec<String> = Vec::new();
+    for name in names {
+        if hidden(name) {
+            notes.push(format!(
+                "`{name}` is deferred and not found yet: it is left out of the allowed tools"
+            ));
+        } else {
+            let spelled = spelled(name);
+            // A name given twice is sent once.
+            if !allowed.contains(&spelled) {
+                allowed.push(spelled);
+            }
+        }
+    }
+    if allowed.is_empty() {
+        return Err(RequestError::DeferredChoice(names[0].clone()));
+    }
+    Ok(allowed)
+}
+
+/// Anthropic's cache breakpoint, on the last tool of the stable prefix: the prefix ends at
+/// the first conditional tool, and deferred tools are outside it and never carry one.
+fn place_breakpoint(entries: &[Entry], values: &mut [Value], notes: &mut Vec<String>) {
+    // The stable prefix ends at the first conditional tool; deferred tools are outside it
+    // and never carry a breakpoint.
+    let stable = entries.iter().take_while(|e| !e.conditional).count();
+    match entries[..stable].iter().rposition(|e| !e.deferred) {
+        Some(last) => {
+            if let Some(Value::Object(tool)) = values.get_mut(last) {
+                tool.insert("cache_control".into(), json!({"type": "ephemeral"}));
+            }
+        }
+        None => notes.push(
+            "no tool is offered unconditionally and loaded first: no cache breakpoint is placed"
+                .to_owned(),
+        ),
+    }
+}
+
+/// The provider's own tools: each in its wire form, or refused naming the provider; a
+/// function tool may not take the name the model calls one of them by.
+fn hosted_of(
+    dialect: Dialect,
+    request: &ToolRequest,
+    offered: &[Offered],
+) -> Result<super::hosted::HostedBlock, RequestError> {
+    let hosted = super::hosted::export(dialect, &request.hosted).map_err(|err| match err {
+        super::hosted::HostedError::Unsupported { provider, tool } => {
+            RequestError::HostedUnsupported { provider, tool }
+        }
+        super::hosted::HostedError::Setting {
+            provider,
+            tool,
+            why,
+        } => RequestError::HostedSetting {
+            provider,
+            tool,
+            why,
+        },
+    })?;
+    for tool in &request.hosted {
+        if let Some(name) = tool.reserved_name()
+            && offered.iter().any(|t| t.exported == name)
+        {
+            return Err(RequestError::HostedNameTaken(name.to_owned()));
+        }
+    }
+    Ok(hosted)
+}
+
+/// Whether parallel calls are allowed (off when asked, or when a tool that must run alone
+/// may be called), and what the model may call: the tools it may be asked for that are
+/// `loaded`, and the toolbox's own search where it stands in for deferred tools
+/// (`local_search`) and the choice leaves the model free.
+fn parallel_and_offer(
+    request: &ToolRequest,
+    subset: Option<&[String]>,
+    offered: &[Offered],
+    loaded: &dyn Fn(&Offered) -> bool,
+    local_search: bool,
+    notes: &mut Vec<String>,
+) -> (Option<bool>, super::Offer) {
+    // Parallel calls: off when asked, or when a tool that must run alone may be called.
+    let may_call: Vec<&Offered> = match (&request.choice, subset) {
+        (ToolChoice::None, _) => Vec::new(),
+        (ToolChoice::Tool(name), _) => offered.iter().filter(|t| &t.registered == name).collect(),
+        (_, Some(names)) => offered
+            .iter()
+            .filter(|t| names.contains(&t.registered))
+            .collect(),
+        _ => offered.iter().collect(),
+    };
+    let mut parallel = request.parallel;
+    if parallel != Some(false)
+        && let Some(alone) = may_call.iter().find(|t| t.sequential)
+    {
+        notes.push(format!(
+            "`{}` runs alone (sequential): parallel calls are turned off",
+            alone.registered
+        ));
+        parallel = Some(false);
+    }
+    if matches!(request.choice, ToolChoice::None) {
+        parallel = None;
+    }
+    // What the model may call: what it may be asked for, once loaded; the toolbox's own search
+    // where it stands in for deferred tools and the choice leaves the model free.
+    let mut callable: Vec<String> = may_call
+        .iter()
+        .filter(|t| loaded(t))
+        .map(|t| t.exported.clone())
+        .collect();
+    if local_search && matches!(request.choice, ToolChoice::Auto | ToolChoice::Required) {
+        callable.push(super::search::LOCAL_SEARCH_TOOL.to_owned());
+    }
+    (parallel, super::Offer::new(callable))
+}
+
+/// What writing a block's choice needs: the request, each registered name in this
+/// provider's spelling, the subset's names so spelled and whether a call is required.
+struct Choosing<'a> {
+    request: &'a ToolRequest,
+    spelled: &'a dyn Fn(&str) -> String,
+    subset_names: &'a [String],
+    require: bool,
+}
+
+/// The request body's tool fields for `dialect`: the tools (`values`, then the provider's
+/// own `hosted_entries`), the choice and parallel calls, in its words. What cannot be said
+/// as asked is noted, and `parallel` is left as sent.
+#[allow(clippy::too_many_arguments)]
+fn choice_fields(
+    dialect: Dialect,
+    choosing: &Choosing<'_>,
+    values: Vec<Value>,
+    functions: bool,
+    hosted_entries: &[Value],
+    parallel: &mut Option<bool>,
+    notes: &mut Vec<String>,
+) -> Map<String, Value> {
+    let mut fields = Map::new();
+    match dialect {
+        Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } => {
+            let chat = matches!(dialect, Dialect::OpenAiChat { .. });
+            let function = |name: &str| {
+                if chat {
+                    json!({"type": "function", "function": {"name": name}})
+                } else {
+                    json!({"type": "function", "name": name})
+                }
+            };
+            let choice = match &choosing.request.choice {
+                ToolChoice::Auto => None,
+                ToolChoice::None => Some(json!("none")),
+                ToolChoice::Required => Some(json!("required")),
+                ToolChoice::Tool(name) => Some(function(&(choosing.spelled)(name))),
+                ToolChoice::Only { .. } => {
+                    let mode = if choosing.require { "required" } else { "auto" };
+                    let allowed: Vec<Value> =
+                        choosing.subset_names.iter().map(|n| function(n)).collect();
+                    Some(if chat {
+                        json!({"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": allowed}})
+                    } else {
+                        json!({"type": "allowed_tools", "mode": mode, "tools": allowed})
+                    })
+                }
+            };
+            fields.insert("tools".into(), Value::Array(values));
+            if let Some(choice) = choice {
+                fields.insert("tool_choice".into(), choice);
+            }
+            if let Some(parallel) = *parallel {
+                fields.insert("parallel_tool_calls".into(), Value::Bool(parallel));
+            }
+        }
+        Dialect::Anthropic { .. } => {
+            let mut choice = match &choosing.request.choice {
+                ToolChoice::Auto => json!({"type": "auto"}),
+                ToolChoice::None => json!({"type": "none"}),
+                ToolChoice::Required => json!({"type": "any"}),
+                ToolChoice::Tool(name) => json!({"type": "tool", "name": (choosing.spelled)(name)}),
+                ToolChoice::Only { .. } if choosing.require && choosing.subset_names.len() == 1 => {
+                    json!({"type": "tool", "name": choosing.subset_names[0]})
+                }
+                ToolChoice::Only { .. } if choosing.require => json!({"type": "any"}),
+                ToolChoice::Only { .. } => json!({"type": "auto"}),
+            };
+            if *parallel == Some(false)
+                && let Value::Object(choice) = &mut choice
+            {
+                choice.insert("disable_parallel_tool_use".into(), Value::Bool(true));
+            }
+            if *parallel == Some(true) {
+                // Anthropic's default: nothing to say.
+                *parallel = None;
+            }
+            fields.insert("tools".into(), Value::Array(values));
+            let default = choice == json!({"type": "auto"});
+            if !default {
+                fields.insert("tool_choice".into(), choice);
+            }
+        }
+        Dialect::Gemini => {
+            let (mode, names) = match &choosing.request.choice {
+                ToolChoice::Auto => ("AUTO", Vec::new()),
+                ToolChoice::None => ("NONE", Vec::new()),
+                ToolChoice::Required => ("ANY", Vec::new()),
+                ToolChoice::Tool(name) => ("ANY", vec![(choosing.spelled)(name)]),
+                // VALIDATED: a call or text, calls limited to the names (AUTO takes no names).
+                ToolChoice::Only { .. } if choosing.require => {
+                    ("ANY", choosing.subset_names.to_vec())
+                }
+                ToolChoice::Only { .. } => ("VALIDATED", choosing.subset_names.to_vec()),
+            };
+            if *parallel == Some(false) {
+                notes.push(
+                    "Gemini has no switch for parallel calls: it may still ask for several; the toolbox runs a sequential tool's calls one at a time".to_owned(),
+                );
+                *parallel = None;
+            }
+            // Functions in one tool object, each built-in tool in its own.
+            let mut objects = Vec::new();
+            if functions {
+                objects.push(json!({ "functionDeclarations": values }));
+            }
+            objects.extend(hosted_entries.iter().cloned());
+            fields.insert("tools".into(), Value::Array(objects));
+            let mut tool_config = Map::new();
+            if mode != "AUTO" && functions {
+                let mut config = Map::new();
+                config.insert("mode".into(), json!(mode));
+                if !names.is_empty() {
+                    config.insert("allowedFunctionNames".into(), json!(names));
+                }
+                tool_config.insert("functionCallingConfig".into(), Value::Object(config));
+            }
+            if functions && !hosted_entries.is_empty() {
+                // Gemini refuses built-in tools beside functions unless told to.
+                tool_config.insert("includeServerSideToolInvocations".into(), json!(true));
+                notes.push(
+                    "Gemini takes built-in tools beside functions only with `includeServerSideToolInvocations`: it is set".to_owned(),
+                );
+            }
+            if !tool_config.is_empty() {
+                fields.insert("toolConfig".into(), Value::Object(tool_config));
+            }
+        }
+        Dialect::Mcp => {}
+    }
+    fields
+}
+
+/// Checks every name the request gives against the tools offered, before anything is built:
+/// the choice, the subset, deferred tools, namespaces and the search tool's name. The subset
+/// asked for, and whether a call is required.
+fn check_names<'r>(
+    dialect: Dialect,
+    request: &'r ToolRequest,
+    offered: &[Offered],
+) -> Result<(Option<&'r [String]>, bool), RequestError> {
     let known = |name: &str| -> Result<(), RequestError> {
         if offered.iter().any(|t| t.registered == name) {
             Ok(())
@@ -621,311 +1039,7 @@ pub(crate) fn build(
     {
         return Err(RequestError::SearchNameTaken);
     }
-
-    // The provider's own tools: each in its wire form, or refused naming the provider; a
-    // function tool may not take the name the model calls one of them by.
-    let hosted = super::hosted::export(dialect, &request.hosted).map_err(|err| match err {
-        super::hosted::HostedError::Unsupported { provider, tool } => {
-            RequestError::HostedUnsupported { provider, tool }
-        }
-        super::hosted::HostedError::Setting {
-            provider,
-            tool,
-            why,
-        } => RequestError::HostedSetting {
-            provider,
-            tool,
-            why,
-        },
-    })?;
-    for tool in &request.hosted {
-        if let Some(name) = tool.reserved_name()
-            && offered.iter().any(|t| t.exported == name)
-        {
-            return Err(RequestError::HostedNameTaken(name.to_owned()));
-        }
-    }
-
-    let mut notes = hosted.notes.clone();
-    // Anthropic has no filter: a subset is trimmed from the list.
-    let trim = subset.is_some() && matches!(dialect, Dialect::Anthropic { .. });
-    if trim {
-        notes.push(
-            "Anthropic has no filter for a subset of the tools: only the subset is sent, so the tool list (and the cached prefix) differs from the full one".to_owned(),
-        );
-        if let Some(names) = subset {
-            offered.retain(|t| names.contains(&t.registered));
-        }
-    }
-    // Parallel calls: off when asked, or when a tool that must run alone may be called.
-    let may_call: Vec<&Offered> = match (&request.choice, subset) {
-        (ToolChoice::None, _) => Vec::new(),
-        (ToolChoice::Tool(name), _) => offered.iter().filter(|t| &t.registered == name).collect(),
-        (_, Some(names)) => offered
-            .iter()
-            .filter(|t| names.contains(&t.registered))
-            .collect(),
-        _ => offered.iter().collect(),
-    };
-    let mut parallel = request.parallel;
-    if parallel != Some(false)
-        && let Some(alone) = may_call.iter().find(|t| t.sequential)
-    {
-        notes.push(format!(
-            "`{}` runs alone (sequential): parallel calls are turned off",
-            alone.registered
-        ));
-        parallel = Some(false);
-    }
-    if matches!(request.choice, ToolChoice::None) {
-        parallel = None;
-    }
-    // What the model may call: what it may be asked for, once loaded; the toolbox's own search
-    // where it stands in for deferred tools and the choice leaves the model free.
-    let mut callable: Vec<String> = may_call
-        .iter()
-        .filter(|t| native_search || !unloaded(&t.registered))
-        .map(|t| t.exported.clone())
-        .collect();
-    if searching
-        && !native_search
-        && matches!(request.choice, ToolChoice::Auto | ToolChoice::Required)
-    {
-        callable.push(super::search::LOCAL_SEARCH_TOOL.to_owned());
-    }
-    let offer = super::Offer::new(callable);
-
-    let spellings: Vec<(String, String)> = offered
-        .iter()
-        .map(|t| (t.registered.clone(), t.exported.clone()))
-        .collect();
-    let spelled = |name: &str| -> String {
-        spellings
-            .iter()
-            .find(|(registered, _)| registered == name)
-            .map_or_else(|| dialect.tool_name(name), |(_, exported)| exported.clone())
-    };
-    // Where the toolbox searches, a deferred tool not found yet is not in the list: a filter
-    // naming it would be refused by the provider.
-    let mut subset_names: Vec<String> = Vec::new();
-    if let Some(names) = subset {
-        for name in names {
-            if !native_search && unloaded(name) {
-                notes.push(format!(
-                    "`{name}` is deferred and not found yet: it is left out of the allowed tools"
-                ));
-            } else {
-                let spelled = spelled(name);
-                // A name given twice is sent once.
-                if !subset_names.contains(&spelled) {
-                    subset_names.push(spelled);
-                }
-            }
-        }
-        if subset_names.is_empty() {
-            return Err(RequestError::DeferredChoice(names[0].clone()));
-        }
-    }
-    let mut held = Vec::new();
-    let entries = entries(
-        dialect,
-        request,
-        offered,
-        native_search,
-        &mut notes,
-        &mut held,
-    );
-
-    if entries.is_empty() && hosted.entries.is_empty() {
-        // Providers refuse an empty tool list, and a tool choice or parallel calls without
-        // tools: nothing is sent, and a choice that needs a call cannot be had.
-        if request.choice.forces_a_call() {
-            return Err(RequestError::NoTools);
-        }
-        notes.push("no tools are offered: the request carries no tool fields".to_owned());
-        return Ok(ToolBlock {
-            fields: Map::new(),
-            report: ChoiceReport {
-                subset: Subset::All,
-                parallel: None,
-                notes,
-            },
-            tools: Vec::new(),
-            deferred: Vec::new(),
-            held,
-            dialect,
-            headers: Vec::new(),
-            offer,
-        });
-    }
-    let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
-    if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
-        // The stable prefix ends at the first conditional tool; deferred tools are outside it
-        // and never carry a breakpoint.
-        let stable = entries.iter().take_while(|e| !e.conditional).count();
-        match entries[..stable].iter().rposition(|e| !e.deferred) {
-            Some(last) => {
-                if let Some(Value::Object(tool)) = values.get_mut(last) {
-                    tool.insert("cache_control".into(), json!({"type": "ephemeral"}));
-                }
-            }
-            None => notes.push(
-                "no tool is offered unconditionally and loaded first: no cache breakpoint is placed"
-                    .to_owned(),
-            ),
-        }
-    }
-    let mut tools: Vec<(String, String)> = entries
-        .iter()
-        .zip(&values)
-        .map(|(e, v)| (e.name.clone(), v.to_string()))
-        .collect();
-    // The provider's own tools come after the functions, in the order given: part of the
-    // cached prefix like any tool.
-    for (tool, entry) in request.hosted.iter().zip(&hosted.entries) {
-        tools.push((tool.kind().to_owned(), entry.to_string()));
-    }
-    let functions = !values.is_empty();
-    if dialect != Dialect::Gemini {
-        values.extend(hosted.entries.iter().cloned());
-    }
-    let deferred_names: Vec<String> = entries
-        .iter()
-        .filter(|e| e.deferred)
-        .map(|e| e.name.clone())
-        .collect();
-
-    let mut fields = Map::new();
-    match dialect {
-        Dialect::OpenAiChat { .. } | Dialect::OpenAiResponses { .. } => {
-            let chat = matches!(dialect, Dialect::OpenAiChat { .. });
-            let function = |name: &str| {
-                if chat {
-                    json!({"type": "function", "function": {"name": name}})
-                } else {
-                    json!({"type": "function", "name": name})
-                }
-            };
-            let choice = match &request.choice {
-                ToolChoice::Auto => None,
-                ToolChoice::None => Some(json!("none")),
-                ToolChoice::Required => Some(json!("required")),
-                ToolChoice::Tool(name) => Some(function(&spelled(name))),
-                ToolChoice::Only { .. } => {
-                    let mode = if require { "required" } else { "auto" };
-                    let allowed: Vec<Value> = subset_names.iter().map(|n| function(n)).collect();
-                    Some(if chat {
-                        json!({"type": "allowed_tools", "allowed_tools": {"mode": mode, "tools": allowed}})
-                    } else {
-                        json!({"type": "allowed_tools", "mode": mode, "tools": allowed})
-                    })
-                }
-            };
-            fields.insert("tools".into(), Value::Array(values));
-            if let Some(choice) = choice {
-                fields.insert("tool_choice".into(), choice);
-            }
-            if let Some(parallel) = parallel {
-                fields.insert("parallel_tool_calls".into(), Value::Bool(parallel));
-            }
-        }
-        Dialect::Anthropic { .. } => {
-            let mut choice = match &request.choice {
-                ToolChoice::Auto => json!({"type": "auto"}),
-                ToolChoice::None => json!({"type": "none"}),
-                ToolChoice::Required => json!({"type": "any"}),
-                ToolChoice::Tool(name) => json!({"type": "tool", "name": spelled(name)}),
-                ToolChoice::Only { .. } if require && subset_names.len() == 1 => {
-                    json!({"type": "tool", "name": subset_names[0]})
-                }
-                ToolChoice::Only { .. } if require => json!({"type": "any"}),
-                ToolChoice::Only { .. } => json!({"type": "auto"}),
-            };
-            if parallel == Some(false)
-                && let Value::Object(choice) = &mut choice
-            {
-                choice.insert("disable_parallel_tool_use".into(), Value::Bool(true));
-            }
-            if parallel == Some(true) {
-                // Anthropic's default: nothing to say.
-                parallel = None;
-            }
-            fields.insert("tools".into(), Value::Array(values));
-            let default = choice == json!({"type": "auto"});
-            if !default {
-                fields.insert("tool_choice".into(), choice);
-            }
-        }
-        Dialect::Gemini => {
-            let (mode, names) = match &request.choice {
-                ToolChoice::Auto => ("AUTO", Vec::new()),
-                ToolChoice::None => ("NONE", Vec::new()),
-                ToolChoice::Required => ("ANY", Vec::new()),
-                ToolChoice::Tool(name) => ("ANY", vec![spelled(name)]),
-                // VALIDATED: a call or text, calls limited to the names (AUTO takes no names).
-                ToolChoice::Only { .. } if require => ("ANY", subset_names.clone()),
-                ToolChoice::Only { .. } => ("VALIDATED", subset_names.clone()),
-            };
-            if parallel == Some(false) {
-                notes.push(
-                    "Gemini has no switch for parallel calls: it may still ask for several; the toolbox runs a sequential tool's calls one at a time".to_owned(),
-                );
-                parallel = None;
-            }
-            // Functions in one tool object, each built-in tool in its own.
-            let mut objects = Vec::new();
-            if functions {
-                objects.push(json!({ "functionDeclarations": values }));
-            }
-            objects.extend(hosted.entries.iter().cloned());
-            fields.insert("tools".into(), Value::Array(objects));
-            let mut tool_config = Map::new();
-            if mode != "AUTO" && functions {
-                let mut config = Map::new();
-                config.insert("mode".into(), json!(mode));
-                if !names.is_empty() {
-                    config.insert("allowedFunctionNames".into(), json!(names));
-                }
-                tool_config.insert("functionCallingConfig".into(), Value::Object(config));
-            }
-            if functions && !hosted.entries.is_empty() {
-                // Gemini refuses built-in tools beside functions unless told to.
-                tool_config.insert("includeServerSideToolInvocations".into(), json!(true));
-                notes.push(
-                    "Gemini takes built-in tools beside functions only with `includeServerSideToolInvocations`: it is set".to_owned(),
-                );
-            }
-            if !tool_config.is_empty() {
-                fields.insert("toolConfig".into(), Value::Object(tool_config));
-            }
-        }
-        Dialect::Mcp => {}
-    }
-    fields.extend(hosted.fields);
-    let headers = if hosted.betas.is_empty() {
-        Vec::new()
-    } else {
-        vec![("anthropic-beta".to_owned(), hosted.betas.join(","))]
-    };
-    let subset = match (subset, trim) {
-        (None, _) => Subset::All,
-        (Some(_), true) => Subset::Trimmed,
-        (Some(_), false) => Subset::Filtered,
-    };
-    Ok(ToolBlock {
-        fields,
-        report: ChoiceReport {
-            subset,
-            parallel,
-            notes,
-        },
-        tools,
-        deferred: deferred_names,
-        held,
-        dialect,
-        headers,
-        offer,
-    })
+    Ok((subset, require))
 }
 
 /// The tool list's entries: deferred tools marked or left out, the search tool, revealed tools

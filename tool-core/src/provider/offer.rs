@@ -51,10 +51,15 @@ use serde::{Deserialize, Serialize};
 /// assert!(!block.offer().contains("close_ticket"));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
 pub struct Offer {
     /// Sorted, each once.
     names: Vec<String>,
+    /// Whether the toolbox's prepare step chose these tools, in the request's context
+    /// ([`ProviderToolbox::request_for`](crate::ProviderToolbox::request_for)): a call
+    /// answering the offer is then not prepared again, its tool's place in the offer is
+    /// enough (one lookup, however many tools there are).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    prepared: bool,
 }
 
 impl Offer {
@@ -64,7 +69,21 @@ impl Offer {
         let mut names: Vec<String> = names.into_iter().map(Into::into).collect();
         names.sort_unstable();
         names.dedup();
-        Self { names }
+        Self {
+            names,
+            prepared: false,
+        }
+    }
+
+    /// The offer of a request whose tools the prepare step chose in its context.
+    pub(crate) fn prepared(mut self) -> Self {
+        self.prepared = true;
+        self
+    }
+
+    /// Whether the prepare step chose these tools ([`Offer::prepared`]).
+    pub(crate) fn is_prepared(&self) -> bool {
+        self.prepared
     }
 
     /// Whether a call of `name` (the provider's spelling) answers this offer.

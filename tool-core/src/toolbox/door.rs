@@ -160,12 +160,19 @@ impl Toolbox {
             }
         }
         let own = self.registry.in_order[index].definition().name();
-        if let Some(enabled) = self.registry.enablement.get(own)
+        // Most toolboxes have no conditions: no lookup then.
+        if !self.registry.enablement.is_empty()
+            && let Some(enabled) = self.registry.enablement.get(own)
             && !enabled.enabled(ctx).await
         {
             return Err(Refusal::Disabled);
         }
-        if self.registry.prepare.is_some() && self.registry.prepared(ctx).hides(own) {
+        // The prepare step judges every tool at once; an offer it made already holds its
+        // answer for this tool.
+        if self.registry.prepare.is_some()
+            && !offer.is_some_and(Offer::is_prepared)
+            && self.registry.prepared(ctx).hides(own)
+        {
             return Err(Refusal::Hidden);
         }
         Ok(index)

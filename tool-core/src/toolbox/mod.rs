@@ -743,8 +743,10 @@ impl Toolbox {
                     refusal: None,
                     repairs: Vec::new(),
                 };
-                match self.plans().tools.get(index) {
-                    Some(plan) => plan.run(call).await,
+                match self.plans().tools.get(index).map(|plan| plan.run(call)) {
+                    // A plan that ends at once (an inline tool's) needs no future.
+                    Some(Flow::Now(done)) => done,
+                    Some(Flow::Later(future)) => future.await,
                     None => Done::refused(ToolError::internal("a tool without a plan")),
                 }
             }

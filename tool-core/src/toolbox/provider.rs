@@ -177,7 +177,11 @@ impl<'a> ProviderToolbox<'a> {
     ) -> Result<ToolBlock, RequestError> {
         let offered = self.toolbox.offered_for(ctx).await;
         let defs: Vec<&ToolDefinition> = offered.iter().map(|d| &**d).collect();
-        self.block(request, &defs)
+        let mut block = self.block(request, &defs)?;
+        // The prepare step chose these tools in the request's context: a call answering the
+        // block is judged by its place in the offer, without preparing every tool again.
+        block.offer = std::mem::take(&mut block.offer).prepared();
+        Ok(block)
     }
 
     fn block(

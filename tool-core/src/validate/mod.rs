@@ -41,12 +41,30 @@ use report::Report;
 pub struct Validation {
     name: std::borrow::Cow<'static, str>,
     schema: Arc<Value>,
-    pub(crate) compiled: Compiled,
+    /// Shared by the copies of a definition.
+    pub(crate) compiled: Arc<Compiled>,
     pub(crate) full_validation: bool,
     limits: Option<InputLimits>,
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     report: OnceLock<Option<Report>>,
     shape: OnceLock<canonical::Shape>,
+}
+
+impl Clone for Validation {
+    /// The same checks: the schema and compiled patterns are shared; the validator, the
+    /// reporter and the shape, built on first use, are built again for the copy.
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            schema: Arc::clone(&self.schema),
+            compiled: Arc::clone(&self.compiled),
+            full_validation: self.full_validation,
+            limits: self.limits,
+            validator: OnceLock::new(),
+            report: OnceLock::new(),
+            shape: OnceLock::new(),
+        }
+    }
 }
 
 impl Validation {
@@ -60,7 +78,7 @@ impl Validation {
         Self {
             name,
             schema: Arc::new(schema),
-            compiled,
+            compiled: Arc::new(compiled),
             full_validation,
             limits,
             validator: OnceLock::new(),
@@ -99,7 +117,7 @@ impl Validation {
         Self {
             name: std::borrow::Cow::Owned(name),
             schema: Arc::clone(&self.schema),
-            compiled: Compiled::default(),
+            compiled: Arc::default(),
             full_validation: self.full_validation,
             limits: self.limits,
             validator: OnceLock::new(),
