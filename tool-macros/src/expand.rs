@@ -37,7 +37,6 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let function = function(tool);
     let unit = unit_struct(tool);
     let ident = tool.struct_ident();
-    let fn_ident = &tool.sig.ident;
 
     let fields = tool.params.iter().map(field);
     // Each field's type is required to be readable on the impl, not inside its body: a type
@@ -66,6 +65,75 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         let ty = &p.ty;
         quote_spanned!(ty.span()=> ::toolsmith::__private::assert_param::<#ty>();)
     });
+    let name = tool.tool_name();
+    let (description, from_docs) = match &tool.args.description {
+        Some(lit) => (quote!(#lit), false),
+        None => (join_docs(&tool.docs), true),
+    };
+
+    let output_schema = output_schema(&tool.sig.output);
+    let spec_fields = spec_fields(tool);
+
+    let call = call_methods(tool);
+
+    quote! {
+        #function
+        #unit
+
+        #[doc(hidden)]
+        #[allow(non_upper_case_globals, non_camel_case_types, non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
+        const _: () = {
+            use ::toolsmith::__private::{ResultKind as _, ValueKind as _};
+
+            #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
+            // The name the runtime's strict reader knows the arguments struct by
+            // (`ARGS_STRUCT`): serde's derive already refuses its repeated keys.
+            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields, rename = "toolsmith::Arguments", bound(deserialize = #bound))]
+            #[schemars(crate = "::toolsmith::__private::schemars")]
+            struct __Args {
+                #(#fields,)*
+            }
+
+            const _: () = { #(#asserts)* };
+
+            static __PARAMS: [::toolsmith::__private::ParamSpec; #count] = [#(#specs),*];
+
+            static __SPEC: ::toolsmith::__private::ToolSpec = ::toolsmith::__private::ToolSpec {
+                name: #name,
+                description: #description,
+                description_from_docs: #from_docs,
+                params: &__PARAMS,
+                output_schema: #output_schema,
+                #(#spec_fields,)*
+                ..::toolsmith::__private::ToolSpec::DEFAULT
+            };
+
+            fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {
+                let _ = (&__a, &__d);
+                true #(&& #checks)*
+            }
+
+            impl ::toolsmith::__private::Tool for #ident {
+                fn definition(&self) -> &::toolsmith::__private::ToolDefinition {
+                    static __DEF: ::toolsmith::__private::OnceLock<::toolsmith::__private::ToolDefinition> =
+                        ::toolsmith::__private::OnceLock::new();
+                    ::toolsmith::__private::ToolDefinition::get_or_build(
+                        &__DEF,
+                        &__SPEC,
+                        ::toolsmith::__private::schema_of::<__Args>,
+                    )
+                }
+
+                #call
+            }
+        };
+    }
+}
+
+/// The generated `Tool::call` (and an inline tool's `call_inline`): the arguments read into
+/// the parameters' locals, the function run, its return value finished.
+fn call_methods(tool: &ToolFn) -> TokenStream {
+    let fn_ident = &tool.sig.ident;
     // Locals get their own names: a parameter named like the function must not shadow it.
     let locals: Vec<_> = (0..tool.params.len())
         .map(|i| format_ident!("__p{}", i))
@@ -79,16 +147,99 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         .collect();
     let ctx = tool.takes_context.then(|| quote!(__ctx,));
 
-    let name = tool.tool_name();
-    let (description, from_docs) = match &tool.args.description {
-        Some(lit) => (quote!(#lit), false),
-        None => (join_docs(&tool.docs), true),
+    let (finish, emit) = finish_and_emit(tool);
+    let inline = tool.args.inline.is_some() && tool.sig.asyncness.is_none();
+    // The future a call returns, once the arguments are read: the user's async fn finished in
+    // an async block, or a sync fn on the blocking pool through the one non-generic
+    // `run_blocking` (no per-tool future type at all).
+    let run = if tool.sig.asyncness.is_some() {
+        quote! {
+            ::std::boxed::Box::pin(async move {
+                let __out = #fn_ident(#ctx #(#values),*).await;
+                #finish
+            })
+        }
+    } else {
+        let ctx_param = if tool.takes_context {
+            quote!(__ctx)
+        } else {
+            quote!(_)
+        };
+        quote! {
+            ::std::boxed::Box::pin(::toolsmith::__private::run_blocking(
+                __ctx,
+                ::std::boxed::Box::new(move |#ctx_param: &::toolsmith::__private::ToolContext| {
+                    let __out = #fn_ident(#ctx #(#values),*);
+                    #finish
+                }),
+            ))
+        }
     };
 
-    let output_schema = output_schema(&tool.sig.output);
+    // Reads the arguments into the parameters' locals, or returns `on_error(__err)`.
+    let read_arguments = |on_error: TokenStream| {
+        quote! {
+            let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
+            let __Args { #(#fields_idents: #locals),* } =
+                match ::toolsmith::__private::parse_arguments::<__Args>(__def.validation(), __arguments, __ctx, __check) {
+                    ::core::result::Result::Ok(__args) => __args,
+                    ::core::result::Result::Err(__err) => return #on_error,
+                };
+        }
+    };
+    // `call` always has this signature; an inline tool also has `call_inline`, which `call`
+    // wraps in a ready future.
+    let (call_body, call_inline) = if inline {
+        let read = read_arguments(quote!(::core::option::Option::Some(
+            ::core::result::Result::Err(__err)
+        )));
+        let body = quote! {
+            let __out = ::toolsmith::__private::Tool::call_inline(
+                self,
+                __arguments,
+                __ctx,
+                ::toolsmith::__private::Emit::Raw,
+            );
+            ::std::boxed::Box::pin(::core::future::ready(::toolsmith::__private::inline_outcome(__out)))
+        };
+        let call_inline = quote! {
+            fn call_inline(
+                &self,
+                __arguments: ::toolsmith::__private::Arguments<'_>,
+                __ctx: &::toolsmith::__private::ToolContext,
+                __emit: ::toolsmith::__private::Emit<'_>,
+            ) -> ::core::option::Option<::core::result::Result<::toolsmith::__private::Emitted, ::toolsmith::__private::ToolError>> {
+                let _ = &__ctx;
+                #read
+                let __out = #fn_ident(#ctx #(#values),*);
+                ::core::option::Option::Some(#emit)
+            }
+        };
+        (body, call_inline)
+    } else {
+        let read = read_arguments(quote!(::std::boxed::Box::pin(::core::future::ready(
+            ::toolsmith::__private::ToolOutcome::Error(__err)
+        ))));
+        (quote!(#read #run), TokenStream::new())
+    };
+    let call = quote! {
+        fn call<'__a>(
+            &'__a self,
+            __arguments: ::toolsmith::__private::Arguments<'__a>,
+            __ctx: &'__a ::toolsmith::__private::ToolContext,
+        ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
+            #call_body
+        }
+
+        #call_inline
+    };
+    call
+}
+
+/// The fields of the tool's `ToolSpec` that differ from `ToolSpec::DEFAULT`: only those are
+/// written, less code per tool to expand, type-check and keep in the crate's metadata.
+fn spec_fields(tool: &ToolFn) -> Vec<TokenStream> {
     let examples = &tool.args.examples;
-    // Only what differs from `ToolSpec::DEFAULT` is written: less code per tool to expand,
-    // type-check and keep in the crate's metadata.
     let mut spec_fields: Vec<TokenStream> = Vec::new();
     let mut set = |field: &str, value: Option<TokenStream>| {
         if let Some(value) = value {
@@ -213,7 +364,12 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
             quote!(::toolsmith::__private::InputLimits::DEFAULT #(#setters)*)
         })),
     );
+    spec_fields
+}
 
+/// What the generated code does with the function's return value `__out`: finish it into a
+/// `ToolOutcome`, or emit it into the caller's buffer (an inline tool's `call_into`).
+fn finish_and_emit(tool: &ToolFn) -> (TokenStream, TokenStream) {
     let ret_span = match &tool.sig.output {
         syn::ReturnType::Default => tool.sig.ident.span(),
         syn::ReturnType::Type(_, ty) => ty.span(),
@@ -221,7 +377,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     // A return type written `Result<T, E>`: each half is checked at its own type, so that a
     // `T` that is not `Serialize` or an `E` that is not `Into<ToolError>` is reported there.
     // Any other type (an alias included) goes through the kind probe.
-    let (finish, emit) = match crate::model::result_parts(&tool.sig.output) {
+    match crate::model::result_parts(&tool.sig.output) {
         Some((ok, err)) => {
             let ok_span = ok.span();
             let err_span = err.map_or(ret_span, Spanned::span);
@@ -260,144 +416,6 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 (&__out).__toolsmith_kind().emit(__out, __emit)
             },
         ),
-    };
-    let inline = tool.args.inline.is_some() && tool.sig.asyncness.is_none();
-    // The future a call returns, once the arguments are read: the user's async fn finished in
-    // an async block, or a sync fn on the blocking pool through the one non-generic
-    // `run_blocking` (no per-tool future type at all).
-    let run = if tool.sig.asyncness.is_some() {
-        quote! {
-            ::std::boxed::Box::pin(async move {
-                let __out = #fn_ident(#ctx #(#values),*).await;
-                #finish
-            })
-        }
-    } else {
-        let ctx_param = if tool.takes_context {
-            quote!(__ctx)
-        } else {
-            quote!(_)
-        };
-        quote! {
-            ::std::boxed::Box::pin(::toolsmith::__private::run_blocking(
-                __ctx,
-                ::std::boxed::Box::new(move |#ctx_param: &::toolsmith::__private::ToolContext| {
-                    let __out = #fn_ident(#ctx #(#values),*);
-                    #finish
-                }),
-            ))
-        }
-    };
-
-    // Reads the arguments into the parameters' locals, or returns `on_error(__err)`.
-    let read_arguments = |on_error: TokenStream| {
-        quote! {
-            let __def = <Self as ::toolsmith::__private::Tool>::definition(self);
-            let __Args { #(#fields_idents: #locals),* } =
-                match ::toolsmith::__private::parse_arguments::<__Args>(__def.validation(), __arguments, __ctx, __check) {
-                    ::core::result::Result::Ok(__args) => __args,
-                    ::core::result::Result::Err(__err) => return #on_error,
-                };
-        }
-    };
-    // `call` always has this signature; an inline tool also has `call_inline`, which `call`
-    // wraps in a ready future.
-    let (call_body, call_inline) = if inline {
-        let read = read_arguments(quote!(::core::option::Option::Some(
-            ::core::result::Result::Err(__err)
-        )));
-        let body = quote! {
-            let __out = ::toolsmith::__private::Tool::call_inline(
-                self,
-                __arguments,
-                __ctx,
-                ::toolsmith::__private::Emit::Raw,
-            );
-            ::std::boxed::Box::pin(::core::future::ready(::toolsmith::__private::inline_outcome(__out)))
-        };
-        let call_inline = quote! {
-            fn call_inline(
-                &self,
-                __arguments: ::toolsmith::__private::Arguments<'_>,
-                __ctx: &::toolsmith::__private::ToolContext,
-                __emit: ::toolsmith::__private::Emit<'_>,
-            ) -> ::core::option::Option<::core::result::Result<::toolsmith::__private::Emitted, ::toolsmith::__private::ToolError>> {
-                let _ = &__ctx;
-                #read
-                let __out = #fn_ident(#ctx #(#values),*);
-                ::core::option::Option::Some(#emit)
-            }
-        };
-        (body, call_inline)
-    } else {
-        let read = read_arguments(quote!(::std::boxed::Box::pin(::core::future::ready(
-            ::toolsmith::__private::ToolOutcome::Error(__err)
-        ))));
-        (quote!(#read #run), TokenStream::new())
-    };
-    let call = quote! {
-        fn call<'__a>(
-            &'__a self,
-            __arguments: ::toolsmith::__private::Arguments<'__a>,
-            __ctx: &'__a ::toolsmith::__private::ToolContext,
-        ) -> ::toolsmith::__private::BoxFuture<'__a, ::toolsmith::__private::ToolOutcome> {
-            #call_body
-        }
-
-        #call_inline
-    };
-
-    quote! {
-        #function
-        #unit
-
-        #[doc(hidden)]
-        #[allow(non_upper_case_globals, non_camel_case_types, non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
-        const _: () = {
-            use ::toolsmith::__private::{ResultKind as _, ValueKind as _};
-
-            #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
-            // The name the runtime's strict reader knows the arguments struct by
-            // (`ARGS_STRUCT`): serde's derive already refuses its repeated keys.
-            #[serde(crate = "::toolsmith::__private::serde", deny_unknown_fields, rename = "toolsmith::Arguments", bound(deserialize = #bound))]
-            #[schemars(crate = "::toolsmith::__private::schemars")]
-            struct __Args {
-                #(#fields,)*
-            }
-
-            const _: () = { #(#asserts)* };
-
-            static __PARAMS: [::toolsmith::__private::ParamSpec; #count] = [#(#specs),*];
-
-            static __SPEC: ::toolsmith::__private::ToolSpec = ::toolsmith::__private::ToolSpec {
-                name: #name,
-                description: #description,
-                description_from_docs: #from_docs,
-                params: &__PARAMS,
-                output_schema: #output_schema,
-                #(#spec_fields,)*
-                ..::toolsmith::__private::ToolSpec::DEFAULT
-            };
-
-            fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {
-                let _ = (&__a, &__d);
-                true #(&& #checks)*
-            }
-
-            impl ::toolsmith::__private::Tool for #ident {
-                fn definition(&self) -> &::toolsmith::__private::ToolDefinition {
-                    static __DEF: ::toolsmith::__private::OnceLock<::toolsmith::__private::ToolDefinition> =
-                        ::toolsmith::__private::OnceLock::new();
-                    ::toolsmith::__private::ToolDefinition::get_or_build(
-                        &__DEF,
-                        &__SPEC,
-                        ::toolsmith::__private::schema_of::<__Args>,
-                    )
-                }
-
-                #call
-            }
-        };
     }
 }
 
