@@ -205,3 +205,59 @@ fn the_floors_are_listed_in_one_place() {
         );
     }
 }
+
+#[test]
+fn the_steps_are_listed_in_one_place_and_the_code_keeps_their_order() {
+    // docs/execution.md numbers the steps of a tool's plan; the composition pushes them in
+    // that order (the read once step may be preceded by repair and followed by guards, which
+    // the list shows unnumbered).
+    let execution = std::fs::read_to_string(docs().join("execution.md")).expect("execution.md");
+    let listed: Vec<String> = execution
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l
+                .strip_prefix("├─ ")
+                .or_else(|| l.strip_prefix("└─ "))?
+                .trim_start();
+            let (number, rest) = rest.split_once(". ")?;
+            number.parse::<u32>().ok()?;
+            Some(rest.split("  ").next()?.trim().to_owned())
+        })
+        .collect();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let compose =
+        std::fs::read_to_string(root.join("tool-core/src/policy/compose.rs")).expect("compose.rs");
+    let step_of = |line: &str| -> Option<&'static str> {
+        let l = line.trim();
+        [
+            ("vec![Arc::clone(&audit)", "audit"),
+            ("steps.push(Arc::new(Authorize", "authorization"),
+            ("steps.push(Arc::new(ReadArguments", "read once"),
+            ("steps.push(Arc::new(Idempotent", "idempotency"),
+            ("steps.push(Arc::new(Approve", "approval"),
+            ("steps.push(Arc::new(Budget", "run budget"),
+            ("steps.push(Arc::new(Fallback", "fallback"),
+            ("steps.push(Arc::new(SharedCircuit", "circuit"),
+            ("steps.push(Arc::new(Limit", "limits"),
+            ("steps.push(attempts)", "attempts"),
+        ]
+        .iter()
+        .find(|(code, _)| l.contains(code))
+        .map(|(_, step)| *step)
+    };
+    let composed: Vec<&str> = compose.lines().filter_map(step_of).collect();
+    assert_eq!(
+        listed, composed,
+        "docs/execution.md's steps and compose.rs's order differ"
+    );
+    // No other guide lists them in order.
+    for (name, text) in guides() {
+        if name != "execution.md" {
+            assert!(
+                !text.contains("idempotent ─► approve") && !text.contains("authorize ─► read once"),
+                "{name} lists the steps again: point to docs/execution.md"
+            );
+        }
+    }
+}

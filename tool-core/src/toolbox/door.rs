@@ -120,12 +120,55 @@ impl Toolbox {
         ctx: &ToolContext,
         offer: Option<&Offer>,
     ) -> Result<Admitted<'_>, ToolError> {
+        // Most calls are answered by the name alone: a known tool under no condition and no
+        // prepare step (or answering an offer the prepare step made). Only the others, and
+        // refusals, wait on a condition or list the tools, in a future of their own, so that
+        // every caller's future stays small.
+        if let Some(index) = self.find(name, spelling)
+            && self.unconditional(index, offer)
+            && offer.is_none_or(|offer| self.in_offer(index, name, spelling, offer))
+        {
+            return Ok(Admitted {
+                toolbox: self,
+                index,
+            });
+        }
+        Box::pin(self.admit_asking(name, spelling, ctx, offer)).await
+    }
+
+    /// [`admit`](Self::admit) for a call that asks a condition or the prepare step, or is
+    /// turned away.
+    async fn admit_asking(
+        &self,
+        name: &str,
+        spelling: Spelling,
+        ctx: &ToolContext,
+        offer: Option<&Offer>,
+    ) -> Result<Admitted<'_>, ToolError> {
         match self.door(name, spelling, ctx, offer).await {
             Ok(index) => Ok(Admitted {
                 toolbox: self,
                 index,
             }),
             Err(reason) => Err(self.turned_away(name, spelling, ctx, offer, reason).await),
+        }
+    }
+
+    /// Whether the tool at `index` is offered without asking anything of the call's context:
+    /// no condition of its own, and no prepare step or an offer the prepare step made.
+    #[inline]
+    fn unconditional(&self, index: usize, offer: Option<&Offer>) -> bool {
+        let own = self.registry.in_order[index].definition().name();
+        (self.registry.prepare.is_none() || offer.is_some_and(Offer::is_prepared))
+            && (self.registry.enablement.is_empty() || !self.registry.enablement.contains_key(own))
+    }
+
+    /// Whether `offer` holds the tool at `index`, named `name` in `spelling`. The offer is in
+    /// a provider's spelling; a registered name is spelled as the model was shown it.
+    fn in_offer(&self, index: usize, name: &str, spelling: Spelling, offer: &Offer) -> bool {
+        match spelling {
+            Spelling::Provider(_) => offer.contains(name),
+            Spelling::Registered => offer.contains(self.registry.shown(index).name()),
         }
     }
 
@@ -149,15 +192,10 @@ impl Toolbox {
         offer: Option<&Offer>,
     ) -> Result<usize, Refusal> {
         let index = self.find(name, spelling).ok_or(Refusal::Unknown)?;
-        if let Some(offer) = offer {
-            // The offer is in a provider's spelling; a registered name is spelled for it.
-            let offered = match spelling {
-                Spelling::Provider(_) => offer.contains(name),
-                Spelling::Registered => offer.contains(self.registry.shown(index).name()),
-            };
-            if !offered {
-                return Err(Refusal::NotOffered);
-            }
+        if let Some(offer) = offer
+            && !self.in_offer(index, name, spelling, offer)
+        {
+            return Err(Refusal::NotOffered);
         }
         let own = self.registry.in_order[index].definition().name();
         // Most toolboxes have no conditions: no lookup then.
