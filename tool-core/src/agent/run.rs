@@ -156,7 +156,22 @@ fn needs_the_application(
     })
 }
 
-type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+/// Hears what happens in a run ([`Agent::with_events`]). A closure `Fn(&AgentEvent)` is one.
+pub trait EventSink: Send + Sync + 'static {
+    /// Called for each event, in order, as it happens.
+    fn event(&self, event: &AgentEvent);
+}
+
+impl<F> EventSink for F
+where
+    F: Fn(&AgentEvent) + Send + Sync + 'static,
+{
+    fn event(&self, event: &AgentEvent) {
+        self(event);
+    }
+}
+
+type Events = Arc<dyn EventSink>;
 
 /// A loop around a model client: a toolbox, the dialect its provider speaks, the client, the
 /// first request's tool block and the run's limits. Cheap to clone; one agent runs any number
@@ -210,7 +225,7 @@ impl Agent {
 
     /// Receives each [`AgentEvent`] as it happens (on the run's task: do not block).
     #[must_use]
-    pub fn with_events(mut self, events: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+    pub fn with_events(mut self, events: impl EventSink) -> Self {
         self.events = Some(Arc::new(events));
         self
     }
@@ -380,7 +395,7 @@ impl Agent {
 
     fn emit(&self, event: AgentEvent) {
         if let Some(events) = &self.events {
-            events(&event);
+            events.event(&event);
         }
     }
 

@@ -44,7 +44,6 @@ pub(crate) use content::{is_content_tool, parts as content_parts, stand_in};
 pub use page::{Cursor, MAX_CURSOR_LEN, Page};
 pub use scan::{Family, Finding, scan};
 pub use store::RESULT_URI_PREFIX;
-#[cfg(feature = "mcp")]
 pub(crate) use store::may_read;
 pub use view::{ToolReturn, Viewed};
 

@@ -63,9 +63,9 @@ pub use authorize::Authorizer;
 pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};
-pub use repair::{Repair, RepairRequest};
+pub use repair::{Repair, RepairHook, RepairRequest};
 pub(crate) use text::InvalidCounts;
-pub use text::{ErrorText, ErrorView};
+pub use text::{ErrorText, ErrorView, ErrorWriter};
 
 pub(crate) use compose::{Plans, Settings};
 pub(crate) use step::{Call, Done, Flow, Ran};

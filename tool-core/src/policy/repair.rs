@@ -32,7 +32,24 @@ pub struct RepairRequest<'a> {
     pub ctx: &'a ToolContext,
 }
 
-type Hook = dyn Fn(&RepairRequest<'_>) -> Option<Value> + Send + Sync;
+/// Proposes arguments for a call the lossless fixes could not repair ([`Repair::with_hook`]):
+/// the arguments, read again against the schema, or `None`. A closure
+/// `Fn(&RepairRequest<'_>) -> Option<Value>` is one.
+pub trait RepairHook: Send + Sync + 'static {
+    /// The arguments proposed for `request`, or `None`.
+    fn repair(&self, request: &RepairRequest<'_>) -> Option<Value>;
+}
+
+impl<F> RepairHook for F
+where
+    F: Fn(&RepairRequest<'_>) -> Option<Value> + Send + Sync + 'static,
+{
+    fn repair(&self, request: &RepairRequest<'_>) -> Option<Value> {
+        self(request)
+    }
+}
+
+type Hook = dyn RepairHook;
 
 /// Repairs arguments a whole call would refuse, without inventing any (see
 /// [`Defaults::repair`](super::Defaults::repair); off by default).
@@ -91,10 +108,7 @@ impl Repair {
     /// proposes (read again against the schema), or `None`. It runs only on arguments that
     /// ended; it must not invent what the model did not say.
     #[must_use]
-    pub fn with_hook(
-        mut self,
-        hook: impl Fn(&RepairRequest<'_>) -> Option<Value> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn with_hook(mut self, hook: impl RepairHook) -> Self {
         self.hook = Some(Arc::new(hook));
         self
     }
@@ -185,7 +199,7 @@ impl Repairing {
             return Some(checked);
         }
         let hook = self.repair.hook.as_ref()?;
-        let proposed = hook(&RepairRequest {
+        let proposed = hook.repair(&RepairRequest {
             tool: call.name,
             text: &text,
             error: err,

@@ -21,7 +21,23 @@ pub struct ErrorView<'a> {
     pub ctx: &'a ToolContext,
 }
 
-type Write = dyn Fn(&ErrorView<'_>) -> Option<String> + Send + Sync;
+/// Writes the text a model reads for a failed call ([`ErrorText`]); `None` keeps another's.
+/// A closure `Fn(&ErrorView<'_>) -> Option<String>` is one.
+pub trait ErrorWriter: Send + Sync + 'static {
+    /// The text for the failed call `view`, or `None`.
+    fn write(&self, view: &ErrorView<'_>) -> Option<String>;
+}
+
+impl<F> ErrorWriter for F
+where
+    F: Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static,
+{
+    fn write(&self, view: &ErrorView<'_>) -> Option<String> {
+        self(view)
+    }
+}
+
+type Write = dyn ErrorWriter;
 
 /// Writes the text a model reads for a failed call, in the application's words (a persona,
 /// a language, a house style; for every tool, or per tool with
@@ -68,7 +84,7 @@ pub struct ErrorText {
 impl ErrorText {
     /// Text written by `write`, for every tool.
     #[must_use]
-    pub fn new(write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static) -> Self {
+    pub fn new(write: impl ErrorWriter) -> Self {
         Self {
             all: Some(Arc::new(write)),
             tools: HashMap::new(),
@@ -85,10 +101,7 @@ impl ErrorText {
     /// # let _ = text;
     /// ```
     #[must_use]
-    pub fn for_tool(
-        tool: impl Into<String>,
-        write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn for_tool(tool: impl Into<String>, write: impl ErrorWriter) -> Self {
         Self {
             all: None,
             tools: HashMap::new(),
@@ -99,11 +112,7 @@ impl ErrorText {
     /// Adds the words for one tool, tried before the words for every tool; `None` from it
     /// falls back to those.
     #[must_use]
-    pub fn with_tool(
-        mut self,
-        tool: impl Into<String>,
-        write: impl Fn(&ErrorView<'_>) -> Option<String> + Send + Sync + 'static,
-    ) -> Self {
+    pub fn with_tool(mut self, tool: impl Into<String>, write: impl ErrorWriter) -> Self {
         self.tools.insert(tool.into(), Arc::new(write));
         self
     }
@@ -111,8 +120,8 @@ impl ErrorText {
     pub(crate) fn write(&self, view: &ErrorView<'_>) -> Option<String> {
         self.tools
             .get(view.tool)
-            .and_then(|write| write(view))
-            .or_else(|| self.all.as_ref().and_then(|write| write(view)))
+            .and_then(|write| write.write(view))
+            .or_else(|| self.all.as_ref().and_then(|write| write.write(view)))
     }
 }
 
