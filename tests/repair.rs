@@ -259,7 +259,7 @@ async fn the_hook_sees_only_text_that_ended() {
     static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let sink = Arc::new(MemorySink::default());
     let approvals = Approvals::new();
-    let repair = Repair::lossless().with_hook(|request| {
+    let repair = Repair::lossless().with_hook(|request: &RepairRequest<'_>| {
         SEEN.lock().unwrap().push(request.text.to_owned());
         None
     });

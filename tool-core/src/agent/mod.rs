@@ -55,5 +55,5 @@ mod state;
 pub use client::{ModelClient, ModelError, ModelRequest, ScriptedModel};
 pub use delegate::AgentTool;
 pub use error::AgentError;
-pub use run::{Agent, AgentEvent, EventSink, Limit, Limits, Stop};
+pub use run::{Agent, AgentEvent, Limit, Limits, Stop};
 pub use state::{PendingCall, RunState, RunStep, Usage};

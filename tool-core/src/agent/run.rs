@@ -156,22 +156,7 @@ fn needs_the_application(
     })
 }
 
-/// Hears what happens in a run ([`Agent::with_events`]). A closure `Fn(&AgentEvent)` is one.
-pub trait EventSink: Send + Sync + 'static {
-    /// Called for each event, in order, as it happens.
-    fn event(&self, event: &AgentEvent);
-}
-
-impl<F> EventSink for F
-where
-    F: Fn(&AgentEvent) + Send + Sync + 'static,
-{
-    fn event(&self, event: &AgentEvent) {
-        self(event);
-    }
-}
-
-type Events = Arc<dyn EventSink>;
+type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 
 /// A loop around a model client: a toolbox, the dialect its provider speaks, the client, the
 /// first request's tool block and the run's limits. Cheap to clone; one agent runs any number
@@ -225,7 +210,7 @@ impl Agent {
 
     /// Receives each [`AgentEvent`] as it happens (on the run's task: do not block).
     #[must_use]
-    pub fn with_events(mut self, events: impl EventSink) -> Self {
+    pub fn with_events(mut self, events: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
         self.events = Some(Arc::new(events));
         self
     }
@@ -395,7 +380,7 @@ impl Agent {
 
     fn emit(&self, event: AgentEvent) {
         if let Some(events) = &self.events {
-            events.event(&event);
+            events(&event);
         }
     }
 
