@@ -1,7 +1,9 @@
 //! Features met together: each test is named after the pair of features it holds to each
 //! other (approval, idempotency, retries, rate limits, budgets, the circuit, fallback, output
 //! checks, stored results, pages, batches, MCP tasks, streamed calls, and the two MCP
-//! revisions). Where a pair cannot meet, the test shows the error a user gets.
+//! revisions). Where a pair cannot meet, the test shows the error a user gets. What one
+//! policy answers on each surface (retries, rate limits, budgets, the circuit, fallback,
+//! output checks, stored results) is a row of the table in `tests/surfaces.rs`.
 //!
 //! The first group is the call read once: every step sees one canonical form of the
 //! arguments, so two documents the tool reads as the same value are one call.
@@ -1702,128 +1704,6 @@ fn quick_retries() -> RetryPolicy {
     }
 }
 
-async fn retries_via(via: Via) {
-    let tool = Arc::new(Faulty::new(LookUpFare).then(Fault::Upstream(503)));
-    let toolbox =
-        Toolbox::new()
-            .with(Arc::clone(&tool))
-            .with_defaults(toolsmith::policy::Defaults {
-                retry: quick_retries(),
-                ..toolsmith::policy::Defaults::default()
-            });
-    let mut transport = Transport::new(via, toolbox).await;
-    let env = transport
-        .call("look_up_fare", json!({"flight_id": "T1"}))
-        .await;
-    assert_eq!(env["status"], "success", "{via:?}: {env}");
-    assert_eq!(tool.log().len(), 2, "{via:?}");
-}
-
-async fn rate_limits_via(via: Via) {
-    let limited = held_back();
-    let toolbox = Toolbox::new()
-        .with(LookUpFare)
-        .with_tool_policy("look_up_fare", limited);
-    let mut transport = Transport::new(via, toolbox).await;
-    let first = transport
-        .call("look_up_fare", json!({"flight_id": "T2"}))
-        .await;
-    assert_eq!(first["status"], "success", "{via:?}: {first}");
-    let held = transport
-        .call("look_up_fare", json!({"flight_id": "T2"}))
-        .await;
-    assert_eq!(held["error"]["code"], "rate_limited", "{via:?}: {held}");
-    assert!(
-        held["error"]["retry_after_ms"].as_u64().is_some(),
-        "{via:?}: {held}"
-    );
-}
-
-async fn circuit_via(via: Via) {
-    let tool = Arc::new(Faulty::new(LookUpFare).times(1, Fault::Upstream(503)));
-    let toolbox = Toolbox::new()
-        .with(Arc::clone(&tool))
-        .with_tool_policy("look_up_fare", once())
-        .with_defaults(toolsmith::policy::Defaults {
-            circuit: circuit(1, 60),
-            ..toolsmith::policy::Defaults::default()
-        });
-    let mut transport = Transport::new(via, toolbox).await;
-    let failed = transport
-        .call("look_up_fare", json!({"flight_id": "T3"}))
-        .await;
-    assert_eq!(
-        failed["error"]["code"], "upstream_error",
-        "{via:?}: {failed}"
-    );
-    let paused = transport
-        .call("look_up_fare", json!({"flight_id": "T3"}))
-        .await;
-    assert_eq!(paused["error"]["code"], "circuit_open", "{via:?}: {paused}");
-    assert_eq!(tool.log().len(), 1, "{via:?}");
-}
-
-async fn fallback_via(via: Via) {
-    let tool = Arc::new(Faulty::new(LookUpFare).times(3, Fault::Upstream(503)));
-    let toolbox = with_fallback(Toolbox::new().with(Arc::clone(&tool)).with_defaults(
-        toolsmith::policy::Defaults {
-            retry: quick_retries(),
-            ..toolsmith::policy::Defaults::default()
-        },
-    ));
-    let mut transport = Transport::new(via, toolbox).await;
-    let env = transport
-        .call("look_up_fare", json!({"flight_id": "T4"}))
-        .await;
-    assert_eq!(env["degraded"]["fallback"], "cached_fare", "{via:?}: {env}");
-}
-
-async fn budgets_via(via: Via) {
-    let toolbox = Toolbox::new()
-        .with(LookUpFare)
-        .with_defaults(toolsmith::policy::Defaults {
-            budget: Some(RunBudget {
-                max_calls: 1,
-                ..RunBudget::default()
-            }),
-            ..toolsmith::policy::Defaults::default()
-        });
-    let mut transport = Transport::new(via, toolbox).await;
-    let first = transport
-        .call("look_up_fare", json!({"flight_id": "T5"}))
-        .await;
-    assert_eq!(first["status"], "success", "{via:?}: {first}");
-    let over = transport
-        .call("look_up_fare", json!({"flight_id": "T5"}))
-        .await;
-    assert_eq!(over["error"]["code"], "budget_exhausted", "{via:?}: {over}");
-}
-
-async fn output_checks_via(via: Via) {
-    let mut transport = Transport::new(via, Toolbox::new().with(HotelReviews)).await;
-    let env = transport
-        .call("hotel_reviews", json!({"hotel": "Savoy"}))
-        .await;
-    assert_eq!(
-        env["untrusted"]["source"], "hotel_reviews",
-        "{via:?}: {env}"
-    );
-}
-
-async fn stored_results_via(via: Via) {
-    let toolbox = Toolbox::new()
-        .with(HotelReviews)
-        .with_defaults(toolsmith::policy::Defaults {
-            large_results: store_over(500),
-            ..toolsmith::policy::Defaults::default()
-        });
-    let mut transport = Transport::new(via, toolbox).await;
-    let env = transport
-        .call("hotel_reviews", json!({"hotel": "Plaza"}))
-        .await;
-    assert!(env["stored"]["uri"].is_string(), "{via:?}: {env}");
-}
-
 async fn pages_via(via: Via) {
     let mut transport = Transport::new(via, Toolbox::new().with(ListBookings)).await;
     let first = transport.call("list_bookings", json!({})).await;
@@ -1869,39 +1749,12 @@ macro_rules! through {
 }
 
 through! {
-    retries_with_streamed_calls => retries_via(Via::Stream);
-    retries_over_mcp_2025_11_25 => retries_via(Via::Mcp2025);
-    retries_over_mcp_2026_07_28 => retries_via(Via::Mcp2026);
-    rate_limits_with_streamed_calls => rate_limits_via(Via::Stream);
-    rate_limits_over_mcp_2025_11_25 => rate_limits_via(Via::Mcp2025);
-    rate_limits_over_mcp_2026_07_28 => rate_limits_via(Via::Mcp2026);
-    the_circuit_with_streamed_calls => circuit_via(Via::Stream);
-    the_circuit_over_mcp_2025_11_25 => circuit_via(Via::Mcp2025);
-    the_circuit_over_mcp_2026_07_28 => circuit_via(Via::Mcp2026);
-    fallback_with_streamed_calls => fallback_via(Via::Stream);
-    fallback_over_mcp_2025_11_25 => fallback_via(Via::Mcp2025);
-    fallback_over_mcp_2026_07_28 => fallback_via(Via::Mcp2026);
-    budgets_with_streamed_calls => budgets_via(Via::Stream);
-    budgets_over_mcp_2026_07_28 => budgets_via(Via::Mcp2026);
-    output_checks_with_streamed_calls => output_checks_via(Via::Stream);
-    output_checks_over_mcp_2025_11_25 => output_checks_via(Via::Mcp2025);
-    output_checks_over_mcp_2026_07_28 => output_checks_via(Via::Mcp2026);
-    stored_results_with_streamed_calls => stored_results_via(Via::Stream);
-    stored_results_over_mcp_2025_11_25 => stored_results_via(Via::Mcp2025);
-    stored_results_over_mcp_2026_07_28 => stored_results_via(Via::Mcp2026);
     pages_with_streamed_calls => pages_via(Via::Stream);
     pages_over_mcp_2025_11_25 => pages_via(Via::Mcp2025);
     pages_over_mcp_2026_07_28 => pages_via(Via::Mcp2026);
     batches_with_streamed_calls => batches_via(Via::Stream);
     batches_over_mcp_2025_11_25 => batches_via(Via::Mcp2025);
     batches_over_mcp_2026_07_28 => batches_via(Via::Mcp2026);
-    mcp_tasks_with_retries => retries_via(Via::Task);
-    mcp_tasks_with_rate_limits => rate_limits_via(Via::Task);
-    mcp_tasks_with_the_circuit => circuit_via(Via::Task);
-    mcp_tasks_with_fallback => fallback_via(Via::Task);
-    mcp_tasks_with_budgets => budgets_via(Via::Task);
-    mcp_tasks_with_output_checks => output_checks_via(Via::Task);
-    mcp_tasks_with_stored_results => stored_results_via(Via::Task);
     mcp_tasks_with_pages => pages_via(Via::Task);
     mcp_tasks_with_batches => batches_via(Via::Task);
 }
