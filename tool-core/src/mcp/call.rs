@@ -85,42 +85,7 @@ impl McpServer {
             String::new()
         };
         let round = if modern {
-            let answers = match &request.request_state {
-                Some(sealed) => match self.open_state(sealed, &bound) {
-                    Some(state) if state.tool == name => {
-                        // Only answers to what the server asked are taken.
-                        let responses = request.input_responses.clone().unwrap_or_default();
-                        let mut answers = state.answers;
-                        answers.extend(
-                            responses
-                                .into_iter()
-                                .filter(|(key, _)| state.asked.contains(key)),
-                        );
-                        answers
-                    }
-                    _ => {
-                        return Err(ErrorData::invalid_params(
-                            "the requestState is not valid for this call (changed, expired, already used, or issued for another caller, tool or arguments): call again without it to start over",
-                            None,
-                        ));
-                    }
-                },
-                // Answers without the state of the round that asked are not taken: the call
-                // starts over, and the tool asks again (a new input-required result, as the
-                // MCP conformance suite expects of a retry with missing or wrong answers).
-                None => std::collections::BTreeMap::new(),
-            };
-            let capabilities = request_info
-                .meta()
-                .get("io.modelcontextprotocol/clientCapabilities")
-                .cloned();
-            #[allow(deprecated)] // the per-request log level of MCP 2026-07-28
-            let log_level = context.meta.log_level();
-            Some(Arc::new(caller::Round::new(
-                answers,
-                capabilities,
-                log_level,
-            )))
+            Some(self.round_of(&request, &request_info, &context, name, &bound)?)
         } else {
             None
         };
@@ -184,50 +149,115 @@ impl McpServer {
                 admitted.call(arguments, &ctx).await
             }
         };
-        if let Some(round) = round {
-            let pending = round.take_pending();
-            // A tool that failed for want of a capability the request did not declare: the
-            // request is refused as MCP 2026-07-28 says. One that went on without it is not.
-            if let Some(capability) = round.missing()
-                && pending.is_empty()
-                && !outcome.is_success()
-            {
-                return Err(ErrorData::new(
-                    rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-                    format!(
-                        "the tool needs the client capability `{capability}`, which this request does not declare"
-                    ),
-                    Some(json!({"requiredCapabilities": {capability: {}}})),
-                ));
-            }
-            if !pending.is_empty() {
-                let asked: Vec<String> = pending.keys().cloned().collect();
-                let requests: rmcp::model::InputRequests =
-                    serde_json::from_value(Value::Object(pending.into_iter().collect()))
-                        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                let state = SealedState {
-                    tool: name.to_owned(),
-                    asked,
-                    answers: round.answers.clone(),
-                    nonce: crate::keys::new_id(),
-                };
-                let options = rmcp::model::SealOptions::new()
-                    .associated_data(bound.as_bytes())
-                    .ttl(STATE_TTL);
-                let sealed = self
-                    .state_codec
-                    .seal_json_with(&state, &options)
-                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-                return Ok(CallToolResponse::InputRequired(
-                    rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)),
-                ));
-            }
+        if let Some(round) = round
+            && let Some(asked) = self.round_answer(&round, &outcome, name, &bound)?
+        {
+            return Ok(asked);
         }
         Ok(CallToolResponse::Complete(complete(
             name,
             tool.definition(),
             &outcome,
         )))
+    }
+
+    /// The round of an MCP 2026-07-28 call: the answers its sealed state carries (only to
+    /// what the server asked), the client's capabilities and its log level. A state that does
+    /// not open for this caller, tool and arguments (`bound`) is refused.
+    fn round_of(
+        &self,
+        request: &CallToolRequestParams,
+        request_info: &McpRequest,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+        bound: &str,
+    ) -> Result<Arc<caller::Round>, ErrorData> {
+        let answers = match &request.request_state {
+            Some(sealed) => match self.open_state(sealed, bound) {
+                Some(state) if state.tool == name => {
+                    // Only answers to what the server asked are taken.
+                    let responses = request.input_responses.clone().unwrap_or_default();
+                    let mut answers = state.answers;
+                    answers.extend(
+                        responses
+                            .into_iter()
+                            .filter(|(key, _)| state.asked.contains(key)),
+                    );
+                    answers
+                }
+                _ => {
+                    return Err(ErrorData::invalid_params(
+                        "the requestState is not valid for this call (changed, expired, already used, or issued for another caller, tool or arguments): call again without it to start over",
+                        None,
+                    ));
+                }
+            },
+            // Answers without the state of the round that asked are not taken: the call
+            // starts over, and the tool asks again (a new input-required result, as the
+            // MCP conformance suite expects of a retry with missing or wrong answers).
+            None => std::collections::BTreeMap::new(),
+        };
+        let capabilities = request_info
+            .meta()
+            .get("io.modelcontextprotocol/clientCapabilities")
+            .cloned();
+        #[allow(deprecated)] // the per-request log level of MCP 2026-07-28
+        let log_level = context.meta.log_level();
+        Ok(Arc::new(caller::Round::new(
+            answers,
+            capabilities,
+            log_level,
+        )))
+    }
+
+    /// What ends a round of MCP 2026-07-28 instead of the tool's result: the refusal of a
+    /// request that lacks a capability the tool needed, or an input-required result asking
+    /// what the tool asked, with the round's sealed state. `None` when the tool finished.
+    fn round_answer(
+        &self,
+        round: &caller::Round,
+        outcome: &crate::outcome::ToolOutcome,
+        name: &str,
+        bound: &str,
+    ) -> Result<Option<CallToolResponse>, ErrorData> {
+        let pending = round.take_pending();
+        // A tool that failed for want of a capability the request did not declare: the
+        // request is refused as MCP 2026-07-28 says. One that went on without it is not.
+        if let Some(capability) = round.missing()
+            && pending.is_empty()
+            && !outcome.is_success()
+        {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+                format!(
+                    "the tool needs the client capability `{capability}`, which this request does not declare"
+                ),
+                Some(json!({"requiredCapabilities": {capability: {}}})),
+            ));
+        }
+        if !pending.is_empty() {
+            let asked: Vec<String> = pending.keys().cloned().collect();
+            let requests: rmcp::model::InputRequests =
+                serde_json::from_value(Value::Object(pending.into_iter().collect()))
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            let state = SealedState {
+                tool: name.to_owned(),
+                asked,
+                answers: round.answers.clone(),
+                nonce: crate::keys::new_id(),
+            };
+            let options = rmcp::model::SealOptions::new()
+                .associated_data(bound.as_bytes())
+                .ttl(STATE_TTL);
+            let sealed = self
+                .state_codec
+                .seal_json_with(&state, &options)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            return Ok(Some(CallToolResponse::InputRequired(
+                rmcp::model::InputRequiredResult::new(Some(requests), Some(sealed)),
+            )));
+        }
+        Ok(None)
     }
 
     /// The context a request's tool runs in.

@@ -591,26 +591,7 @@ pub(crate) fn build(
     );
 
     if entries.is_empty() && hosted.entries.is_empty() {
-        // Providers refuse an empty tool list, and a tool choice or parallel calls without
-        // tools: nothing is sent, and a choice that needs a call cannot be had.
-        if request.choice.forces_a_call() {
-            return Err(RequestError::NoTools);
-        }
-        notes.push("no tools are offered: the request carries no tool fields".to_owned());
-        return Ok(ToolBlock {
-            fields: Map::new(),
-            report: ChoiceReport {
-                subset: Subset::All,
-                parallel: None,
-                notes,
-            },
-            tools: Vec::new(),
-            deferred: Vec::new(),
-            held,
-            dialect,
-            headers: Vec::new(),
-            offer,
-        });
+        return empty_block(dialect, request, notes, held, offer);
     }
     let mut values: Vec<Value> = entries.iter().map(|e| e.value.clone()).collect();
     if request.cache_breakpoint && matches!(dialect, Dialect::Anthropic { .. }) {
@@ -673,6 +654,36 @@ pub(crate) fn build(
         held,
         dialect,
         headers,
+        offer,
+    })
+}
+
+/// The block of a request that offers no tools: providers refuse an empty tool list, and a
+/// tool choice or parallel calls without tools, so nothing is sent, and a choice that needs a
+/// call cannot be had.
+fn empty_block(
+    dialect: Dialect,
+    request: &ToolRequest,
+    mut notes: Vec<String>,
+    held: Vec<(String, String)>,
+    offer: super::Offer,
+) -> Result<ToolBlock, RequestError> {
+    if request.choice.forces_a_call() {
+        return Err(RequestError::NoTools);
+    }
+    notes.push("no tools are offered: the request carries no tool fields".to_owned());
+    Ok(ToolBlock {
+        fields: Map::new(),
+        report: ChoiceReport {
+            subset: Subset::All,
+            parallel: None,
+            notes,
+        },
+        tools: Vec::new(),
+        deferred: Vec::new(),
+        held,
+        dialect,
+        headers: Vec::new(),
         offer,
     })
 }

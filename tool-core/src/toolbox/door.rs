@@ -175,11 +175,22 @@ impl Toolbox {
     /// The index of the tool `name` names in `spelling`, before any condition is asked.
     #[inline]
     pub(crate) fn find(&self, name: &str, spelling: Spelling) -> Option<usize> {
+        self.find_own(name, spelling).map(|(index, _)| index)
+    }
+
+    /// [`find`](Self::find), with the tool's registered name.
+    #[inline]
+    pub(crate) fn find_own<'n>(
+        &'n self,
+        name: &'n str,
+        spelling: Spelling,
+    ) -> Option<(usize, &'n str)> {
         match spelling {
-            Spelling::Registered => self.registry.by_name.get(name).copied(),
-            Spelling::Provider(dialect) => self.registry.names.exported[dialect.index()]
-                .get(name)
-                .and_then(|own| self.registry.by_name.get(own.as_ref() as &str).copied()),
+            Spelling::Registered => self.registry.by_name.get(name).map(|&i| (i, name)),
+            Spelling::Provider(dialect) => {
+                let own: &str = self.registry.names.exported[dialect.index()].get(name)?;
+                self.registry.by_name.get(own).map(|&i| (i, own))
+            }
         }
     }
 

@@ -669,15 +669,24 @@ impl Toolbox {
         out: Option<&'c mut Vec<u8>>,
         slots: &'c CallSlots,
     ) -> Flow<'c> {
-        let index = self.find(knock.name, knock.spelling);
-        let def = index.map(|i| self.registry.in_order[i].definition());
-        let ctx = match self.prepare(def, &mut arguments, ctx) {
+        // The limits first: most calls have nothing to do there, and the tool is looked up
+        // only if they do.
+        let ctx = match self.prepare(knock, &mut arguments, ctx) {
             Ok(None) => ctx,
             Ok(Some(limited)) => slots.limited.get_or_init(|| Box::new(limited)),
             Err(err) => return Flow::refused(err),
         };
+        // The registered spelling, the application's own calls, looks the name up in place.
+        let found = match knock.spelling {
+            Spelling::Registered => self
+                .registry
+                .by_name
+                .get(knock.name)
+                .map(|&i| (i, knock.name)),
+            Spelling::Provider(_) => self.find_own(knock.name, knock.spelling),
+        };
         let call = Call {
-            name: def.map_or(knock.name, ToolDefinition::name),
+            name: found.map_or(knock.name, |(_, own)| own),
             arguments,
             ctx,
             out,
@@ -685,6 +694,7 @@ impl Toolbox {
             refusal: None,
             repairs: Vec::new(),
         };
+        let index = found.map(|(i, _)| i);
         let plans = self.plans();
         match index.and_then(|i| plans.tools.get(i)) {
             Some(plan) if knock.offer.is_none() && !self.registry.has_predicate(call.name) => {
@@ -727,7 +737,7 @@ impl Toolbox {
     ) -> ToolOutcome {
         let def = self.registry.in_order[index].definition();
         let slots = CallSlots::default();
-        let done = match self.prepare(Some(def), &mut arguments, ctx) {
+        let done = match self.prepare(index, &mut arguments, ctx) {
             Err(err) => Done::refused(err),
             Ok(limited) => {
                 let ctx = match limited {
@@ -1201,12 +1211,12 @@ impl Toolbox {
     }
 
     /// What a call needs before it runs: a context that carries the toolbox's limits on
-    /// arguments (when the tool `def` sets none of its own and the toolbox has some; the
+    /// arguments (when the tool at `index` sets none of its own and the toolbox has some; the
     /// tool's read finds them there), and the check of [`refuse_over_limits`](Self::refuse_over_limits).
     #[inline]
-    fn prepare(
+    fn prepare<'k>(
         &self,
-        def: Option<&ToolDefinition>,
+        tool: impl Into<Found<'k>>,
         arguments: &mut Arguments<'_>,
         ctx: &ToolContext,
     ) -> Result<Option<ToolContext>, ToolError> {
@@ -1216,6 +1226,11 @@ impl Toolbox {
         {
             return Ok(None);
         }
+        let index = match tool.into() {
+            Found::Index(index) => Some(index),
+            Found::Knock(knock) => self.find(knock.name, knock.spelling),
+        };
+        let def = index.map(|i| self.registry.in_order[i].definition());
         let limited = self.settings.input_limits.and_then(|limits| {
             let own = def?.input_limits().is_some();
             (!own && ctx.input_limits() != Some(&limits))
@@ -1270,6 +1285,24 @@ pub(crate) struct Knock<'c> {
     pub(crate) name: &'c str,
     pub(crate) spelling: Spelling,
     pub(crate) offer: Option<&'c crate::provider::Offer>,
+}
+
+/// The tool whose limits [`Toolbox::prepare`] reads: already found, or still to find.
+enum Found<'c> {
+    Index(usize),
+    Knock(Knock<'c>),
+}
+
+impl From<usize> for Found<'_> {
+    fn from(index: usize) -> Self {
+        Self::Index(index)
+    }
+}
+
+impl<'c> From<Knock<'c>> for Found<'c> {
+    fn from(knock: Knock<'c>) -> Self {
+        Self::Knock(knock)
+    }
 }
 
 impl<'c> Knock<'c> {
