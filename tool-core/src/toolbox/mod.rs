@@ -487,7 +487,7 @@ impl Toolbox {
         ctx: &'a ToolContext,
     ) -> ToolOutcome {
         let slots = CallSlots::default();
-        let done = match self.enter(Knock::registered(name), arguments.into(), ctx, None, &slots) {
+        let done = match self.enter_registered(name, arguments.into(), ctx, None, &slots) {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
@@ -537,13 +537,8 @@ impl Toolbox {
         let start = out.len();
         crate::outcome::open_success(out);
         let slots = CallSlots::default();
-        let done = match self.enter(
-            Knock::registered(name),
-            arguments.into(),
-            ctx,
-            Some(&mut *out),
-            &slots,
-        ) {
+        let done = match self.enter_registered(name, arguments.into(), ctx, Some(&mut *out), &slots)
+        {
             Flow::Now(done) => done,
             Flow::Later(future) => future.await,
         };
@@ -701,6 +696,41 @@ impl Toolbox {
                 plan.run(call)
             }
             // Rare, and its future is large.
+            _ => Flow::later(self.through_door(knock, plans, call)),
+        }
+    }
+
+    /// [`enter`](Self::enter) for a call by the registered name from the application's own
+    /// code (`call`, `call_into`), which answers no request: the same route, its common case
+    /// with nothing to dispatch on.
+    #[inline]
+    fn enter_registered<'c>(
+        &'c self,
+        name: &'c str,
+        mut arguments: Arguments<'c>,
+        ctx: &'c ToolContext,
+        out: Option<&'c mut Vec<u8>>,
+        slots: &'c CallSlots,
+    ) -> Flow<'c> {
+        let knock = Knock::registered(name);
+        let ctx = match self.prepare(knock, &mut arguments, ctx) {
+            Ok(None) => ctx,
+            Ok(Some(limited)) => slots.limited.get_or_init(|| Box::new(limited)),
+            Err(err) => return Flow::refused(err),
+        };
+        let index = self.registry.by_name.get(name).copied();
+        let call = Call {
+            name,
+            arguments,
+            ctx,
+            out,
+            read: &slots.read,
+            refusal: None,
+            repairs: Vec::new(),
+        };
+        let plans = self.plans();
+        match index.and_then(|i| plans.tools.get(i)) {
+            Some(plan) if !self.registry.has_predicate(name) => plan.run(call),
             _ => Flow::later(self.through_door(knock, plans, call)),
         }
     }
