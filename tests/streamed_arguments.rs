@@ -386,3 +386,37 @@ fn stream_args_asks_anthropic_for_unbuffered_arguments() {
             .is_none()
     );
 }
+
+#[test]
+fn both_endings_of_a_streamed_call_name_the_tool_the_same_way() {
+    // A call refused while it streams and one cut off name the tool alike: by its own name,
+    // as the refusal of a whole call does (the call itself keeps the provider's spelling).
+    let toolbox = Toolbox::new().with(SetThermostat);
+    let mut stream = toolbox
+        .provider(Dialect::OpenAiChat { strict: true })
+        .call_stream();
+    let chunk = |index: u32, id: &str, arguments: &str| {
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function",
+            "function": {"name": "thermostat_set", "arguments": arguments}}]}}]})
+    };
+    let refused = stream
+        .push(&chunk(0, "call_1", r#"{"room": "garage""#))
+        .remove(0)
+        .unwrap_err();
+    assert!(
+        stream
+            .push(&chunk(1, "call_2", r#"{"room": "kitchen", "celsius": 2"#))
+            .is_empty()
+    );
+    let cut = stream.finish().remove(0).unwrap_err();
+    assert_eq!(refused.call.name, "thermostat_set");
+    assert_eq!(cut.call.name, "thermostat_set");
+    assert_eq!(cut.error.code().as_str(), "truncated_arguments");
+    for err in [&refused.error, &cut.error] {
+        assert!(
+            err.message().contains("`thermostat.set`"),
+            "{}",
+            err.message()
+        );
+    }
+}

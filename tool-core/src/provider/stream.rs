@@ -424,9 +424,14 @@ impl CallStream {
         let mut done = Vec::new();
         // A Gemini call whose last part never came is cut off, whatever it holds so far.
         if let Some(partial) = self.remove(GEMINI) {
+            let tool = partial
+                .checked
+                .as_ref()
+                .map_or(partial.name.as_str(), |c| c.tool.definition().name());
+            let error = truncated(tool, partial.size);
             let text = partial.doc.map(|d| d.to_string()).unwrap_or_default();
             done.push(Err(StreamedCallError {
-                error: truncated(&partial.name, partial.size),
+                error,
                 call: ToolCall {
                     id: partial.id,
                     name: partial.name,
@@ -817,6 +822,7 @@ impl CallStream {
                 done.push(Err(broken(
                     id.and_then(Value::as_str).map(str::to_owned),
                     name.and_then(Value::as_str).unwrap_or(""),
+                    name.and_then(Value::as_str).unwrap_or(""),
                     "",
                     &format!(
                         "the response has more than {MAX_CALLS} calls; the rest of it was dropped"
@@ -828,6 +834,7 @@ impl CallStream {
                 self.closed.insert(key.to_owned());
                 done.push(Err(broken(
                     id.and_then(Value::as_str).map(str::to_owned),
+                    name.and_then(Value::as_str).unwrap_or(""),
                     name.and_then(Value::as_str).unwrap_or(""),
                     "",
                     &format!("the response opened more than {MAX_OPEN} calls at once"),
@@ -971,9 +978,14 @@ impl CallStream {
             partial.broken.take(),
         );
         let (closed, trailing) = (partial.scan.closed, partial.scan.trailing);
+        // Errors name the tool as a refusal of its arguments does: by its own name, once known.
+        let tool = partial
+            .checked
+            .as_ref()
+            .map_or_else(|| name.clone(), |c| c.tool.definition().name().to_owned());
         let mut text = partial.into_text();
         if let Some(why) = broken_why {
-            done.push(Err(broken(id, &name, &text, &why)));
+            done.push(Err(broken(id, &name, &tool, &text, &why)));
             return;
         }
         let problem = if text.trim().is_empty() {
@@ -985,7 +997,7 @@ impl CallStream {
         } else if !closed {
             // Cut off, whatever the provider said about how the stream ended: never run.
             done.push(Err(StreamedCallError {
-                error: truncated(&name, text.len()),
+                error: truncated(&tool, text.len()),
                 call: ToolCall {
                     id,
                     name,
@@ -1001,7 +1013,7 @@ impl CallStream {
             }
         };
         match problem {
-            Some(why) => done.push(Err(broken(id, &name, &text, &why))),
+            Some(why) => done.push(Err(broken(id, &name, &tool, &text, &why))),
             None => done.push(Ok(ToolCall {
                 id,
                 name,
@@ -1012,8 +1024,17 @@ impl CallStream {
 }
 
 /// The error for a call whose arguments did not come through.
-fn broken(id: Option<String>, name: &str, arguments: &str, why: &str) -> StreamedCallError {
-    let shown = crate::echo::echo(name);
+/// A call whose arguments did not arrive whole: `name` as the provider sent it (what goes back
+/// into the history), `tool` as its errors name it (the tool's own name when the stream knows
+/// the tool, as a refusal of its arguments does; else `name`).
+fn broken(
+    id: Option<String>,
+    name: &str,
+    tool: &str,
+    arguments: &str,
+    why: &str,
+) -> StreamedCallError {
+    let shown = crate::echo::echo(tool);
     StreamedCallError {
         call: ToolCall {
             id,
