@@ -547,6 +547,45 @@ impl Agent {
         RunStep::new(state.turns, state.calls)
     }
 
+    /// Records what a person decided on the waiting calls, before they run again. A decision
+    /// binds the call as the gate read it (after any repair and guard), the arguments the
+    /// person was shown. A decision that cannot be recorded stays, with the ones after it.
+    fn record_decisions(
+        &self,
+        awaiting: &mut Awaiting,
+        provider: &ProviderToolbox<'_>,
+        turn_ctx: &ToolContext,
+    ) -> Result<(), crate::policy::ApprovalError> {
+        let mut decisions = std::mem::take(&mut awaiting.decisions).into_iter();
+        while let Some(decision) = decisions.next() {
+            let Some(i) = awaiting.ids.iter().position(|id| *id == decision.call_id) else {
+                continue;
+            };
+            let call = &awaiting.calls[i];
+            let waited = awaiting
+                .pending
+                .iter()
+                .find(|p| p.path.len() == 1 && p.path[0] == decision.call_id)
+                .filter(|p| !p.registered.is_empty() && !p.arguments_hash.is_empty());
+            let recorded = match (waited, &decision.denied) {
+                (Some(p), denied) => self.toolbox.record_awaited(
+                    &p.registered,
+                    &p.arguments_hash,
+                    turn_ctx,
+                    denied.clone(),
+                ),
+                (None, None) => provider.approve(call, turn_ctx),
+                (None, Some(reason)) => provider.deny(call, turn_ctx, reason.clone()),
+            };
+            if let Err(err) = recorded {
+                awaiting.decisions.push(decision);
+                awaiting.decisions.extend(decisions);
+                return Err(err);
+            }
+        }
+        Ok(())
+    }
+
     /// Records the decisions, runs the calls of a waiting turn that have no answer yet, and
     /// appends the results once every call has one. `Some` when the run stops here.
     async fn answer_calls(
@@ -566,35 +605,12 @@ impl Agent {
         }
         // The calls answer the request of `awaiting.step`: judged against what it offered, in
         // its step, whenever they run.
-        let provider = self.provider().answering(&awaiting.offer);
+        let offer = awaiting.offer.clone();
+        let provider = self.provider().answering(&offer);
         let turn_ctx = ctx.clone().with_extension(awaiting.step);
-        for decision in std::mem::take(&mut awaiting.decisions) {
-            let Some(i) = awaiting.ids.iter().position(|id| *id == decision.call_id) else {
-                continue;
-            };
-            let call = &awaiting.calls[i];
-            // The decision binds the call as the gate read it (after any repair and guard),
-            // the arguments the person was shown.
-            let waited = awaiting
-                .pending
-                .iter()
-                .find(|p| p.path.len() == 1 && p.path[0] == decision.call_id)
-                .filter(|p| !p.registered.is_empty() && !p.arguments_hash.is_empty());
-            let recorded = match (waited, &decision.denied) {
-                (Some(p), denied) => self.toolbox.record_awaited(
-                    &p.registered,
-                    &p.arguments_hash,
-                    &turn_ctx,
-                    denied.clone(),
-                ),
-                (None, None) => provider.approve(call, &turn_ctx),
-                (None, Some(reason)) => provider.deny(call, &turn_ctx, reason.clone()),
-            };
-            if let Err(err) = recorded {
-                awaiting.decisions.push(decision);
-                state.awaiting = Some(awaiting);
-                return Err(AgentError::Approval(err));
-            }
+        if let Err(err) = self.record_decisions(&mut awaiting, &provider, &turn_ctx) {
+            state.awaiting = Some(awaiting);
+            return Err(AgentError::Approval(err));
         }
         let children = Arc::new(Children::new(std::mem::take(&mut awaiting.children)));
         // What the delegated agents of this batch may spend: what the run has left after

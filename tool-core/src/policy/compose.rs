@@ -146,6 +146,16 @@ pub(crate) struct Plans {
     pub(crate) invalid: super::InvalidCounts,
 }
 
+/// What the plans of one toolbox share: the run budgets, the limit on calls at once, the
+/// audit sinks, the sequential lock, and how a fallback is found by name.
+struct Shared<'a> {
+    budgets: Option<Arc<Budgets>>,
+    slots: Arc<Semaphore>,
+    sinks: Arc<[Arc<dyn AuditSink>]>,
+    sequential: Option<Arc<RwLock<()>>>,
+    find: &'a dyn Fn(&str) -> Option<Arc<dyn Tool>>,
+}
+
 impl Settings {
     /// The tool's policy: the definition's, then the toolbox's overrides.
     /// Borrowed unless the toolbox overrides something.
@@ -168,6 +178,155 @@ impl Settings {
         )
     }
 
+    /// The plan of one tool: the steps its settings need, in the order of docs/execution.md.
+    fn plan_of(&self, tool: &Arc<dyn Tool>, shared: &Shared<'_>) -> Plan {
+        let def = tool.definition();
+        let policy = self.policy(def);
+        let audit = Arc::new(Audit {
+            sinks: Arc::clone(&shared.sinks),
+            sensitive: def.sensitive_params().to_vec(),
+            limits: def.input_limits().copied().or(self.input_limits),
+        });
+        let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
+        // The circuit kept in memory, when it is the only step between the audit and
+        // the attempts (a plain tool's plan).
+        let mut own_circuit = None;
+        if let Some(authorizer) = &self.authorizer {
+            steps.push(Arc::new(Authorize {
+                authorizer: Arc::clone(authorizer),
+                tool: Arc::clone(tool),
+            }));
+        }
+        // Repaired before anything else reads them: every later step sees the repair.
+        if let Some(repair) = &self.repair {
+            steps.push(Arc::new(super::repair::Repairing {
+                repair: repair.clone(),
+                tool: Arc::clone(tool),
+                then_guards: !self.guards.is_empty(),
+            }));
+        }
+        // Guards see the arguments read, and leave the reading every later step sees.
+        if !self.guards.is_empty() {
+            steps.push(Arc::new(super::guard::Guarded {
+                guards: Arc::clone(&self.guards),
+                tool: Arc::clone(tool),
+            }));
+        }
+        let approval = needs_approval(def);
+        let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive));
+        // Read once, for every step that reads the arguments, before any of them. The
+        // idempotency and approval steps read them first themselves, so a step of its
+        // own is only for a call that only the audit reads.
+        if !approval && !write && !shared.sinks.is_empty() {
+            steps.push(Arc::new(ReadArguments {
+                tool: Arc::clone(tool),
+            }));
+        }
+        // A stored result replays before anyone is asked again.
+        if write {
+            steps.push(Arc::new(Idempotent {
+                store: Arc::clone(&self.store),
+                policy: self.idempotency.clone(),
+                scope: policy.idempotency_scope.unwrap_or_default(),
+                tool: Arc::clone(tool),
+            }));
+        }
+        if approval {
+            if self.approver.is_none() {
+                tracing::warn!(
+                    tool = def.name(),
+                    "the tool needs a person's approval and the toolbox has no approver: its calls are refused unless the call's context can ask a person (a `PromptForApproval` extension); set one with `Toolbox::with_approver(Approvals::new())`"
+                );
+            }
+            steps.push(Arc::new(Approve {
+                approver: self.approver.clone(),
+                tool: Arc::clone(tool),
+            }));
+        }
+        if let Some(budgets) = &shared.budgets {
+            steps.push(Arc::new(Budget(Arc::clone(budgets))));
+        }
+        let timeout = policy.timeout.unwrap_or(self.timeout);
+        if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
+            && let Some(fallback) = (shared.find)(name)
+        {
+            let output = Arc::new(self.output_checks(fallback.definition()));
+            steps.push(Arc::new(Fallback {
+                name: name.to_owned(),
+                tool: fallback,
+                timeout,
+                output,
+            }));
+        }
+        let circuit = policy
+            .circuit
+            .clone()
+            .unwrap_or_else(|| self.circuit.clone());
+        match &self.shared_circuits {
+            Some(store) => {
+                steps.push(Arc::new(SharedCircuit::new(Arc::clone(store), circuit)));
+            }
+            None => {
+                let circuit = Arc::new(Circuit::new(circuit));
+                if steps.len() == 1 {
+                    own_circuit = Some(Arc::clone(&circuit));
+                }
+                steps.push(circuit);
+            }
+        }
+        let own = policy
+            .concurrency
+            .map(|n| Arc::new(Semaphore::new(n.max(1))));
+        if shared.sequential.is_some() || own.is_some() {
+            steps.push(Arc::new(Limit {
+                sequential: shared
+                    .sequential
+                    .as_ref()
+                    .map(|lock| (Arc::clone(lock), policy.sequential)),
+                own,
+            }));
+        }
+        let retry = policy.retry.clone().unwrap_or_else(|| self.retry.clone());
+        let limits: Vec<(String, RateLimit)> = policy
+            .rate_limit
+            .map(|limit| (format!("tool:{}", def.name()), limit))
+            .into_iter()
+            .chain(policy.upstream.as_deref().and_then(|name| {
+                let limit = self.upstreams.get(name);
+                if limit.is_none() {
+                    tracing::warn!(
+                        tool = def.name(),
+                        upstream = name,
+                        "the tool names an upstream with no limit: set one in `Defaults::upstream_limits`"
+                    );
+                }
+                limit.map(|limit| (format!("upstream:{name}"), *limit))
+            }))
+            .collect();
+        let throttle = (!limits.is_empty()).then(|| Throttle {
+            limiter: Arc::clone(&self.limiter),
+            limits,
+        });
+        let attempts = Arc::new(Attempts {
+            throttle,
+            tool: Arc::clone(tool),
+            timeout,
+            max_attempts: policy.max_attempts.unwrap_or(retry.max_attempts),
+            retry,
+            budgets: shared.budgets.clone(),
+            slots: (!def.is_inline()).then(|| Arc::clone(&shared.slots)),
+            output: Arc::new(self.output_checks(def)),
+            inline: def.is_inline(),
+        });
+        match own_circuit {
+            Some(circuit) if steps.len() == 2 => Plan::plain(audit, circuit, attempts),
+            _ => {
+                steps.push(attempts);
+                Plan::new(steps)
+            }
+        }
+    }
+
     /// The plans of `tools` (in registration order); `find` looks a fallback up by name.
     pub(crate) fn plans(
         &self,
@@ -184,157 +343,19 @@ impl Settings {
             .iter()
             .any(|tool| self.policy(tool.definition()).sequential);
         let sequential = any_sequential.then(|| Arc::new(RwLock::new(())));
+        let shared = Shared {
+            budgets,
+            slots,
+            sinks,
+            sequential,
+            find,
+        };
         let plans = tools
             .iter()
-            .map(|tool| {
-                let def = tool.definition();
-                let policy = self.policy(def);
-                let audit = Arc::new(Audit {
-                    sinks: Arc::clone(&sinks),
-                    sensitive: def.sensitive_params().to_vec(),
-                    limits: def.input_limits().copied().or(self.input_limits),
-                });
-                let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
-                // The circuit kept in memory, when it is the only step between the audit and
-                // the attempts (a plain tool's plan).
-                let mut own_circuit = None;
-                if let Some(authorizer) = &self.authorizer {
-                    steps.push(Arc::new(Authorize {
-                        authorizer: Arc::clone(authorizer),
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                // Repaired before anything else reads them: every later step sees the repair.
-                if let Some(repair) = &self.repair {
-                    steps.push(Arc::new(super::repair::Repairing {
-                        repair: repair.clone(),
-                        tool: Arc::clone(tool),
-                        then_guards: !self.guards.is_empty(),
-                    }));
-                }
-                // Guards see the arguments read, and leave the reading every later step sees.
-                if !self.guards.is_empty() {
-                    steps.push(Arc::new(super::guard::Guarded {
-                        guards: Arc::clone(&self.guards),
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                let approval = needs_approval(def);
-                let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive));
-                // Read once, for every step that reads the arguments, before any of them. The
-                // idempotency and approval steps read them first themselves, so a step of its
-                // own is only for a call that only the audit reads.
-                if !approval && !write && !sinks.is_empty() {
-                    steps.push(Arc::new(ReadArguments {
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                // A stored result replays before anyone is asked again.
-                if write {
-                    steps.push(Arc::new(Idempotent {
-                        store: Arc::clone(&self.store),
-                        policy: self.idempotency.clone(),
-                        scope: policy.idempotency_scope.unwrap_or_default(),
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                if approval {
-                    if self.approver.is_none() {
-                        tracing::warn!(
-                            tool = def.name(),
-                            "the tool needs a person's approval and the toolbox has no approver: its calls are refused unless the call's context can ask a person (a `PromptForApproval` extension); set one with `Toolbox::with_approver(Approvals::new())`"
-                        );
-                    }
-                    steps.push(Arc::new(Approve {
-                        approver: self.approver.clone(),
-                        tool: Arc::clone(tool),
-                    }));
-                }
-                if let Some(budgets) = &budgets {
-                    steps.push(Arc::new(Budget(Arc::clone(budgets))));
-                }
-                let timeout = policy.timeout.unwrap_or(self.timeout);
-                if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
-                    && let Some(fallback) = find(name)
-                {
-                    let output = Arc::new(self.output_checks(fallback.definition()));
-                    steps.push(Arc::new(Fallback {
-                        name: name.to_owned(),
-                        tool: fallback,
-                        timeout,
-                        output,
-                    }));
-                }
-                let circuit = policy
-                    .circuit
-                    .clone()
-                    .unwrap_or_else(|| self.circuit.clone());
-                match &self.shared_circuits {
-                    Some(store) => {
-                        steps.push(Arc::new(SharedCircuit::new(Arc::clone(store), circuit)));
-                    }
-                    None => {
-                        let circuit = Arc::new(Circuit::new(circuit));
-                        if steps.len() == 1 {
-                            own_circuit = Some(Arc::clone(&circuit));
-                        }
-                        steps.push(circuit);
-                    }
-                }
-                let own = policy
-                    .concurrency
-                    .map(|n| Arc::new(Semaphore::new(n.max(1))));
-                if sequential.is_some() || own.is_some() {
-                    steps.push(Arc::new(Limit {
-                        sequential: sequential
-                            .as_ref()
-                            .map(|lock| (Arc::clone(lock), policy.sequential)),
-                        own,
-                    }));
-                }
-                let retry = policy.retry.clone().unwrap_or_else(|| self.retry.clone());
-                let limits: Vec<(String, RateLimit)> = policy
-                    .rate_limit
-                    .map(|limit| (format!("tool:{}", def.name()), limit))
-                    .into_iter()
-                    .chain(policy.upstream.as_deref().and_then(|name| {
-                        let limit = self.upstreams.get(name);
-                        if limit.is_none() {
-                            tracing::warn!(
-                                tool = def.name(),
-                                upstream = name,
-                                "the tool names an upstream with no limit: set one in `Defaults::upstream_limits`"
-                            );
-                        }
-                        limit.map(|limit| (format!("upstream:{name}"), *limit))
-                    }))
-                    .collect();
-                let throttle = (!limits.is_empty()).then(|| Throttle {
-                    limiter: Arc::clone(&self.limiter),
-                    limits,
-                });
-                let attempts = Arc::new(Attempts {
-                    throttle,
-                    tool: Arc::clone(tool),
-                    timeout,
-                    max_attempts: policy.max_attempts.unwrap_or(retry.max_attempts),
-                    retry,
-                    budgets: budgets.clone(),
-                    slots: (!def.is_inline()).then(|| Arc::clone(&slots)),
-                    output: Arc::new(self.output_checks(def)),
-                    inline: def.is_inline(),
-                });
-                match own_circuit {
-                    Some(circuit) if steps.len() == 2 => Plan::plain(audit, circuit, attempts),
-                    _ => {
-                        steps.push(attempts);
-                        Plan::new(steps)
-                    }
-                }
-            })
+            .map(|tool| self.plan_of(tool, &shared))
             .collect();
         let refused = Plan::new(vec![Arc::new(Audit {
-            sinks,
+            sinks: shared.sinks,
             sensitive: Vec::new(),
             limits: self.input_limits,
         })]);
