@@ -138,6 +138,23 @@ enum Sign {
     Css(Hide),
 }
 
+impl Sign {
+    /// Whether the sign is looked for in a text's view (the folded copy read for steering
+    /// text): steering and the markup that hides it, not secrets.
+    #[inline]
+    fn read_in_view(self) -> bool {
+        matches!(
+            self,
+            Self::Steer(_)
+                | Self::AngleBar
+                | Self::DropVerb
+                | Self::OpenTag
+                | Self::HiddenAttribute
+                | Self::Css(_)
+        )
+    }
+}
+
 /// The CSS properties that hide text, each with the values that do.
 #[derive(Clone, Copy, Debug)]
 enum Hide {
@@ -569,214 +586,212 @@ impl Pass<'_> {
         let bytes = self.bytes;
         for m in scanner.automaton.find_iter(bytes) {
             let (start, end) = (m.start(), m.end());
-            let literal = &bytes[start..end];
-            let before = start.checked_sub(1).map(|i| bytes[i]);
-            let after = bytes.get(end).copied();
             let sign = scanner.signs[m.pattern().as_usize()];
-            if self.view
-                && !matches!(
-                    sign,
-                    Sign::Steer(_)
-                        | Sign::AngleBar
-                        | Sign::DropVerb
-                        | Sign::OpenTag
-                        | Sign::HiddenAttribute
-                        | Sign::Css(_)
-                )
-            {
+            if self.view && !sign.read_in_view() {
                 continue;
             }
             match sign {
                 Sign::Escaped => self.escaped |= self.raw_json,
                 Sign::Fold => self.differs = true,
-                Sign::Steer(family) => {
-                    // A phrase or tag name inside a longer word is not the phrase.
-                    let alnum_start = literal.first().is_some_and(|b| is_word(*b));
-                    let alnum_end = literal.last().is_some_and(|b| is_word(*b));
-                    if (alnum_start && before.is_some_and(is_word))
-                        || (alnum_end && after.is_some_and(is_word))
-                    {
-                        continue;
-                    }
-                    each(Hit::Steer(family), start, end);
+                Sign::Steer(_)
+                | Sign::Invisible
+                | Sign::Tag
+                | Sign::Selector
+                | Sign::OpenTag
+                | Sign::HiddenAttribute
+                | Sign::Css(_)
+                | Sign::DropVerb
+                | Sign::AngleBar => self.markup(sign, start, end, each),
+                _ => self.secret(sign, start, end, each),
+            }
+        }
+    }
+
+    /// A literal that may be steering text or the markup that hides text, at `start..end`.
+    fn markup(
+        &mut self,
+        sign: Sign,
+        start: usize,
+        end: usize,
+        each: &mut dyn FnMut(Hit, usize, usize),
+    ) {
+        let bytes = self.bytes;
+        let literal = &bytes[start..end];
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(end).copied();
+        match sign {
+            Sign::Steer(family) => {
+                // A phrase or tag name inside a longer word is not the phrase.
+                let alnum_start = literal.first().is_some_and(|b| is_word(*b));
+                let alnum_end = literal.last().is_some_and(|b| is_word(*b));
+                if (alnum_start && before.is_some_and(is_word))
+                    || (alnum_end && after.is_some_and(is_word))
+                {
+                    return;
                 }
-                Sign::Invisible => {
-                    if !invisible_is_ordinary(bytes, start) {
-                        each(Hit::Steer(Family::InvisibleCharacter), start, end);
-                    }
-                }
-                Sign::Tag => {
-                    let end = (end + 1).min(bytes.len());
-                    if !in_flag(bytes, start) {
-                        each(Hit::Steer(Family::InvisibleCharacter), start, end);
-                    }
-                }
-                Sign::Selector => {
-                    let end = if literal[0] == 0xF3 {
-                        (end + 1).min(bytes.len())
-                    } else {
-                        end
-                    };
-                    if !selector_is_ordinary(bytes, start, end) {
-                        each(Hit::Steer(Family::InvisibleCharacter), start, end);
-                    }
-                }
-                Sign::OpenTag => {
-                    if before.is_some_and(is_word) {
-                        continue;
-                    }
-                    // The tag runs to its `>`, attributes and all.
-                    let window = &bytes[end..bytes.len().min(end + 300)];
-                    if let Some(close) = window.iter().position(|&b| b == b'>' || b == b'<')
-                        && window[close] == b'>'
-                    {
-                        each(Hit::Steer(Family::RoleMarkup), start, end + close + 1);
-                    }
-                }
-                Sign::HiddenAttribute => {
-                    if !after.is_none_or(|b| matches!(b, b'>' | b' ' | b'=' | b'/' | b'\t' | b'\n'))
-                    {
-                        continue;
-                    }
-                    if let Some((tag_start, tag_end)) = enclosing_tag(bytes, start, end) {
-                        each(Hit::Steer(Family::HiddenHtml), tag_start, tag_end);
-                    }
-                }
-                Sign::Css(hide) => {
-                    if before.is_some_and(|b| is_word(b) || b == b'-') {
-                        continue;
-                    }
-                    if let Some(value_end) = css_hides(bytes, end, hide) {
-                        each(Hit::Steer(Family::HiddenHtml), start, value_end);
-                    }
-                }
-                Sign::DropVerb => {
-                    if before.is_some_and(is_word) {
-                        continue;
-                    }
-                    if let Some(phrase_end) = instruction_tail(bytes, end) {
-                        each(Hit::Steer(Family::Instruction), start, phrase_end);
-                    }
-                }
-                Sign::AngleBar => {
-                    // `<|name|>`: a name of 1 to 40 characters, then `|>`.
-                    let name_end = run_end(bytes, end, |b| is_word(b) || b == b'-');
-                    if (1..=40).contains(&(name_end - end)) && bytes[name_end..].starts_with(b"|>")
-                    {
-                        each(Hit::Steer(Family::ChatTemplateToken), start, name_end + 2);
-                    }
-                }
-                Sign::Key(shape) => {
-                    if let Some(key_end) = key_end(bytes, start, end, before, shape) {
-                        // An AWS key id is often followed by its secret key (a CSV line).
-                        let aws = shape.exact;
-                        let secret = aws.then(|| aws_secret(bytes, key_end, 12)).flatten();
-                        each(
-                            Hit::Secret(Secret::ApiKey),
-                            start,
-                            secret.unwrap_or(key_end),
-                        );
-                    }
-                }
-                Sign::AwsSecretLabel => {
-                    if let Some(secret_end) = aws_secret(bytes, end, 12) {
-                        each(Hit::Secret(Secret::ApiKey), secret_end - 40, secret_end);
-                    }
-                }
-                Sign::UrlCredentials => {
-                    if let Some((from, to)) = url_password(bytes, start, end) {
-                        each(Hit::Secret(Secret::Password), from, to);
-                    }
-                }
-                Sign::PasswordField => {
-                    if before.is_some_and(|b| b.is_ascii_alphanumeric()) {
-                        continue;
-                    }
-                    if let Some((from, to)) = field_value(bytes, end) {
-                        each(Hit::Secret(Secret::Password), from, to);
-                    } else if self.raw_json && after == Some(b'"') {
-                        // A field named for a password (`"db_password": "..."`): the
-                        // decoded value is checked field by field.
-                        let colon = run_end(bytes, end + 1, |b| b == b' ');
-                        self.escaped |= bytes.get(colon) == Some(&b':');
-                    }
-                }
-                Sign::Basic => {
-                    if before.is_some_and(is_word) {
-                        continue;
-                    }
-                    let token_end = run_end(bytes, end, |b| {
-                        b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
-                    });
-                    if is_basic_credential(&bytes[end..token_end]) {
-                        each(Hit::Secret(Secret::Password), end, token_end);
-                    }
-                }
-                Sign::PemBegin => {
-                    if let Some(block_end) = pem_end(bytes, end) {
-                        each(Hit::Secret(Secret::PrivateKey), start, block_end);
-                    }
-                }
-                Sign::Jwt => {
-                    if before.is_some_and(is_key_char) || &bytes[start..end] != b"eyJ" {
-                        continue;
-                    }
-                    let mut at = start;
-                    let mut parts = 0;
-                    loop {
-                        let part_end = run_end(bytes, at, is_key_char);
-                        if part_end - at < 10 {
-                            break;
-                        }
-                        parts += 1;
-                        at = part_end;
-                        if parts == 3 || bytes.get(at) != Some(&b'.') {
-                            break;
-                        }
-                        at += 1;
-                    }
-                    if parts == 3 {
-                        each(Hit::Secret(Secret::Jwt), start, at);
-                    }
-                }
-                Sign::Bearer => {
-                    if before.is_some_and(is_word) {
-                        continue;
-                    }
-                    let token_end = run_end(bytes, end, |b| {
-                        is_key_char(b) || matches!(b, b'.' | b'~' | b'+' | b'/' | b'=')
-                    });
-                    if token_end - end >= 20 {
-                        each(Hit::Secret(Secret::BearerToken), end, token_end);
-                    }
-                }
-                Sign::Path => {
-                    if before.is_some_and(|b| is_word(b) || matches!(b, b'.' | b'/' | b'\\' | b':'))
-                    {
-                        continue;
-                    }
-                    let prefix = &bytes[start..end];
-                    if !PATH_PREFIXES.iter().any(|p| p.as_bytes() == prefix) {
-                        continue;
-                    }
-                    let path_end = run_end(bytes, end, |b| {
-                        !b.is_ascii_whitespace()
-                            && !matches!(
-                                b,
-                                b'"' | b'\''
-                                    | b'`'
-                                    | b','
-                                    | b';'
-                                    | b')'
-                                    | b']'
-                                    | b'}'
-                                    | b'>'
-                                    | b'<'
-                            )
-                    });
-                    each(Hit::Secret(Secret::Path), start, path_end);
+                each(Hit::Steer(family), start, end);
+            }
+            Sign::Invisible if !invisible_is_ordinary(bytes, start) => {
+                each(Hit::Steer(Family::InvisibleCharacter), start, end);
+            }
+            Sign::Tag => {
+                let end = (end + 1).min(bytes.len());
+                if !in_flag(bytes, start) {
+                    each(Hit::Steer(Family::InvisibleCharacter), start, end);
                 }
             }
+            Sign::Selector => {
+                let end = if literal[0] == 0xF3 {
+                    (end + 1).min(bytes.len())
+                } else {
+                    end
+                };
+                if !selector_is_ordinary(bytes, start, end) {
+                    each(Hit::Steer(Family::InvisibleCharacter), start, end);
+                }
+            }
+            Sign::OpenTag => {
+                if before.is_some_and(is_word) {
+                    return;
+                }
+                // The tag runs to its `>`, attributes and all.
+                let window = &bytes[end..bytes.len().min(end + 300)];
+                if let Some(close) = window.iter().position(|&b| b == b'>' || b == b'<')
+                    && window[close] == b'>'
+                {
+                    each(Hit::Steer(Family::RoleMarkup), start, end + close + 1);
+                }
+            }
+            Sign::HiddenAttribute => {
+                if !after.is_none_or(|b| matches!(b, b'>' | b' ' | b'=' | b'/' | b'\t' | b'\n')) {
+                    return;
+                }
+                if let Some((tag_start, tag_end)) = enclosing_tag(bytes, start, end) {
+                    each(Hit::Steer(Family::HiddenHtml), tag_start, tag_end);
+                }
+            }
+            Sign::Css(hide) => {
+                if before.is_some_and(|b| is_word(b) || b == b'-') {
+                    return;
+                }
+                if let Some(value_end) = css_hides(bytes, end, hide) {
+                    each(Hit::Steer(Family::HiddenHtml), start, value_end);
+                }
+            }
+            Sign::DropVerb => {
+                if before.is_some_and(is_word) {
+                    return;
+                }
+                if let Some(phrase_end) = instruction_tail(bytes, end) {
+                    each(Hit::Steer(Family::Instruction), start, phrase_end);
+                }
+            }
+            Sign::AngleBar => {
+                // `<|name|>`: a name of 1 to 40 characters, then `|>`.
+                let name_end = run_end(bytes, end, |b| is_word(b) || b == b'-');
+                if (1..=40).contains(&(name_end - end)) && bytes[name_end..].starts_with(b"|>") {
+                    each(Hit::Steer(Family::ChatTemplateToken), start, name_end + 2);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A literal that may start a secret (a key, a password, a token, a private key, a
+    /// path), at `start..end`.
+    fn secret(
+        &mut self,
+        sign: Sign,
+        start: usize,
+        end: usize,
+        each: &mut dyn FnMut(Hit, usize, usize),
+    ) {
+        let bytes = self.bytes;
+        let before = start.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(end).copied();
+        match sign {
+            Sign::Key(shape) => {
+                if let Some(key_end) = key_end(bytes, start, end, before, shape) {
+                    // An AWS key id is often followed by its secret key (a CSV line).
+                    let aws = shape.exact;
+                    let secret = aws.then(|| aws_secret(bytes, key_end, 12)).flatten();
+                    each(
+                        Hit::Secret(Secret::ApiKey),
+                        start,
+                        secret.unwrap_or(key_end),
+                    );
+                }
+            }
+            Sign::AwsSecretLabel => {
+                if let Some(secret_end) = aws_secret(bytes, end, 12) {
+                    each(Hit::Secret(Secret::ApiKey), secret_end - 40, secret_end);
+                }
+            }
+            Sign::UrlCredentials => {
+                if let Some((from, to)) = url_password(bytes, start, end) {
+                    each(Hit::Secret(Secret::Password), from, to);
+                }
+            }
+            Sign::PasswordField => {
+                if before.is_some_and(|b| b.is_ascii_alphanumeric()) {
+                    return;
+                }
+                if let Some((from, to)) = field_value(bytes, end) {
+                    each(Hit::Secret(Secret::Password), from, to);
+                } else if self.raw_json && after == Some(b'"') {
+                    // A field named for a password (`"db_password": "..."`): the
+                    // decoded value is checked field by field.
+                    let colon = run_end(bytes, end + 1, |b| b == b' ');
+                    self.escaped |= bytes.get(colon) == Some(&b':');
+                }
+            }
+            Sign::Basic => {
+                if before.is_some_and(is_word) {
+                    return;
+                }
+                let token_end = run_end(bytes, end, |b| {
+                    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')
+                });
+                if is_basic_credential(&bytes[end..token_end]) {
+                    each(Hit::Secret(Secret::Password), end, token_end);
+                }
+            }
+            Sign::PemBegin => {
+                if let Some(block_end) = pem_end(bytes, end) {
+                    each(Hit::Secret(Secret::PrivateKey), start, block_end);
+                }
+            }
+            Sign::Jwt => {
+                if before.is_some_and(is_key_char) || &bytes[start..end] != b"eyJ" {
+                    return;
+                }
+                if let Some(at) = jwt_end(bytes, start) {
+                    each(Hit::Secret(Secret::Jwt), start, at);
+                }
+            }
+            Sign::Bearer => {
+                if before.is_some_and(is_word) {
+                    return;
+                }
+                let token_end = run_end(bytes, end, |b| {
+                    is_key_char(b) || matches!(b, b'.' | b'~' | b'+' | b'/' | b'=')
+                });
+                if token_end - end >= 20 {
+                    each(Hit::Secret(Secret::BearerToken), end, token_end);
+                }
+            }
+            Sign::Path => {
+                if before.is_some_and(|b| is_word(b) || matches!(b, b'.' | b'/' | b'\\' | b':')) {
+                    return;
+                }
+                let prefix = &bytes[start..end];
+                if !PATH_PREFIXES.iter().any(|p| p.as_bytes() == prefix) {
+                    return;
+                }
+                each(Hit::Secret(Secret::Path), start, path_end(bytes, end));
+            }
+
+            _ => {}
         }
     }
 }
@@ -1090,4 +1105,35 @@ pub fn scan(text: &str) -> Vec<Finding> {
         }
     });
     found
+}
+
+/// Where a JSON Web Token that starts at `start` ends: three dot-separated parts of at least
+/// ten key characters each, or `None`.
+fn jwt_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut at = start;
+    let mut parts = 0;
+    loop {
+        let part_end = run_end(bytes, at, is_key_char);
+        if part_end - at < 10 {
+            break;
+        }
+        parts += 1;
+        at = part_end;
+        if parts == 3 || bytes.get(at) != Some(&b'.') {
+            break;
+        }
+        at += 1;
+    }
+    (parts == 3).then_some(at)
+}
+
+/// Where a file path that goes on from `end` ends: at white space, a quote or a bracket.
+fn path_end(bytes: &[u8], end: usize) -> usize {
+    run_end(bytes, end, |b| {
+        !b.is_ascii_whitespace()
+            && !matches!(
+                b,
+                b'"' | b'\'' | b'`' | b',' | b';' | b')' | b']' | b'}' | b'>' | b'<'
+            )
+    })
 }

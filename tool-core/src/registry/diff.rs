@@ -361,6 +361,14 @@ fn tool(a: &ToolRecord, b: &ToolRecord, out: &mut Vec<Change>) {
             format!("{} → {} examples", a.examples.len(), b.examples.len()),
         );
     }
+    for (path, kind, verdict, detail) in schema_changes(a, b) {
+        push(&path, kind, verdict, detail);
+    }
+}
+
+/// What changed in a tool's input and output schemas: where, what kind of change, its
+/// verdict and a detail.
+fn schema_changes(a: &ToolRecord, b: &ToolRecord) -> Vec<(String, ChangeKind, Verdict, String)> {
     let mut schema_changes = Vec::new();
     Schemas {
         old_root: &a.input_schema,
@@ -391,9 +399,7 @@ fn tool(a: &ToolRecord, b: &ToolRecord, out: &mut Vec<Change>) {
         )),
         (None, None) => {}
     }
-    for (path, kind, verdict, detail) in schema_changes {
-        push(&path, kind, verdict, detail);
-    }
+    schema_changes
 }
 
 /// How deep two schemas are compared (a recursive type stops here).

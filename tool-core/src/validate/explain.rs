@@ -172,6 +172,11 @@ pub(crate) fn describe(
     let instance = err.instance();
     let at_root = pointer.is_empty();
     let noun = if at_root { "parameter" } else { "field" };
+    // A value out of its bounds: one message, whatever the shape around it.
+    if let Some(message) = bound_message(err.kind(), instance) {
+        out.push(FieldError::new(pointer, message));
+        return;
+    }
     let message = match err.kind() {
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
@@ -277,6 +282,16 @@ pub(crate) fn describe(
                 )
             }
         }
+        ValidationErrorKind::FalseSchema => format!("{noun} is not allowed here; remove it"),
+        _ => crate::echo::message(&err.to_string(), 300),
+    };
+    out.push(FieldError::new(pointer, message));
+}
+
+/// The message for a value outside what its schema allows of it (a set of values, a range,
+/// a length, a count, a pattern, a format), or `None` for another kind of error.
+fn bound_message(kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
+    Some(match kind {
         ValidationErrorKind::Enum { options } => {
             let values: Vec<String> = options
                 .as_array()
@@ -359,10 +374,8 @@ pub(crate) fn describe(
             };
             format!("{} is not {what}", brief(instance))
         }
-        ValidationErrorKind::FalseSchema => format!("{noun} is not allowed here; remove it"),
-        _ => crate::echo::message(&err.to_string(), 300),
-    };
-    out.push(FieldError::new(pointer, message));
+        _ => return None,
+    })
 }
 
 #[cfg(test)]
