@@ -223,90 +223,10 @@ pub(crate) fn set_once<T>(
 pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
     let mut out = ToolArgs::default();
     let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident(NAME) {
-            // #[tool(name = "calendar.create_event")]
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(errors, &meta, &mut out.name, value, "tool");
-        } else if meta.path.is_ident(DESCRIPTION) {
-            // #[tool(description = "...")]
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(errors, &meta, &mut out.description, value, "tool");
-        } else if meta.path.is_ident(TITLE) {
-            // #[tool(title = "Create event")]
-            let value: LitStr = meta.value()?.parse()?;
-            set_once(errors, &meta, &mut out.title, value, "tool");
-        } else if meta.path.is_ident(EFFECT) {
-            // #[tool(effect = "read" | "write" | "destructive")]
-            let value: LitStr = meta.value()?.parse()?;
-            if !EFFECTS.contains(&value.value().as_str()) {
-                errors.at(
-                    &value,
-                    format!(
-                        "unknown effect {:?}; expected one of \"read\", \"write\", \"destructive\"",
-                        value.value()
-                    ),
-                );
-            }
-            set_once(errors, &meta, &mut out.effect, value, "tool");
-        } else if meta.path.is_ident(TIMEOUT) {
-            // #[tool(timeout = "5s")]
-            let value: LitStr = meta.value()?.parse()?;
-            match duration_ms(&value.value()) {
-                Some(ms) => set_once(errors, &meta, &mut out.timeout_ms, ms, "tool"),
-                None => errors.at(
-                    &value,
-                    "expected a duration like \"500ms\", \"5s\", \"2m\" or \"1h\"",
-                ),
-            }
-        } else if meta.path.is_ident(ATTEMPTS) || meta.path.is_ident(CONCURRENCY) {
-            // #[tool(attempts = 3)], #[tool(concurrency = 2)]
-            let value: syn::LitInt = meta.value()?.parse()?;
-            match value.base10_parse::<u32>() {
-                Ok(n) if n > 0 => {
-                    if meta.path.is_ident(ATTEMPTS) {
-                        set_once(errors, &meta, &mut out.attempts, n, "tool");
-                    } else {
-                        set_once(errors, &meta, &mut out.concurrency, n as usize, "tool");
-                    }
-                }
-                _ => errors.at(&value, "expected a whole number of at least 1"),
-            }
-        } else if meta.path.is_ident(SEQUENTIAL) {
-            // #[tool(sequential)]
-            set_once(errors, &meta, &mut out.sequential, meta.path.span(), "tool");
-        } else if meta.path.is_ident(INLINE) {
-            // #[tool(inline)]
-            set_once(errors, &meta, &mut out.inline, meta.path.span(), "tool");
-        } else if meta.path.is_ident(STREAM_ARGS) {
-            // #[tool(stream_args)]
-            set_once(
-                errors,
-                &meta,
-                &mut out.stream_args,
-                meta.path.span(),
-                "tool",
-            );
-        } else if meta.path.is_ident(FALLBACK)
-            || meta.path.is_ident(DATA_CLASSIFICATION)
-            || meta.path.is_ident(VERSION)
-        {
-            // #[tool(fallback = "search_cache")], data_classification = "internal", version = "1.2.0"
-            let value: LitStr = meta.value()?.parse()?;
-            if meta.path.is_ident(VERSION) && semver::Version::parse(&value.value()).is_err() {
-                errors.at(
-                    &value,
-                    "expected a semantic version like \"1.2.0\": the registry compares versions to tell breaking changes",
-                );
-            }
-            let slot = if meta.path.is_ident(FALLBACK) {
-                &mut out.fallback
-            } else if meta.path.is_ident(VERSION) {
-                &mut out.version
-            } else {
-                &mut out.data_classification
-            };
-            set_once(errors, &meta, slot, value, "tool");
-        } else if meta.path.is_ident(SCOPES) {
+        if parse_text_key(errors, &meta, &mut out)? || parse_policy_key(errors, &meta, &mut out)? {
+            return Ok(());
+        }
+        if meta.path.is_ident(SCOPES) {
             // #[tool(scopes("tickets:read", "tickets:write"))]
             let content;
             syn::parenthesized!(content in meta.input);
@@ -318,41 +238,6 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 list.into_iter().collect(),
                 "tool",
             );
-        } else if meta.path.is_ident(LIMITS) {
-            // #[tool(limits(max_bytes = 4_194_304, max_items = 50_000))]
-            let mut limits: Vec<(&'static str, u64)> = Vec::new();
-            meta.parse_nested_meta(|inner| {
-                let name = inner
-                    .path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                let Some(key) = LIMIT_KEYS.iter().find(|k| **k == name) else {
-                    errors.at(
-                        &inner.path,
-                        format!(
-                            "unknown limit `{name}`; expected one of {}",
-                            one_of(LIMIT_KEYS)
-                        ),
-                    );
-                    return skip_value(&inner);
-                };
-                let value: syn::LitInt = inner.value()?.parse()?;
-                match value.base10_parse::<u64>() {
-                    Ok(n) if n > 0 => {
-                        if limits.iter().any(|(k, _)| k == key) {
-                            errors.at(
-                                &inner.path,
-                                format!("limit `{name}` is given twice; keep one"),
-                            );
-                        }
-                        limits.push((key, n));
-                    }
-                    _ => errors.at(&value, "expected a whole number of at least 1"),
-                }
-                Ok(())
-            })?;
-            set_once(errors, &meta, &mut out.limits, limits, "tool");
         } else if meta.path.is_ident(EXAMPLE) {
             // #[tool(example = r#"{"city": "Paris"}"#)]
             let value: LitStr = meta.value()?.parse()?;
@@ -441,4 +326,142 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
         errors.push(err);
     }
     out
+}
+
+/// A key that names or describes the tool (`name`, `description`, `title`, `effect`, `fallback`,
+/// `data_classification`, `version`): `true` when `meta` is one.
+fn parse_text_key(
+    errors: &Errors,
+    meta: &ParseNestedMeta<'_>,
+    out: &mut ToolArgs,
+) -> syn::Result<bool> {
+    if meta.path.is_ident(NAME) {
+        // #[tool(name = "calendar.create_event")]
+        let value: LitStr = meta.value()?.parse()?;
+        set_once(errors, meta, &mut out.name, value, "tool");
+    } else if meta.path.is_ident(DESCRIPTION) {
+        // #[tool(description = "...")]
+        let value: LitStr = meta.value()?.parse()?;
+        set_once(errors, meta, &mut out.description, value, "tool");
+    } else if meta.path.is_ident(TITLE) {
+        // #[tool(title = "Create event")]
+        let value: LitStr = meta.value()?.parse()?;
+        set_once(errors, meta, &mut out.title, value, "tool");
+    } else if meta.path.is_ident(EFFECT) {
+        // #[tool(effect = "read" | "write" | "destructive")]
+        let value: LitStr = meta.value()?.parse()?;
+        if !EFFECTS.contains(&value.value().as_str()) {
+            errors.at(
+                &value,
+                format!(
+                    "unknown effect {:?}; expected one of \"read\", \"write\", \"destructive\"",
+                    value.value()
+                ),
+            );
+        }
+        set_once(errors, meta, &mut out.effect, value, "tool");
+    } else if meta.path.is_ident(FALLBACK)
+        || meta.path.is_ident(DATA_CLASSIFICATION)
+        || meta.path.is_ident(VERSION)
+    {
+        // #[tool(fallback = "search_cache")], data_classification = "internal", version = "1.2.0"
+        let value: LitStr = meta.value()?.parse()?;
+        if meta.path.is_ident(VERSION) && semver::Version::parse(&value.value()).is_err() {
+            errors.at(
+                &value,
+                "expected a semantic version like \"1.2.0\": the registry compares versions to tell breaking changes",
+            );
+        }
+        let slot = if meta.path.is_ident(FALLBACK) {
+            &mut out.fallback
+        } else if meta.path.is_ident(VERSION) {
+            &mut out.version
+        } else {
+            &mut out.data_classification
+        };
+        set_once(errors, meta, slot, value, "tool");
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// A key of the tool's execution policy (`timeout`, `attempts`, `concurrency`, `sequential`,
+/// `inline`, `stream_args`, `limits`): `true` when `meta` is one.
+fn parse_policy_key(
+    errors: &Errors,
+    meta: &ParseNestedMeta<'_>,
+    out: &mut ToolArgs,
+) -> syn::Result<bool> {
+    if meta.path.is_ident(TIMEOUT) {
+        // #[tool(timeout = "5s")]
+        let value: LitStr = meta.value()?.parse()?;
+        match duration_ms(&value.value()) {
+            Some(ms) => set_once(errors, meta, &mut out.timeout_ms, ms, "tool"),
+            None => errors.at(
+                &value,
+                "expected a duration like \"500ms\", \"5s\", \"2m\" or \"1h\"",
+            ),
+        }
+    } else if meta.path.is_ident(ATTEMPTS) || meta.path.is_ident(CONCURRENCY) {
+        // #[tool(attempts = 3)], #[tool(concurrency = 2)]
+        let value: syn::LitInt = meta.value()?.parse()?;
+        match value.base10_parse::<u32>() {
+            Ok(n) if n > 0 => {
+                if meta.path.is_ident(ATTEMPTS) {
+                    set_once(errors, meta, &mut out.attempts, n, "tool");
+                } else {
+                    set_once(errors, meta, &mut out.concurrency, n as usize, "tool");
+                }
+            }
+            _ => errors.at(&value, "expected a whole number of at least 1"),
+        }
+    } else if meta.path.is_ident(SEQUENTIAL) {
+        // #[tool(sequential)]
+        set_once(errors, meta, &mut out.sequential, meta.path.span(), "tool");
+    } else if meta.path.is_ident(INLINE) {
+        // #[tool(inline)]
+        set_once(errors, meta, &mut out.inline, meta.path.span(), "tool");
+    } else if meta.path.is_ident(STREAM_ARGS) {
+        // #[tool(stream_args)]
+        set_once(errors, meta, &mut out.stream_args, meta.path.span(), "tool");
+    } else if meta.path.is_ident(LIMITS) {
+        // #[tool(limits(max_bytes = 4_194_304, max_items = 50_000))]
+        let mut limits: Vec<(&'static str, u64)> = Vec::new();
+        meta.parse_nested_meta(|inner| {
+            let name = inner
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            let Some(key) = LIMIT_KEYS.iter().find(|k| **k == name) else {
+                errors.at(
+                    &inner.path,
+                    format!(
+                        "unknown limit `{name}`; expected one of {}",
+                        one_of(LIMIT_KEYS)
+                    ),
+                );
+                return skip_value(&inner);
+            };
+            let value: syn::LitInt = inner.value()?.parse()?;
+            match value.base10_parse::<u64>() {
+                Ok(n) if n > 0 => {
+                    if limits.iter().any(|(k, _)| k == key) {
+                        errors.at(
+                            &inner.path,
+                            format!("limit `{name}` is given twice; keep one"),
+                        );
+                    }
+                    limits.push((key, n));
+                }
+                _ => errors.at(&value, "expected a whole number of at least 1"),
+            }
+            Ok(())
+        })?;
+        set_once(errors, meta, &mut out.limits, limits, "tool");
+    } else {
+        return Ok(false);
+    }
+    Ok(true)
 }
