@@ -382,3 +382,47 @@ async fn the_door_says_why_a_call_was_turned_away() {
     let own = toolsmith::ToolError::unknown_tool("no such customer");
     assert_eq!(own.refusal(), None);
 }
+
+#[tokio::test]
+async fn an_admitted_call_knows_its_tool_and_the_view_it_was_offered_under() {
+    let set = Toolset::new("desk")
+        .with(SetPriority)
+        .renamed("set_priority", "desk_set_priority")
+        .unwrap();
+    let toolbox = Toolbox::new().with_toolset(set);
+    let ctx = ToolContext::new().with_run_id("r-view");
+    let admitted = toolbox
+        .admit(
+            "desk_set_priority",
+            toolsmith::Spelling::Provider(CHAT),
+            &ctx,
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(admitted.definition().name(), "set_priority");
+    assert_eq!(admitted.view().name(), "desk_set_priority");
+    let out = admitted.call(json!({"id": 109, "priority": 2}), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    assert_eq!(set_runs(109), 1);
+    // A definition is a value: a copy says the same.
+    let copy = admitted.definition().clone();
+    assert_eq!(copy.name(), "set_priority");
+    assert_eq!(copy.input_schema(), admitted.definition().input_schema());
+    // Registered names are the application's: under the registered spelling the own name is
+    // the tool, and the shown name is no tool.
+    let own = toolbox
+        .admit("set_priority", toolsmith::Spelling::Registered, &ctx, None)
+        .await;
+    assert!(own.is_ok());
+    let shown = toolbox
+        .admit(
+            "desk_set_priority",
+            toolsmith::Spelling::Registered,
+            &ctx,
+            None,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(shown.refusal(), Some(Refusal::Unknown));
+}
