@@ -652,6 +652,7 @@ impl Toolbox {
     /// Every call's one route, for [`call`](Self::call), [`call_into`](Self::call_into) and a
     /// provider's calls, up to its plan: the limits on the arguments, the door
     /// ([`admit`](Self::admit)), then the tool's plan (or the plan that records a refusal).
+    /// `found` is the tool the caller looked up in its spelling, with its registered name.
     /// Synchronous where it can be: a known tool under no condition, answering no request,
     /// passes the door by its name alone, and a plan that ends at once answers here, so that
     /// the caller's future holds no result. The route ends in [`finished`](Self::finished).
@@ -659,6 +660,7 @@ impl Toolbox {
     fn enter<'c>(
         &'c self,
         knock: Knock<'c>,
+        found: Option<(usize, &'c str)>,
         mut arguments: Arguments<'c>,
         ctx: &'c ToolContext,
         out: Option<&'c mut Vec<u8>>,
@@ -670,15 +672,6 @@ impl Toolbox {
             Ok(None) => ctx,
             Ok(Some(limited)) => slots.limited.get_or_init(|| Box::new(limited)),
             Err(err) => return Flow::refused(err),
-        };
-        // The registered spelling, the application's own calls, looks the name up in place.
-        let found = match knock.spelling {
-            Spelling::Registered => self
-                .registry
-                .by_name
-                .get(knock.name)
-                .map(|&i| (i, knock.name)),
-            Spelling::Provider(_) => self.find_own(knock.name, knock.spelling),
         };
         let call = Call {
             name: found.map_or(knock.name, |(_, own)| own),

@@ -306,7 +306,9 @@ impl<'a> ProviderToolbox<'a> {
             _ => ctx,
         };
         let spelling = Spelling::Provider(self.dialect);
-        let index = self.toolbox.find(&call.name, spelling);
+        // Looked up once: the door's route takes the tool found here.
+        let found = self.toolbox.find_own(&call.name, spelling);
+        let index = found.map(|(i, _)| i);
         // The toolbox's own tool search (offered where a provider has none, for deferred
         // tools), unless a tool of the toolbox has its name; answering a request, only if
         // that request offered it.
@@ -326,7 +328,10 @@ impl<'a> ProviderToolbox<'a> {
             offer: self.offer,
         };
         let slots = super::CallSlots::default();
-        let done = match self.toolbox.enter(knock, arguments, ctx, None, &slots) {
+        let done = match self
+            .toolbox
+            .enter(knock, found, arguments, ctx, None, &slots)
+        {
             crate::policy::Flow::Now(done) => done,
             crate::policy::Flow::Later(future) => future.await,
         };
