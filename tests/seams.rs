@@ -1371,22 +1371,7 @@ async fn batches_with_retries_only_the_failed_items_run_again() {
 
 /// A task's end, polled with `tasks/get`.
 async fn task_result(addr: std::net::SocketAddr, id: &str, caps: &Value) -> Value {
-    for _ in 0..200 {
-        let got = request_2026(
-            addr,
-            "tasks/get",
-            id,
-            json!({"taskId": id}),
-            caps.clone(),
-            None,
-        )
-        .await;
-        if got["result"]["status"] != "working" {
-            return got["result"]["result"].clone();
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("task {id} still working")
+    http_exchange::task_end(addr, id, caps, 200).await["result"]["result"].clone()
 }
 
 #[tokio::test]

@@ -615,27 +615,15 @@ fn envelope(outcome: &toolsmith::ToolOutcome) -> Value {
 
 /// A task's end, polled with `tasks/get`: its result's cell, or how it failed.
 async fn of_task(addr: std::net::SocketAddr, id: &str, caps: &Value) -> String {
-    for _ in 0..400 {
-        let got = request_2026(
-            addr,
-            "tasks/get",
-            id,
-            json!({"taskId": id}),
-            caps.clone(),
-            None,
-        )
-        .await;
-        match got["result"]["status"].as_str() {
-            Some("working") => tokio::time::sleep(Duration::from_millis(25)).await,
-            Some("completed") => return of_mcp_result(&got["result"]["result"]),
-            Some(status) => {
-                let code = got["result"]["error"]["code"].as_i64().unwrap_or_default();
-                return format!("task {status}:{code}");
-            }
-            None => return format!("unreadable:{got}"),
+    let got = http_exchange::task_end(addr, id, caps, 400).await;
+    match got["result"]["status"].as_str() {
+        Some("completed") => of_mcp_result(&got["result"]["result"]),
+        Some(status) => {
+            let code = got["result"]["error"]["code"].as_i64().unwrap_or_default();
+            format!("task {status}:{code}")
         }
+        None => format!("unreadable:{got}"),
     }
-    panic!("task {id} still working")
 }
 
 // ---- the table ----

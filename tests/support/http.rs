@@ -114,3 +114,29 @@ pub async fn request_2026(
     );
     message(&exchange(addr, request, whole_message).await)
 }
+
+/// A task's `tasks/get` answer once it is no longer working (polled every 25 ms, up to
+/// `tries` times).
+pub async fn task_end(
+    addr: std::net::SocketAddr,
+    id: &str,
+    caps: &serde_json::Value,
+    tries: u32,
+) -> serde_json::Value {
+    for _ in 0..tries {
+        let got = request_2026(
+            addr,
+            "tasks/get",
+            id,
+            serde_json::json!({"taskId": id}),
+            caps.clone(),
+            None,
+        )
+        .await;
+        if got["result"]["status"] != "working" {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("task {id} still working")
+}
