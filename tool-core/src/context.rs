@@ -62,6 +62,21 @@ pub(crate) struct Attempt {
     outer: Option<Arc<Attempt>>,
     token: OnceLock<CancellationToken>,
     fired: AtomicBool,
+    /// The definition the toolbox read this attempt's arguments against, when the tool gets
+    /// them exactly as read: a tool that validates its arguments against that definition
+    /// itself need not again.
+    read: Option<ReadMark>,
+}
+
+/// What a definition is known by in a context: its address, compared and never followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ReadMark(usize);
+
+impl ReadMark {
+    /// The mark of `definition`.
+    pub(crate) fn of<T>(definition: &T) -> Self {
+        Self(std::ptr::from_ref(definition) as usize)
+    }
 }
 
 impl Attempt {
@@ -139,9 +154,10 @@ impl ToolContext {
 
     /// The context a tool gets for one attempt, and the handle that cancels that attempt
     /// alone (its timeout); the caller's cancellation reaches it too.
-    pub(crate) fn for_attempt(&self) -> (Self, Arc<Attempt>) {
+    pub(crate) fn for_attempt(&self, read: Option<ReadMark>) -> (Self, Arc<Attempt>) {
         let attempt = Arc::new(Attempt {
             outer: self.attempt.clone(),
+            read,
             ..Attempt::default()
         });
         let ctx = Self {
@@ -150,6 +166,14 @@ impl ToolContext {
             scope: self.scope.clone(),
         };
         (ctx, attempt)
+    }
+
+    /// Whether the toolbox read this attempt's arguments against `def`, and the tool gets
+    /// them exactly as read (validated, canonical).
+    pub(crate) fn read_against(&self, definition: ReadMark) -> bool {
+        self.attempt
+            .as_ref()
+            .is_some_and(|attempt| attempt.read == Some(definition))
     }
 
     /// This context, for a call of the paging tool `scope` names.
@@ -626,24 +650,24 @@ mod tests {
     fn an_attempt_is_cancelled_alone_and_whenever_its_tool_looks() {
         let base = ToolContext::new();
         // Fired before the tool asked: the token it then gets is cancelled.
-        let (ctx, attempt) = base.for_attempt();
+        let (ctx, attempt) = base.for_attempt(None);
         attempt.fire();
         assert!(ctx.is_cancelled());
         assert!(!base.is_cancelled());
         // Fired after: the token the tool holds is cancelled, and so are its clones.
-        let (ctx, attempt) = base.for_attempt();
+        let (ctx, attempt) = base.for_attempt(None);
         let held = ctx.cancellation().clone();
         let copy = ctx.clone();
         attempt.fire();
         assert!(held.is_cancelled() && copy.is_cancelled());
         // An attempt inside an attempt (a tool calling tools with its context) is cancelled
         // with the outer one; the caller's cancellation reaches both.
-        let (outer, outer_attempt) = base.for_attempt();
-        let (inner, _) = outer.for_attempt();
+        let (outer, outer_attempt) = base.for_attempt(None);
+        let (inner, _) = outer.for_attempt(None);
         assert!(!inner.is_cancelled());
         outer_attempt.fire();
         assert!(inner.is_cancelled());
-        let (other, _) = base.for_attempt();
+        let (other, _) = base.for_attempt(None);
         base.cancellation().cancel();
         assert!(other.is_cancelled());
     }

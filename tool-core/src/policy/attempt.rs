@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use crate::arguments::Arguments;
-use crate::context::ToolContext;
+use crate::context::{ReadMark, ToolContext};
 use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::output::OutputChecks;
@@ -163,6 +163,7 @@ impl Attempts {
                         self.tool.as_ref(),
                         call.name,
                         call.arguments.clone(),
+                        as_read(call).then(|| ReadMark::of(self.tool.definition())),
                         &scoped(call.ctx, &self.output),
                         self.timeout,
                     )
@@ -174,6 +175,17 @@ impl Attempts {
             budgets.spend(call.ctx, started.elapsed()).await;
         }
         ran
+    }
+}
+
+/// Whether the call's arguments are exactly as the toolbox read them (a batch retry may
+/// have narrowed them since).
+fn as_read(call: &Call<'_>) -> bool {
+    match (call.read.get(), &call.arguments) {
+        (Some(checked), Arguments::Value(std::borrow::Cow::Borrowed(value))) => {
+            std::ptr::eq(*value, &checked.value)
+        }
+        _ => false,
     }
 }
 
@@ -191,10 +203,11 @@ pub(crate) async fn run_once(
     tool: &dyn Tool,
     name: &str,
     arguments: Arguments<'_>,
+    read: Option<ReadMark>,
     ctx: &ToolContext,
     timeout: Duration,
 ) -> ToolOutcome {
-    let (attempt_ctx, attempt) = ctx.for_attempt();
+    let (attempt_ctx, attempt) = ctx.for_attempt(read);
     let started = tokio::time::Instant::now();
     // A tool may do work before its future (generated tools read their arguments there).
     let mut call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {

@@ -40,8 +40,15 @@ impl Step for Fallback {
                 return done;
             };
             let reason = err.code().as_str().to_owned();
-            let answer =
-                run_once(self.tool.as_ref(), &self.name, arguments, ctx, self.timeout).await;
+            let answer = run_once(
+                self.tool.as_ref(),
+                &self.name,
+                arguments,
+                None,
+                ctx,
+                self.timeout,
+            )
+            .await;
             match self
                 .output
                 .spill(self.output.outcome(answer), ctx.principal())

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::arguments::Arguments;
-use crate::context::ToolContext;
+use crate::context::{ReadMark, ToolContext};
 use crate::definition::ToolDefinition;
 use crate::outcome::ToolOutcome;
 use crate::tool::{BoxFuture, Tool};
@@ -410,9 +410,15 @@ impl Tool for Transformed {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            let arguments = match self.definition.validate(arguments) {
-                Ok(arguments) => arguments,
-                Err(err) => return ToolOutcome::Error(err),
+            // Read by the toolbox against this definition already: not again.
+            let arguments = match arguments {
+                Arguments::Value(value) if ctx.read_against(ReadMark::of(&self.definition)) => {
+                    value.into_owned()
+                }
+                arguments => match self.definition.validate(arguments) {
+                    Ok(arguments) => arguments,
+                    Err(err) => return ToolOutcome::Error(err),
+                },
             };
             let forwarded = self.forward(arguments, ctx);
             self.inner.call(Arguments::from(forwarded), ctx).await
@@ -426,5 +432,72 @@ impl fmt::Debug for Transformed {
             .field("name", &self.definition.name())
             .field("original", &self.inner.definition().name())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// Gives back the arguments it got.
+    struct Echo(ToolDefinition);
+
+    impl Tool for Echo {
+        fn definition(&self) -> &ToolDefinition {
+            &self.0
+        }
+
+        fn call<'a>(
+            &'a self,
+            arguments: Arguments<'a>,
+            _ctx: &'a ToolContext,
+        ) -> BoxFuture<'a, ToolOutcome> {
+            Box::pin(async move {
+                let got = match arguments {
+                    Arguments::Value(value) => value.into_owned(),
+                    Arguments::Text(text) => Value::String(text.into_owned()),
+                };
+                ToolOutcome::success(&got).unwrap_or_else(ToolOutcome::Error)
+            })
+        }
+    }
+
+    fn echo() -> Echo {
+        Echo(ToolDefinition::new(
+            "echo",
+            "Gives back its arguments. Read-only. Not for real work.",
+            json!({"type": "object", "properties": {"text": {"type": "string"}},
+                "required": ["text"], "additionalProperties": false}),
+        ))
+    }
+
+    #[tokio::test]
+    async fn arguments_the_toolbox_read_against_the_derived_definition_are_not_read_again() {
+        let derived = Transform::new(echo())
+            .with_arg_renamed("text", "words")
+            .build()
+            .unwrap();
+        // Not what the derived schema takes: read by the tool itself, it is refused.
+        let unread = json!({"words": 7});
+        let out = derived
+            .call(Arguments::from(&unread), &ToolContext::new())
+            .await;
+        assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
+        // Marked as read against the derived definition, it is forwarded as it is: the mark
+        // says the toolbox's reading of these exact arguments holds.
+        let (ctx, _) = ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())));
+        let out = derived.call(Arguments::from(&unread), &ctx).await;
+        assert_eq!(out.to_json(), r#"{"status":"success","data":{"text":7}}"#);
+        // A mark for another definition (the original's) is not this one's.
+        let (ctx, _) =
+            ToolContext::new().for_attempt(Some(ReadMark::of(derived.original().definition())));
+        let out = derived.call(Arguments::from(&unread), &ctx).await;
+        assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
+        // Text is read whatever the mark says.
+        let (ctx, _) = ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())));
+        let out = derived.call(Arguments::from(r#"{"words": 7}"#), &ctx).await;
+        assert!(out.error().is_some());
     }
 }
