@@ -426,3 +426,56 @@ async fn an_admitted_call_knows_its_tool_and_the_view_it_was_offered_under() {
         .unwrap_err();
     assert_eq!(shown.refusal(), Some(Refusal::Unknown));
 }
+
+#[tokio::test]
+async fn a_busy_toolbox_turns_a_call_away_and_takes_it_once_a_place_is_free() {
+    let toolbox = Toolbox::new()
+        .with(ReadTicket)
+        .with_defaults(toolsmith::policy::Defaults {
+            max_in_flight: Some(1),
+            ..toolsmith::policy::Defaults::default()
+        });
+    let ctx = ToolContext::new().with_trace_id("tr-busy");
+    let held = toolbox
+        .admit("read_ticket", toolsmith::Spelling::Registered, &ctx, None)
+        .await
+        .unwrap();
+    // The one place is held: the door turns the next call away, busy, on every route.
+    let refused = toolbox
+        .admit("read_ticket", toolsmith::Spelling::Registered, &ctx, None)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.refusal(), Some(Refusal::Busy));
+    assert_eq!(refused.code().as_str(), "rate_limited");
+    assert!(refused.is_retryable());
+    assert_eq!(refused.retry_after_ms(), Some(1000));
+    let out = toolbox.call("read_ticket", json!({"id": 1}), &ctx).await;
+    let err = out.error().unwrap();
+    assert_eq!(err.refusal(), Some(Refusal::Busy));
+    assert_eq!(err.trace_id(), Some("tr-busy"));
+    // A clone shares the bound: it is the same toolbox.
+    let clone = toolbox.clone();
+    let out = clone
+        .provider(CHAT)
+        .run(
+            &toolsmith::ToolCall {
+                id: Some("c1".into()),
+                name: "read_ticket".into(),
+                arguments: json!({"id": 1}),
+            },
+            &ctx,
+        )
+        .await;
+    assert_eq!(out.error().unwrap().refusal(), Some(Refusal::Busy));
+    // An unknown name is still unknown: the door asks about the tool before its place.
+    let out = toolbox.call("nope", json!({}), &ctx).await;
+    assert_eq!(out.error().unwrap().refusal(), Some(Refusal::Unknown));
+    // The place held runs its call, and frees it when dropped.
+    assert!(held.call(json!({"id": 2}), &ctx).await.is_success());
+    drop(held);
+    let out = toolbox.call("read_ticket", json!({"id": 3}), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    // A call that ended gave its place back.
+    let out = toolbox.call("read_ticket", json!({"id": 4}), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+}

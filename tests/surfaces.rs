@@ -30,7 +30,7 @@ use toolsmith::policy::{
 use toolsmith::provider::ToolRequest;
 use toolsmith::testing::{Fault, Faulty};
 use toolsmith::toolset::{McpToolset, Prepared, Toolset};
-use toolsmith::{Dialect, ToolContext, ToolError, Toolbox, tool};
+use toolsmith::{Dialect, Spelling, ToolContext, ToolError, Toolbox, tool};
 
 // ---- the tools ----
 
@@ -174,9 +174,10 @@ enum Case {
     RateLimited,
     Fallback,
     Stored,
+    Busy,
 }
 
-const CASES: [Case; 17] = [
+const CASES: [Case; 18] = [
     Case::UnknownTool,
     Case::HiddenByPrepare,
     Case::HiddenByEnablement,
@@ -194,6 +195,7 @@ const CASES: [Case; 17] = [
     Case::RateLimited,
     Case::Fallback,
     Case::Stored,
+    Case::Busy,
 ];
 
 impl Case {
@@ -281,6 +283,11 @@ impl Case {
                 },
                 ..Defaults::default()
             }),
+            // One call at once, and the cell's toolbox holds it ([`hold_the_one_place`]).
+            Self::Busy => base.with_defaults(Defaults {
+                max_in_flight: Some(1),
+                ..Defaults::default()
+            }),
         }
     }
 
@@ -305,6 +312,7 @@ impl Case {
             Self::RateLimited => vec![("echo_text", text.clone()), ("echo_text", text)],
             Self::Fallback => vec![("down_text", text)],
             Self::Stored => vec![("list_text", text)],
+            Self::Busy => vec![("echo_text", text)],
         }
     }
 }
@@ -453,6 +461,12 @@ async fn in_place(
 /// Runs a case's calls on one surface; the cell of the last call.
 async fn cell(case: Case, surface: Surface) -> String {
     let toolbox = case.toolbox();
+    // A busy toolbox: its one place is held by a call admitted and not yet dropped, in the
+    // clone every surface is given (clones share the bound).
+    let _held = match case {
+        Case::Busy => Some(hold_the_one_place(toolbox.clone()).await),
+        _ => None,
+    };
     let calls = case.calls();
     let run = new_run();
     let ctx = ToolContext::new()
@@ -609,6 +623,24 @@ async fn cell(case: Case, surface: Surface) -> String {
     last
 }
 
+/// Holds the one place of a toolbox bounded at one call at once, until the guard drops.
+async fn hold_the_one_place(toolbox: Toolbox) -> tokio::sync::oneshot::Sender<()> {
+    let (release, released) = tokio::sync::oneshot::channel::<()>();
+    let (held, holding) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let ctx = ToolContext::new();
+        let admitted = toolbox
+            .admit("echo_text", Spelling::Registered, &ctx, None)
+            .await
+            .unwrap();
+        held.send(()).unwrap();
+        let _ = released.await;
+        drop(admitted);
+    });
+    holding.await.unwrap();
+    release
+}
+
 fn envelope(outcome: &toolsmith::ToolOutcome) -> Value {
     serde_json::from_str(&outcome.to_json()).unwrap()
 }
@@ -687,7 +719,7 @@ const REMOTE_DATA: (Kind, &str, &str) = (
     "a remote server's answer is that server's data: a success reaches the model marked untrusted, and the server's own marks (replayed, degraded, stored) are not this toolbox's",
 );
 
-const ROWS: [Row; 17] = [
+const ROWS: [Row; 18] = [
     Row {
         case: Case::UnknownTool,
         answer: "error:unknown_tool",
@@ -790,6 +822,11 @@ const ROWS: [Row; 17] = [
         case: Case::Stored,
         answer: "stored",
         except: &[REMOTE_DATA],
+    },
+    Row {
+        case: Case::Busy,
+        answer: "error:rate_limited",
+        except: &[REMOTE_FAILED],
     },
 ];
 

@@ -242,8 +242,9 @@ struct Inner {
 
 /// Why a toolbox turned a call away at its door ([`Toolbox::admit`](crate::Toolbox::admit)),
 /// before any tool ran: [`ToolError::refusal`] says it. The model is told the same for each
-/// (an `unknown_tool` error listing the tools it may call), so that what it was not offered
-/// stays unseen; the application can tell them apart.
+/// tool it may not call (an `unknown_tool` error listing the tools it may call), so that what
+/// it was not offered stays unseen; the application can tell them apart. A busy toolbox is
+/// the one refusal of a tool the model may call: it is told to retry.
 ///
 /// ```
 /// use toolsmith::error::Refusal;
@@ -276,11 +277,15 @@ pub enum Refusal {
     /// The toolbox's prepare step ([`Toolbox::with_prepare`](crate::Toolbox::with_prepare))
     /// hides the tool for the call's context.
     Hidden,
+    /// The toolbox has as many calls admitted as it takes at once
+    /// ([`Defaults::max_in_flight`](crate::policy::Defaults::max_in_flight)): a retryable
+    /// `rate_limited` error, with a time to wait.
+    Busy,
 }
 
 impl Refusal {
     /// The reason as a word for logs and audit records: `unknown`, `not_offered`,
-    /// `disabled`, `hidden`.
+    /// `disabled`, `hidden`, `busy`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -288,6 +293,7 @@ impl Refusal {
             Self::NotOffered => "not_offered",
             Self::Disabled => "disabled",
             Self::Hidden => "hidden",
+            Self::Busy => "busy",
         }
     }
 }

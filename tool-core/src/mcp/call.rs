@@ -16,6 +16,7 @@ use super::server::{Config, McpServer, RUN_META, RunScope};
 use super::tasks::TaskSupport;
 use super::{caller, tasks};
 use crate::context::ToolContext;
+use crate::error::Refusal;
 use crate::policy::PromptForApproval;
 use crate::provider::Dialect;
 use crate::provider::mcp::CallResult;
@@ -57,23 +58,18 @@ impl McpServer {
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
         // The toolbox's door: a name no tool has, or a tool not offered in this context, is
-        // a protocol error for MCP.
-        let admitted = match toolbox
+        // a protocol error for MCP; a call beyond the calls at once is told to retry.
+        let mut admitted = match toolbox
             .admit(name, Spelling::Provider(Dialect::Mcp), &ctx, None)
             .await
         {
             Ok(admitted) => admitted,
+            Err(refused) if refused.refusal() == Some(Refusal::Busy) => {
+                return Ok(CallToolResponse::Complete(busy(refused)));
+            }
             Err(_) => return Err(self.unknown_tool(name, &ctx).await),
         };
         let tool = admitted.tool();
-        // A bounded number of calls at once: one beyond it is told to retry, not queued.
-        let Ok(slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
-            return Ok(CallToolResponse::Complete(busy(
-                &self.config,
-                tool.definition(),
-                &ctx,
-            )));
-        };
         // MCP 2026-07-28 has no requests from server to client: what a tool asks of the
         // client goes out with an input-required result, and comes back with the next call.
         // What a round's state is bound to: the caller, the tool and the call's arguments
@@ -118,6 +114,8 @@ impl McpServer {
         }
         let outcome = match (as_task, detach) {
             (Some(support), Some((detach, wish))) => {
+                // The task holds the call's place among the calls at once until it ends.
+                let slot = admitted.take_slot();
                 let call = TaskCall {
                     config: Arc::clone(&self.config),
                     tool: Arc::clone(tool),
@@ -144,10 +142,7 @@ impl McpServer {
                     Err(outcome) => outcome,
                 }
             }
-            _ => {
-                let _slot = slot;
-                admitted.call(arguments, &ctx).await
-            }
+            _ => admitted.call(arguments, &ctx).await,
         };
         if let Some(round) = round
             && let Some(asked) = self.round_answer(&round, &outcome, name, &bound)?
@@ -407,7 +402,7 @@ pub(super) struct TaskCall {
     pub(super) ctx: ToolContext,
     pub(super) cancellation: CancellationToken,
     pub(super) detach: Arc<tasks::Detach>,
-    pub(super) slot: tokio::sync::OwnedSemaphorePermit,
+    pub(super) slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl TaskCall {
@@ -504,7 +499,7 @@ pub(super) async fn finish_task(
     mut running: tokio_util::task::AbortOnDropHandle<crate::outcome::ToolOutcome>,
     task: rmcp::task_manager::TaskContext,
     cancellation: CancellationToken,
-    slot: tokio::sync::OwnedSemaphorePermit,
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Result<CallToolResult, rmcp::task_manager::TaskExit> {
     let _slot = slot;
     let cancelled = std::pin::pin!(task.cancelled());
@@ -535,24 +530,11 @@ pub(super) async fn finish_task(
     Ok(complete(definition.name(), definition, &outcome))
 }
 
-/// The answer to a call beyond the server's limit of calls at once: retry in a moment.
-pub(super) fn busy(
-    config: &super::server::Config,
-    definition: &crate::definition::ToolDefinition,
-    ctx: &ToolContext,
-) -> CallToolResult {
-    let outcome = crate::outcome::ToolOutcome::Error(
-        crate::error::ToolError::new(
-            crate::error::ErrorCode::RateLimited,
-            format!(
-                "The server is running its limit of {} calls at once. Retry in a moment.",
-                config.max_in_flight
-            ),
-        )
-        .retry_after(std::time::Duration::from_secs(1))
-        .with_trace_id(ctx.trace_id()),
-    );
-    let parts = CallResult::new(&outcome, Some(definition));
+/// The answer to a call the toolbox turned away busy (beyond its calls at once): a tool
+/// error the client may retry in a moment.
+pub(super) fn busy(refused: crate::error::ToolError) -> CallToolResult {
+    let outcome = crate::outcome::ToolOutcome::Error(refused);
+    let parts = CallResult::new(&outcome, None);
     CallToolResult::error(vec![ContentBlock::text(parts.text)])
 }
 

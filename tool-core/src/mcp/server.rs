@@ -73,8 +73,9 @@ pub const DEFAULT_SESSION_IDLE: std::time::Duration = std::time::Duration::from_
 /// [`HttpOptions::session_worker_idle`] says otherwise.
 pub const DEFAULT_SESSION_WORKER_IDLE: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Tool calls running at once, per server, unless [`ServerLimits::max_in_flight`] says
-/// otherwise; a call beyond it is answered at once with a retryable `rate_limited` error.
+/// Tool calls admitted at once, per server, unless [`ServerLimits::max_in_flight`] or the
+/// toolbox's own `Defaults::max_in_flight` says otherwise; a call beyond it is answered at
+/// once with a retryable `rate_limited` error.
 pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 
 /// The least bytes one JSON-RPC message may take (rmcp's own HTTP body limit): room for a
@@ -116,8 +117,6 @@ pub(super) struct Config {
     pub(super) max_sessions: usize,
     pub(super) session_idle: std::time::Duration,
     pub(super) session_worker_idle: std::time::Duration,
-    pub(super) in_flight: Arc<tokio::sync::Semaphore>,
-    pub(super) max_in_flight: usize,
     /// Whether HTTP requests of MCP 2025-11-25 are served without sessions too.
     pub(super) stateless_http: bool,
     /// Which run a call belongs to.
@@ -170,6 +169,12 @@ impl McpServer {
                 }
             })
             .collect();
+        // A stranger's calls must not queue without end: the toolbox's own bound, or this.
+        let toolbox = if toolbox.bounds_in_flight() {
+            toolbox
+        } else {
+            toolbox.bounded_in_flight(DEFAULT_MAX_IN_FLIGHT)
+        };
         Self {
             config: Arc::new(Config {
                 toolbox,
@@ -185,8 +190,6 @@ impl McpServer {
                 max_sessions: DEFAULT_MAX_SESSIONS,
                 session_idle: DEFAULT_SESSION_IDLE,
                 session_worker_idle: DEFAULT_SESSION_WORKER_IDLE,
-                in_flight: Arc::new(tokio::sync::Semaphore::new(DEFAULT_MAX_IN_FLIGHT)),
-                max_in_flight: DEFAULT_MAX_IN_FLIGHT,
                 stateless_http: false,
                 runs: RunScope::default(),
                 tasks: tasks::Tasks::default(),
@@ -326,8 +329,7 @@ impl McpServer {
                 Some(bytes) => bytes.max(1024),
                 None => message_limits(&tool_limits(&c.toolbox)).max_bytes,
             };
-            c.max_in_flight = calls;
-            c.in_flight = Arc::new(tokio::sync::Semaphore::new(calls));
+            c.toolbox = c.toolbox.clone().bounded_in_flight(calls);
             c.page_size = limits.page_size.max(1);
             c.tasks.ttl = limits.task_ttl.max(std::time::Duration::from_millis(1));
         })
@@ -516,8 +518,10 @@ pub struct ServerLimits {
     /// with a `-32700` parse error (HTTP 413) with its id when it can be read, and never held
     /// whole.
     pub max_message_bytes: Option<usize>,
-    /// How many tool calls may run at once across all of the server's clients
-    /// ([`DEFAULT_MAX_IN_FLIGHT`]). A call beyond it is answered at once with a retryable
+    /// How many tool calls may be admitted at once across all of the server's clients
+    /// ([`DEFAULT_MAX_IN_FLIGHT`]): the bound the server sets on its toolbox
+    /// (`Defaults::max_in_flight`, which `McpServer::new` keeps when the toolbox has one).
+    /// A call beyond it is turned away at the toolbox's door, busy, with a retryable
     /// `rate_limited` tool error instead of queueing without bound.
     pub max_in_flight: usize,
     /// Tools per `tools/list` page ([`DEFAULT_PAGE_SIZE`]).

@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::request::McpRequest;
 use super::server::McpServer;
 use crate::caller::{BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling};
+use crate::error::Refusal;
 use crate::provider::Dialect;
 use crate::toolbox::Spelling;
 
@@ -224,15 +225,12 @@ impl McpServer {
             .await
         {
             Ok(admitted) => admitted,
+            Err(refused) if refused.refusal() == Some(Refusal::Busy) => {
+                return Ok((super::call::busy(refused), None));
+            }
             Err(_) => return Err(self.unknown_tool(&name, &ctx).await),
         };
         let tool = admitted.tool();
-        let Ok(_slot) = Arc::clone(&self.config.in_flight).try_acquire_owned() else {
-            return Ok((
-                super::call::busy(&self.config, tool.definition(), &ctx),
-                None,
-            ));
-        };
         let ctx = ctx.with_caller(Arc::new(Logs {
             notes,
             logger: name.clone(),

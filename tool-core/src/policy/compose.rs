@@ -4,18 +4,13 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{RwLock, Semaphore};
 
 use crate::definition::ToolDefinition;
-use crate::idempotency::IdempotencyPolicy;
-use crate::limits::InputLimits;
-use crate::output::{LargeResults, OutputChecks};
-use crate::spec::{CircuitPolicy, Effect, RateLimit, RetryPolicy, RunBudget, ToolPolicy};
-use crate::state::{
-    BudgetStore, CircuitStore, IdempotencyStore, RateLimiter, ResultStore, State, TaskStore,
-};
+use crate::output::OutputChecks;
+use crate::spec::{Effect, RateLimit, ToolPolicy};
+use crate::state::State;
 use crate::tool::Tool;
 
 use super::approve::{Approve, Approver, needs_approval};
@@ -33,107 +28,78 @@ use super::read::ReadArguments;
 use super::step::Step;
 use super::throttle::Throttle;
 
-/// The toolbox-wide settings, set with the `Toolbox::with_*` builders.
+/// The toolbox-wide settings, set with the `Toolbox::with_*` builders: the [`Defaults`] and
+/// the [`State`] as they were given, and what the other builders add.
 #[derive(Clone)]
 pub(crate) struct Settings {
-    pub(crate) timeout: Duration,
-    pub(crate) retry: RetryPolicy,
-    /// The run budget, when one is set.
-    pub(crate) budget: Option<RunBudget>,
-    pub(crate) circuit: CircuitPolicy,
-    pub(crate) concurrency: usize,
+    /// As given to `Toolbox::with_defaults`.
+    pub(crate) defaults: Defaults,
+    /// As given to `Toolbox::with_state`.
+    pub(crate) state: State,
+    /// The key that signs cursors and stored results' ids: the state's, or one drawn at
+    /// random when it has none.
+    pub(crate) key: Arc<[u8; 32]>,
+    /// The bound of [`Defaults::max_in_flight`], when set: shared by clones.
+    pub(crate) in_flight: Option<Arc<Semaphore>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) approver: Option<Arc<dyn Approver>>,
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     pub(crate) overrides: HashMap<String, ToolPolicy>,
-    pub(crate) store: Arc<dyn IdempotencyStore>,
-    pub(crate) idempotency: IdempotencyPolicy,
-    /// The limits on arguments for tools that set none of their own.
-    pub(crate) input_limits: Option<InputLimits>,
-    /// Where results too large to give inline are kept.
-    pub(crate) results: Arc<dyn ResultStore>,
-    /// What happens to large results of tools that do not say.
-    pub(crate) large_results: LargeResults,
-    /// The key that signs paging tools' cursors.
-    pub(crate) cursor_key: Arc<[u8; 32]>,
-    /// How long a cursor is good for, when limited.
-    pub(crate) cursor_ttl: Option<Duration>,
-    /// Where rate limits keep their counts.
-    pub(crate) limiter: Arc<dyn RateLimiter>,
-    /// The limits of named upstreams.
-    pub(crate) upstreams: HashMap<String, RateLimit>,
-    /// Where run budgets are counted when a fleet shares them (else in memory).
-    pub(crate) shared_budgets: Option<Arc<dyn BudgetStore>>,
-    /// Where circuits are kept when a fleet shares them (else in memory).
-    pub(crate) shared_circuits: Option<Arc<dyn CircuitStore>>,
-    /// Where an MCP server keeps its tasks, so that every server on the store answers for them.
-    /// Read only by the MCP server (feature `mcp`).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) tasks: Arc<dyn TaskStore>,
-    /// Guards on every call's arguments.
-    pub(crate) guards: Arc<[super::Guard]>,
-    /// Repair of arguments a whole call would refuse, when on.
-    pub(crate) repair: Option<super::Repair>,
-    pub(crate) error_text: Option<super::ErrorText>,
-    pub(crate) max_invalid: Option<u32>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        let Defaults {
-            timeout,
-            retry,
-            budget,
-            circuit,
-            concurrency,
-            idempotency,
-            input_limits,
-            large_results,
-            cursor_ttl,
-            upstream_limits,
-            guards,
-            repair,
-            error_text,
-            max_invalid,
-        } = Defaults::default();
-        // The stores and the key, as a toolbox has them without `with_state`.
-        let State {
-            idempotency: store,
-            results,
-            rate_limits: limiter,
-            budgets: shared_budgets,
-            circuits: shared_circuits,
-            tasks,
-            key,
-        } = State::memory();
+        Self::new(Defaults::default(), State::memory())
+    }
+}
+
+impl Settings {
+    /// The settings of `defaults` and `state`, with nothing else added.
+    fn new(defaults: Defaults, state: State) -> Self {
+        let key = state
+            .key
+            .clone()
+            .unwrap_or_else(|| Arc::new(crate::keys::random_key()));
+        let in_flight = in_flight(&defaults);
         Self {
-            timeout,
-            retry,
-            budget,
-            circuit,
-            concurrency,
+            defaults,
+            state,
+            key,
+            in_flight,
             authorizer: None,
             approver: None,
             sinks: Vec::new(),
             overrides: HashMap::new(),
-            store,
-            idempotency,
-            input_limits,
-            results,
-            large_results,
-            cursor_key: key.unwrap_or_else(|| Arc::new(crate::keys::random_key())),
-            cursor_ttl,
-            limiter,
-            upstreams: upstream_limits,
-            shared_budgets,
-            shared_circuits,
-            tasks,
-            guards: guards.into(),
-            repair,
-            error_text,
-            max_invalid,
         }
     }
+
+    /// Takes `defaults` as they are given.
+    pub(crate) fn set_defaults(&mut self, defaults: Defaults) {
+        self.in_flight = in_flight(&defaults);
+        self.defaults = defaults;
+    }
+
+    /// Takes `state` as it is given; a state without a key keeps the key in use.
+    pub(crate) fn set_state(&mut self, state: State) {
+        if let Some(key) = &state.key {
+            self.key = Arc::clone(key);
+        }
+        self.state = state;
+    }
+
+    /// Bounds the calls admitted at once at `calls`.
+    #[cfg(feature = "mcp")]
+    pub(crate) fn bound_in_flight(&mut self, calls: usize) {
+        self.defaults.max_in_flight = Some(calls.max(1));
+        self.in_flight = in_flight(&self.defaults);
+    }
+}
+
+/// The semaphore of [`Defaults::max_in_flight`], when it is set.
+fn in_flight(defaults: &Defaults) -> Option<Arc<Semaphore>> {
+    defaults
+        .max_in_flight
+        .map(|calls| Arc::new(Semaphore::new(calls.max(1))))
 }
 
 /// Every tool's plan, and the plan of a call refused before it reached a tool, composed
@@ -147,11 +113,12 @@ pub(crate) struct Plans {
 }
 
 /// What the plans of one toolbox share: the run budgets, the limit on calls at once, the
-/// audit sinks, the sequential lock, and how a fallback is found by name.
+/// audit sinks, the guards, the sequential lock, and how a fallback is found by name.
 struct Shared<'a> {
     budgets: Option<Arc<Budgets>>,
     slots: Arc<Semaphore>,
     sinks: Arc<[Arc<dyn AuditSink>]>,
+    guards: Arc<[super::Guard]>,
     sequential: Option<Arc<RwLock<()>>>,
     find: &'a dyn Fn(&str) -> Option<Arc<dyn Tool>>,
 }
@@ -171,10 +138,10 @@ impl Settings {
         OutputChecks::new(
             def,
             &self.policy(def),
-            self.large_results,
-            Arc::clone(&self.results),
-            &self.cursor_key,
-            self.cursor_ttl,
+            self.defaults.large_results,
+            Arc::clone(&self.state.results),
+            &self.key,
+            self.defaults.cursor_ttl,
         )
     }
 
@@ -185,7 +152,7 @@ impl Settings {
         let audit = Arc::new(Audit {
             sinks: Arc::clone(&shared.sinks),
             sensitive: def.sensitive_params().to_vec(),
-            limits: def.input_limits().copied().or(self.input_limits),
+            limits: def.input_limits().copied().or(self.defaults.input_limits),
         });
         let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
         // The circuit kept in memory, when it is the only step between the audit and
@@ -198,17 +165,17 @@ impl Settings {
             }));
         }
         // Repaired before anything else reads them: every later step sees the repair.
-        if let Some(repair) = &self.repair {
+        if let Some(repair) = &self.defaults.repair {
             steps.push(Arc::new(super::repair::Repairing {
                 repair: repair.clone(),
                 tool: Arc::clone(tool),
-                then_guards: !self.guards.is_empty(),
+                then_guards: !shared.guards.is_empty(),
             }));
         }
         // Guards see the arguments read, and leave the reading every later step sees.
-        if !self.guards.is_empty() {
+        if !shared.guards.is_empty() {
             steps.push(Arc::new(super::guard::Guarded {
-                guards: Arc::clone(&self.guards),
+                guards: Arc::clone(&shared.guards),
                 tool: Arc::clone(tool),
             }));
         }
@@ -225,8 +192,8 @@ impl Settings {
         // A stored result replays before anyone is asked again.
         if write {
             steps.push(Arc::new(Idempotent {
-                store: Arc::clone(&self.store),
-                policy: self.idempotency.clone(),
+                store: Arc::clone(&self.state.idempotency),
+                policy: self.defaults.idempotency.clone(),
                 scope: policy.idempotency_scope.unwrap_or_default(),
                 tool: Arc::clone(tool),
             }));
@@ -246,7 +213,7 @@ impl Settings {
         if let Some(budgets) = &shared.budgets {
             steps.push(Arc::new(Budget(Arc::clone(budgets))));
         }
-        let timeout = policy.timeout.unwrap_or(self.timeout);
+        let timeout = policy.timeout.unwrap_or(self.defaults.timeout);
         if let Some(name) = policy.fallback.as_deref().filter(|f| *f != def.name())
             && let Some(fallback) = (shared.find)(name)
         {
@@ -261,8 +228,8 @@ impl Settings {
         let circuit = policy
             .circuit
             .clone()
-            .unwrap_or_else(|| self.circuit.clone());
-        match &self.shared_circuits {
+            .unwrap_or_else(|| self.defaults.circuit.clone());
+        match &self.state.circuits {
             Some(store) => {
                 steps.push(Arc::new(SharedCircuit::new(Arc::clone(store), circuit)));
             }
@@ -286,13 +253,16 @@ impl Settings {
                 own,
             }));
         }
-        let retry = policy.retry.clone().unwrap_or_else(|| self.retry.clone());
+        let retry = policy
+            .retry
+            .clone()
+            .unwrap_or_else(|| self.defaults.retry.clone());
         let limits: Vec<(String, RateLimit)> = policy
             .rate_limit
             .map(|limit| (format!("tool:{}", def.name()), limit))
             .into_iter()
             .chain(policy.upstream.as_deref().and_then(|name| {
-                let limit = self.upstreams.get(name);
+                let limit = self.defaults.upstream_limits.get(name);
                 if limit.is_none() {
                     tracing::warn!(
                         tool = def.name(),
@@ -304,7 +274,7 @@ impl Settings {
             }))
             .collect();
         let throttle = (!limits.is_empty()).then(|| Throttle {
-            limiter: Arc::clone(&self.limiter),
+            limiter: Arc::clone(&self.state.rate_limits),
             limits,
         });
         let attempts = Arc::new(Attempts {
@@ -334,10 +304,11 @@ impl Settings {
         find: &dyn Fn(&str) -> Option<Arc<dyn Tool>>,
     ) -> Plans {
         let budgets = self
+            .defaults
             .budget
             .clone()
-            .map(|budget| Arc::new(Budgets::new(budget, self.shared_budgets.clone())));
-        let slots = Arc::new(Semaphore::new(self.concurrency.max(1)));
+            .map(|budget| Arc::new(Budgets::new(budget, self.state.budgets.clone())));
+        let slots = Arc::new(Semaphore::new(self.defaults.concurrency.max(1)));
         let sinks: Arc<[Arc<dyn AuditSink>]> = self.sinks.iter().cloned().collect();
         let any_sequential = tools
             .iter()
@@ -347,6 +318,7 @@ impl Settings {
             budgets,
             slots,
             sinks,
+            guards: self.defaults.guards.iter().cloned().collect(),
             sequential,
             find,
         };
@@ -357,7 +329,7 @@ impl Settings {
         let refused = Plan::new(vec![Arc::new(Audit {
             sinks: shared.sinks,
             sensitive: Vec::new(),
-            limits: self.input_limits,
+            limits: self.defaults.input_limits,
         })]);
         Plans {
             tools: plans,

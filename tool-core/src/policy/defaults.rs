@@ -40,8 +40,15 @@ pub struct Defaults {
     pub budget: Option<RunBudget>,
     /// When a failing tool is paused (five failures in a row, 30 s).
     pub circuit: CircuitPolicy,
-    /// Calls running at once in the toolbox (64).
+    /// Calls running at once in the toolbox (64); a call beyond it waits for one to end.
     pub concurrency: usize,
+    /// Calls admitted at once, waiting or running: one beyond it is turned away at the door,
+    /// busy ([`Refusal::Busy`](crate::error::Refusal::Busy), a retryable `rate_limited`
+    /// error), instead of waiting. No bound when `None` (the default): a call from the
+    /// application's own code waits its turn. An MCP server bounds its toolbox at
+    /// `mcp::ServerLimits::max_in_flight` (64) when it
+    /// has no bound of its own, since a stranger's calls must not queue without end.
+    pub max_in_flight: Option<usize>,
     /// How long idempotency keys are kept, and how long a duplicate waits for the first call.
     pub idempotency: IdempotencyPolicy,
     /// Limits on every call's arguments, unless a tool says `#[tool(limits(..))]`; the
@@ -77,6 +84,7 @@ impl Default for Defaults {
             budget: None,
             circuit: CircuitPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
+            max_in_flight: None,
             idempotency: IdempotencyPolicy::default(),
             input_limits: None,
             large_results: LargeResults::default(),

@@ -57,6 +57,12 @@ impl<'a> Admitted<'a> {
     pub(crate) fn index(&self) -> usize {
         self.index
     }
+
+    /// Its place among the calls at once, for a call that outlives this value (an MCP task).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn take_slot(&mut self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.slot.take()
+    }
 }
 
 impl std::fmt::Debug for Admitted<'_> {
@@ -75,9 +81,13 @@ impl Toolbox {
     ///
     /// Turned away, in this order: no tool has the name ([`Refusal::Unknown`]); the offer
     /// does not hold it ([`Refusal::NotOffered`]); its condition does not hold in `ctx`
-    /// ([`Refusal::Disabled`]); the prepare step hides it in `ctx` ([`Refusal::Hidden`]).
-    /// The error is the `unknown_tool` error the model reads, listing what it may call in
-    /// the caller's spelling, with [`ToolError::refusal`] saying which.
+    /// ([`Refusal::Disabled`]); the prepare step hides it in `ctx` ([`Refusal::Hidden`]);
+    /// the toolbox has as many calls admitted as
+    /// [`Defaults::max_in_flight`](crate::policy::Defaults::max_in_flight) allows
+    /// ([`Refusal::Busy`], a retryable `rate_limited` error: the admitted call holds its
+    /// place until it is dropped).
+    /// Each error but busy is the `unknown_tool` error the model reads, listing what it may
+    /// call in the caller's spelling; [`ToolError::refusal`] says which.
     ///
     /// ```
     /// use toolsmith::error::Refusal;
@@ -112,7 +122,7 @@ impl Toolbox {
     ///
     /// # Errors
     ///
-    /// The refusal, as the `unknown_tool` error the model reads.
+    /// The refusal, as the error the model reads.
     pub async fn admit(
         &self,
         name: &str,
@@ -128,10 +138,7 @@ impl Toolbox {
             && self.unconditional(index, offer)
             && offer.is_none_or(|offer| self.in_offer(index, name, spelling, offer))
         {
-            return Ok(Admitted {
-                toolbox: self,
-                index,
-            });
+            return self.admitted(index, ctx);
         }
         Box::pin(self.admit_asking(name, spelling, ctx, offer)).await
     }
@@ -146,12 +153,42 @@ impl Toolbox {
         offer: Option<&Offer>,
     ) -> Result<Admitted<'_>, ToolError> {
         match self.door(name, spelling, ctx, offer).await {
-            Ok(index) => Ok(Admitted {
-                toolbox: self,
-                index,
-            }),
+            Ok(index) => self.admitted(index, ctx),
             Err(reason) => Err(self.turned_away(name, spelling, ctx, offer, reason).await),
         }
+    }
+
+    /// The call of the tool at `index`, past the door's questions, given a place among the
+    /// calls at once when the toolbox bounds them; turned away busy when none is free.
+    #[inline]
+    fn admitted(&self, index: usize, ctx: &ToolContext) -> Result<Admitted<'_>, ToolError> {
+        let slot = match &self.settings.in_flight {
+            None => None,
+            Some(places) => match Arc::clone(places).try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(_) => return Err(self.busy(index, ctx)),
+            },
+        };
+        Ok(Admitted {
+            toolbox: self,
+            index,
+            slot,
+        })
+    }
+
+    /// The refusal of a call when the toolbox has as many calls admitted as it takes: the
+    /// tool is there, so the model is told to retry in a moment.
+    #[cold]
+    fn busy(&self, index: usize, ctx: &ToolContext) -> ToolError {
+        let calls = self.settings.defaults.max_in_flight.unwrap_or(1);
+        let mut err = ToolError::rate_limited(format!(
+            "The toolbox is running its limit of {calls} calls at once. Retry in a moment."
+        ))
+        .retry_after(std::time::Duration::from_secs(1))
+        .turned_away(Refusal::Busy);
+        let own = self.registry.in_order[index].definition().name();
+        super::finish_error(&mut err, own, ctx);
+        err
     }
 
     /// Whether the tool at `index` is offered without asking anything of the call's context:

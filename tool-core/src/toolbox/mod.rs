@@ -83,12 +83,14 @@ pub enum Spelling {
 }
 
 /// A call the door let in: the tool, the definition it was offered under, and the way to run
-/// it. Got from [`Toolbox::admit`].
-#[derive(Clone, Copy)]
+/// it. Got from [`Toolbox::admit`]. In a toolbox with a bound on calls at once
+/// ([`Defaults::max_in_flight`]) it holds one of the places until it is dropped.
 pub struct Admitted<'a> {
     toolbox: &'a Toolbox,
     /// The tool's place in the registry.
     index: usize,
+    /// Its place among the calls admitted at once, when the toolbox bounds them.
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// The toolbox as the person who decides approvals sees it ([`Toolbox::approvals`]): the
@@ -366,7 +368,7 @@ impl Toolbox {
             && let Some(max) = self
                 .policy_of(tool.definition())
                 .max_invalid
-                .or(self.settings.max_invalid)
+                .or(self.settings.defaults.max_invalid)
         {
             let refused = self.plans().invalid.count(run, name);
             if refused >= max {
@@ -378,7 +380,7 @@ impl Toolbox {
                 return;
             }
         }
-        if let Some(text) = &self.settings.error_text
+        if let Some(text) = &self.settings.defaults.error_text
             && let Some(message) = text.write(&crate::policy::ErrorView {
                 tool: name,
                 error: err,
@@ -392,7 +394,7 @@ impl Toolbox {
     /// The key of the toolbox's state: it signs cursors and seals runs
     /// ([`State::with_key`](crate::state::State::with_key), or one made up per toolbox).
     pub(crate) fn state_key(&self) -> &[u8; 32] {
-        &self.settings.cursor_key
+        &self.settings.key
     }
 
     /// Whether calls that need approval can wait for a person's decision.
@@ -685,9 +687,7 @@ impl Toolbox {
         let index = found.map(|(i, _)| i);
         let plans = self.plans();
         match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if knock.offer.is_none() && !self.registry.has_predicate(call.name) => {
-                plan.run(call)
-            }
+            Some(plan) if knock.offer.is_none() && self.opens_by_name(call.name) => plan.run(call),
             // Rare, and its future is large.
             _ => Flow::later(self.through_door(knock, plans, call)),
         }
@@ -723,13 +723,21 @@ impl Toolbox {
         };
         let plans = self.plans();
         match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if !self.registry.has_predicate(name) => plan.run(call),
+            Some(plan) if self.opens_by_name(name) => plan.run(call),
             _ => Flow::later(self.through_door(knock, plans, call)),
         }
     }
 
+    /// Whether the door admits a call of the tool registered as `name` by its name alone,
+    /// asking nothing of the call: no condition of the tool's, no prepare step, no bound on
+    /// calls at once.
+    #[inline]
+    fn opens_by_name(&self, name: &str) -> bool {
+        self.settings.in_flight.is_none() && !self.registry.has_predicate(name)
+    }
+
     /// A call the door must ask about: a tool under a condition, a call answering a request,
-    /// or no tool. Admitted, it runs its tool's plan; turned away, the plan that records it.
+    /// a toolbox with a bound on calls at once, or no tool. Admitted, it runs its tool's plan; turned away, the plan that records it.
     async fn through_door<'c>(
         &'c self,
         knock: Knock<'c>,
@@ -740,8 +748,13 @@ impl Toolbox {
             .admit(knock.name, knock.spelling, call.ctx, knock.offer)
             .await
         {
+            // Held until the plan ends: its place among the calls at once.
             Ok(admitted) => match plans.tools.get(admitted.index()) {
-                Some(plan) => plan.run(call).await,
+                Some(plan) => {
+                    let done = plan.run(call).await;
+                    drop(admitted);
+                    done
+                }
                 None => Done::refused(ToolError::internal("a tool without a plan")),
             },
             Err(err) => {
@@ -799,13 +812,27 @@ impl Toolbox {
     /// Where an MCP server serving this toolbox keeps its tasks.
     #[cfg(feature = "mcp")]
     pub(crate) fn task_store(&self) -> &Arc<dyn crate::state::TaskStore> {
-        &self.settings.tasks
+        &self.settings.state.tasks
     }
 
     /// The limits on arguments for tools that set none of their own, if set.
     #[cfg(feature = "mcp")]
     pub(crate) fn input_limits(&self) -> Option<&crate::limits::InputLimits> {
-        self.settings.input_limits.as_ref()
+        self.settings.defaults.input_limits.as_ref()
+    }
+
+    /// Whether calls admitted at once are bounded ([`Defaults::max_in_flight`]).
+    #[cfg(feature = "mcp")]
+    pub(crate) fn bounds_in_flight(&self) -> bool {
+        self.settings.in_flight.is_some()
+    }
+
+    /// This toolbox with at most `calls` calls admitted at once, in a bound of its own.
+    #[cfg(feature = "mcp")]
+    #[must_use]
+    pub(crate) fn bounded_in_flight(mut self, calls: usize) -> Self {
+        self.settings.bound_in_flight(calls);
+        self
     }
 
     /// Drops the plans, to be composed again from the new settings.
@@ -833,37 +860,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn with_defaults(mut self, defaults: Defaults) -> Self {
-        let Defaults {
-            timeout,
-            retry,
-            budget,
-            circuit,
-            concurrency,
-            idempotency,
-            input_limits,
-            large_results,
-            cursor_ttl,
-            upstream_limits,
-            guards,
-            repair,
-            error_text,
-            max_invalid,
-        } = defaults;
-        let settings = &mut self.settings;
-        settings.timeout = timeout;
-        settings.retry = retry;
-        settings.budget = budget;
-        settings.circuit = circuit;
-        settings.concurrency = concurrency;
-        settings.idempotency = idempotency;
-        settings.input_limits = input_limits;
-        settings.large_results = large_results;
-        settings.cursor_ttl = cursor_ttl;
-        settings.upstreams = upstream_limits;
-        settings.guards = guards.into();
-        settings.repair = repair;
-        settings.error_text = error_text;
-        settings.max_invalid = max_invalid;
+        self.settings.set_defaults(defaults);
         self.configured()
     }
 
@@ -883,15 +880,7 @@ impl Toolbox {
     /// ```
     #[must_use]
     pub fn with_state(mut self, state: crate::state::State) -> Self {
-        self.settings.store = state.idempotency;
-        self.settings.results = state.results;
-        self.settings.limiter = state.rate_limits;
-        self.settings.shared_budgets = state.budgets;
-        self.settings.shared_circuits = state.circuits;
-        self.settings.tasks = state.tasks;
-        if let Some(key) = state.key {
-            self.settings.cursor_key = key;
-        }
+        self.settings.set_state(state);
         self.configured()
     }
 
@@ -988,10 +977,9 @@ impl Toolbox {
     ) -> Result<Option<String>, crate::state::StoreError> {
         match uri.strip_prefix(crate::output::RESULT_URI_PREFIX) {
             Some(id)
-                if !id.is_empty()
-                    && crate::output::may_read(&self.settings.cursor_key, id, principal) =>
+                if !id.is_empty() && crate::output::may_read(&self.settings.key, id, principal) =>
             {
-                self.settings.results.get(id).await
+                self.settings.state.results.get(id).await
             }
             _ => Ok(None),
         }
@@ -1244,7 +1232,7 @@ impl Toolbox {
         ctx: &ToolContext,
     ) -> Result<Option<ToolContext>, ToolError> {
         // Most toolboxes set no limits, and most arguments are text: nothing to do then.
-        if self.settings.input_limits.is_none()
+        if self.settings.defaults.input_limits.is_none()
             && !matches!(arguments, Arguments::Value(Cow::Owned(_)))
         {
             return Ok(None);
@@ -1254,7 +1242,7 @@ impl Toolbox {
             Found::Knock(knock) => self.find(knock.name, knock.spelling),
         };
         let def = index.map(|i| self.registry.in_order[i].definition());
-        let limited = self.settings.input_limits.and_then(|limits| {
+        let limited = self.settings.defaults.input_limits.and_then(|limits| {
             let own = def?.input_limits().is_some();
             (!own && ctx.input_limits() != Some(&limits))
                 .then(|| ctx.clone().with_input_limits(limits))
