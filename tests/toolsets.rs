@@ -307,6 +307,44 @@ async fn prepare_hides_and_re_describes_for_one_request_without_reordering() {
     );
 }
 
+#[tokio::test]
+async fn a_prepare_step_names_tools_as_a_model_is_shown_them() {
+    let renamed = Toolset::new("desk")
+        .with(BookRoom)
+        .renamed("book_room", "reserve_room")
+        .unwrap();
+    let toolbox = Toolbox::new()
+        .with(Search)
+        .with_toolset(renamed)
+        .with_prepare(|_: &ToolContext, tools: &mut Prepared<'_>| {
+            // No tool is shown by its registered name once renamed, nor by a name no tool has.
+            assert!(!tools.hide("book_room"));
+            assert!(!tools.describe("nope", "x"));
+            assert!(tools.describe("search", "First words."));
+            assert!(tools.describe("search", "Searches the wiki, today. Read-only."));
+            assert!(tools.hide("reserve_room"));
+            assert!(tools.hide("reserve_room"));
+            let left: Vec<&str> = tools.definitions().map(|d| d.name()).collect();
+            assert_eq!(left, ["search"]);
+        });
+    let ctx = ToolContext::new();
+    let offered = toolbox
+        .export_for(Dialect::OpenAiChat { strict: true }, &ctx)
+        .await
+        .unwrap();
+    let tools = offered.as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(
+        tools[0]["function"]["description"],
+        "Searches the wiki, today. Read-only."
+    );
+    // Hidden under the name it is shown by, the tool is refused under its own.
+    let out = toolbox
+        .call("book_room", json!({"room": "1", "nights": 1}), &ctx)
+        .await;
+    assert_eq!(out.error().unwrap().code().as_str(), "unknown_tool");
+}
+
 struct Tenant(&'static str);
 
 fn find_tickets() -> toolsmith::toolset::Transformed {

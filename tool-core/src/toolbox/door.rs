@@ -257,7 +257,7 @@ impl Toolbox {
         // answer for this tool.
         if self.registry.prepare.is_some()
             && !offer.is_some_and(Offer::is_prepared)
-            && self.registry.prepared(ctx).hides(own)
+            && self.registry.prepared(ctx).hides(index)
         {
             return Err(Refusal::Hidden);
         }

@@ -9,7 +9,7 @@ use crate::definition::ToolDefinition;
 use crate::error::ToolError;
 use crate::policy::{Enablement, ToolsChanged};
 use crate::tool::Tool;
-use crate::toolset::{NameTable, Prepare, Prepared, RegistrationError};
+use crate::toolset::{NameTable, Prepare, Prepared, RegistrationError, ShownNames};
 
 /// Name lookups on every call: foldhash is several times faster than SipHash on short keys,
 /// and tool names are the application's own, not attacker-chosen map keys.
@@ -20,6 +20,8 @@ type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 pub(crate) struct ToolIndex {
     /// Registered name → index in `in_order`.
     pub(crate) by_name: FastMap<Arc<str>, usize>,
+    /// The name a model is shown (a toolset's rename, or the registered name) → index.
+    pub(crate) by_shown: ShownNames,
     pub(crate) in_order: Vec<Arc<dyn Tool>>,
     /// By index: the definition a model is shown, where a toolset renamed or re-described
     /// the tool (its own definition otherwise).
@@ -39,6 +41,7 @@ impl Default for ToolIndex {
     fn default() -> Self {
         Self {
             by_name: FastMap::default(),
+            by_shown: ShownNames::default(),
             in_order: Vec::new(),
             names: NameTable::default(),
             views: Vec::new(),
@@ -67,6 +70,7 @@ impl ToolIndex {
         let def = tool.definition();
         let shown = view.as_deref().unwrap_or(def).name();
         let key = self.names.insert(def, shown, &origin)?;
+        self.by_shown.insert(Arc::from(shown), self.in_order.len());
         self.by_name.insert(key, self.in_order.len());
         self.in_order.push(tool);
         self.views.push(view);
@@ -98,11 +102,7 @@ impl ToolIndex {
 
     /// The prepare step's decisions for `ctx` over every tool (nothing hidden without one).
     pub(crate) fn prepared(&self, ctx: &ToolContext) -> Prepared<'_> {
-        let mut prepared = Prepared::new(
-            (0..self.in_order.len())
-                .map(|i| (self.in_order[i].definition().name(), self.shown(i)))
-                .collect(),
-        );
+        let mut prepared = Prepared::new(&self.in_order, &self.views, &self.by_shown);
         if let Some(prepare) = &self.prepare {
             prepare.prepare(ctx, &mut prepared);
         }

@@ -612,7 +612,7 @@ impl Toolbox {
                 Some(enabled) => enabled.enabled(ctx).await,
                 None => true,
             };
-            if enabled && !prepared.as_ref().is_some_and(|p| p.hides(own)) {
+            if enabled && !prepared.as_ref().is_some_and(|p| p.hides(i)) {
                 out.push(self.registry.shown(i));
             }
         }

@@ -66,6 +66,7 @@ pub use mcp::{ListingChanges, McpClientError, McpToolset};
 pub(crate) use names::NameTable;
 pub use names::{RegistrationError, fit_name};
 pub(crate) use prepare::OfferedDef;
+pub(crate) use prepare::ShownNames;
 pub use prepare::{Prepare, Prepared};
 pub use set::{Toolset, ToolsetError};
 pub use transform::{Transform, TransformError, Transformed};

@@ -1,9 +1,12 @@
 //! A step that hides or re-describes tools for one request.
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
+use crate::tool::Tool;
 
 /// Decides, per request, which of a toolbox's tools are offered and how they are described:
 /// hide the write tools until the user has confirmed a plan, re-describe a tool with the
@@ -72,58 +75,85 @@ where
     }
 }
 
+/// The index of each tool by the name a model is shown.
+pub(crate) type ShownNames = HashMap<Arc<str>, usize, foldhash::fast::RandomState>;
+
 /// A toolbox's tools as one [`Prepare`] step sees them: in order, each offered or hidden,
 /// with the description a model will be shown.
-#[derive(Debug)]
+///
+/// Nothing is copied to make it: a step that hides or re-describes tools by name
+/// ([`hide`](Self::hide), [`describe`](Self::describe)) costs the same whatever the number of
+/// tools, and so does asking whether the one tool a call names is hidden. [`retain`](Self::retain)
+/// and [`definitions`](Self::definitions) visit every tool.
 pub struct Prepared<'a> {
-    tools: Vec<Slot<'a>>,
+    tools: &'a [Arc<dyn Tool>],
+    /// By index: the definition a model is shown, where a toolset made one.
+    views: &'a [Option<Arc<ToolDefinition>>],
+    /// The index of the tool a model is shown by a name.
+    by_shown: &'a ShownNames,
+    /// The indices hidden.
+    hidden: HashSet<usize, foldhash::fast::RandomState>,
+    /// Re-descriptions, by index.
+    described: Vec<(usize, String)>,
 }
 
-#[derive(Debug)]
-struct Slot<'a> {
-    /// The tool's own name.
-    own: &'a str,
-    /// The definition a model is shown.
-    shown: &'a ToolDefinition,
-    hidden: bool,
-    description: Option<String>,
+impl std::fmt::Debug for Prepared<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field(
+                "offered",
+                &self
+                    .definitions()
+                    .map(ToolDefinition::name)
+                    .collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Prepared<'a> {
-    /// Every tool: `(own name, definition a model is shown)`, in order.
-    pub(crate) fn new(tools: Vec<(&'a str, &'a ToolDefinition)>) -> Self {
+    /// Every tool, in order, with the view a model is shown by index (its own definition
+    /// where there is none), and how a shown name is found.
+    pub(crate) fn new(
+        tools: &'a [Arc<dyn Tool>],
+        views: &'a [Option<Arc<ToolDefinition>>],
+        by_shown: &'a ShownNames,
+    ) -> Self {
         Self {
-            tools: tools
-                .into_iter()
-                .map(|(own, shown)| Slot {
-                    own,
-                    shown,
-                    hidden: false,
-                    description: None,
-                })
-                .collect(),
+            tools,
+            views,
+            by_shown,
+            hidden: HashSet::default(),
+            described: Vec::new(),
+        }
+    }
+
+    /// The definition a model is shown for the tool at `i`.
+    fn shown(&self, i: usize) -> &'a ToolDefinition {
+        match self.views.get(i) {
+            Some(Some(view)) => view,
+            _ => self.tools[i].definition(),
         }
     }
 
     /// The definitions still offered, in order, as a model is shown them (before this step's
     /// re-descriptions).
     pub fn definitions(&self) -> impl Iterator<Item = &ToolDefinition> + '_ {
-        self.tools
-            .iter()
-            .filter(|slot| !slot.hidden)
-            .map(|slot| slot.shown)
+        (0..self.tools.len())
+            .filter(|i| !self.hidden.contains(i))
+            .map(|i| self.shown(i))
     }
 
     /// Hides the tool a model is shown as `name`; `false` when there is none.
     pub fn hide(&mut self, name: &str) -> bool {
-        self.slot(name).map(|slot| slot.hidden = true).is_some()
+        self.index(name).map(|i| self.hidden.insert(i)).is_some()
     }
 
     /// Keeps offering only the tools `keep` accepts (hidden ones stay hidden).
     pub fn retain(&mut self, mut keep: impl FnMut(&ToolDefinition) -> bool) {
-        for slot in &mut self.tools {
-            if !slot.hidden && !keep(slot.shown) {
-                slot.hidden = true;
+        for i in 0..self.tools.len() {
+            if !self.hidden.contains(&i) && !keep(self.shown(i)) {
+                self.hidden.insert(i);
             }
         }
     }
@@ -131,33 +161,42 @@ impl<'a> Prepared<'a> {
     /// Shows the tool a model is shown as `name` with `description` for this request;
     /// `false` when there is none.
     pub fn describe(&mut self, name: &str, description: impl Into<String>) -> bool {
+        let Some(i) = self.index(name) else {
+            return false;
+        };
         let description = description.into();
-        self.slot(name)
-            .map(|slot| slot.description = Some(description))
-            .is_some()
+        match self.described.iter_mut().find(|(at, _)| *at == i) {
+            Some((_, text)) => *text = description,
+            None => self.described.push((i, description)),
+        }
+        true
     }
 
-    fn slot(&mut self, shown: &str) -> Option<&mut Slot<'a>> {
-        self.tools
-            .iter_mut()
-            .find(|slot| slot.shown.name() == shown)
+    /// The index of the tool a model is shown as `shown`.
+    fn index(&self, shown: &str) -> Option<usize> {
+        self.by_shown
+            .get(shown)
+            .copied()
+            .filter(|&i| i < self.tools.len())
     }
 
-    /// Whether the tool of this own name is hidden.
-    pub(crate) fn hides(&self, own: &str) -> bool {
-        self.tools.iter().any(|slot| slot.hidden && slot.own == own)
+    /// Whether the tool at `index` is hidden.
+    pub(crate) fn hides(&self, index: usize) -> bool {
+        self.hidden.contains(&index)
     }
 
     /// The definitions offered, re-described where this step said so.
     pub(crate) fn into_offered(self) -> Vec<OfferedDef<'a>> {
-        self.tools
-            .into_iter()
-            .filter(|slot| !slot.hidden)
-            .map(|slot| match slot.description {
-                Some(text) => OfferedDef::Described(Box::new(
-                    slot.shown.view(slot.shown.name().to_owned(), Some(&text)),
-                )),
-                None => OfferedDef::Shown(slot.shown),
+        (0..self.tools.len())
+            .filter(|i| !self.hidden.contains(i))
+            .map(|i| {
+                let shown = self.shown(i);
+                match self.described.iter().find(|(at, _)| *at == i) {
+                    Some((_, text)) => OfferedDef::Described(Box::new(
+                        shown.view(shown.name().to_owned(), Some(text)),
+                    )),
+                    None => OfferedDef::Shown(shown),
+                }
             })
             .collect()
     }
