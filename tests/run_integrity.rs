@@ -457,3 +457,49 @@ async fn a_parsed_call_approved_after_it_paused_binds_what_will_run() {
     let out = openai.run(&call, &ctx).await;
     assert_eq!(out.error().unwrap().code().as_str(), "approval_required");
 }
+
+#[tokio::test]
+async fn decisions_that_cannot_be_recorded_stay_in_the_state_every_one() {
+    let ctx = ToolContext::new().with_principal("ada");
+    let two = tool_use(
+        &[
+            ("toolu_1", "delete_file", json!({"path": "/srv/kept-1.pdf"})),
+            ("toolu_2", "delete_file", json!({"path": "/srv/kept-2.pdf"})),
+        ],
+        10,
+    );
+    // A toolbox whose approver is no store: a decision recorded in the state cannot be
+    // written where this approver reads it.
+    let asking = Toolbox::new()
+        .with(DeleteFile)
+        .with_approver(|_: &toolsmith::policy::ApprovalRequest<'_>| {
+            toolsmith::policy::ApprovalDecision::Pending
+        })
+        .with_state(toolsmith::state::State::memory().with_key(KEY));
+    let agent = Agent::new(asking, ANTHROPIC, ScriptedModel::new([two, said("Done.")]));
+    let mut state = agent.start("Delete both reports");
+    let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else {
+        panic!("expected a pause");
+    };
+    assert_eq!(pending.len(), 2);
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    agent.approve(&mut state, &pending[1].path).unwrap();
+    let err = agent.run(&mut state, &ctx).await.unwrap_err();
+    assert!(
+        err.to_string().contains("not an `Approvals` store"),
+        "{err}"
+    );
+    assert_eq!(deleted("/srv/kept-1.pdf") + deleted("/srv/kept-2.pdf"), 0);
+    // The same state in a process whose toolbox keeps decisions: both are still there, and
+    // both calls run without anyone being asked again.
+    let approvals = Approvals::new();
+    let keeping = Agent::new(
+        toolbox(&approvals, Defaults::default(), Some(KEY)),
+        ANTHROPIC,
+        ScriptedModel::new([said("Deleted both.")]),
+    );
+    let stop = keeping.run(&mut state, &ctx).await.unwrap();
+    assert!(matches!(stop, Stop::Answered(_)), "{stop:?}");
+    assert_eq!(deleted("/srv/kept-1.pdf"), 1);
+    assert_eq!(deleted("/srv/kept-2.pdf"), 1);
+}
