@@ -479,3 +479,75 @@ async fn a_busy_toolbox_turns_a_call_away_and_takes_it_once_a_place_is_free() {
     let out = toolbox.call("read_ticket", json!({"id": 4}), &ctx).await;
     assert!(out.is_success(), "{}", out.to_json());
 }
+
+/// Closes a ticket. Writes the ticket. Not for reopening tickets.
+#[tool(effect = "write", scopes = ["tickets:write"])]
+fn close_ticket(
+    /// The ticket.
+    #[arg(range(min = 1, max = 1000))]
+    id: u64,
+) -> String {
+    format!("closed {id}")
+}
+
+#[tokio::test]
+async fn a_grant_without_a_tools_scopes_is_turned_away_and_offered_nothing_it_lacks() {
+    let toolbox = Toolbox::new().with(ReadTicket).with(CloseTicket);
+    assert_eq!(
+        toolbox.get("close_ticket").unwrap().definition().scopes(),
+        ["tickets:write"]
+    );
+    let reader = ToolContext::new()
+        .with_grant(toolsmith::Grant::new("ada").with_scopes(["tickets:read"]))
+        .with_trace_id("tr-scope");
+    assert_eq!(reader.principal(), Some("ada"));
+    // Not offered, and refused on every route, naming the scope to ask for.
+    let offered: Vec<&str> = toolbox
+        .definitions_for(&reader)
+        .await
+        .iter()
+        .map(|d| d.name())
+        .collect();
+    assert_eq!(offered, ["read_ticket"]);
+    let out = toolbox
+        .call("close_ticket", json!({"id": 5}), &reader)
+        .await;
+    let err = out.error().unwrap();
+    assert_eq!(err.refusal(), Some(Refusal::Unauthorized));
+    assert_eq!(err.code().as_str(), "permission_denied");
+    assert!(
+        err.message().contains("`tickets:write`"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(err.trace_id(), Some("tr-scope"));
+    let call = toolsmith::ToolCall {
+        id: Some("c9".into()),
+        name: "close_ticket".into(),
+        arguments: json!({"id": 5}),
+    };
+    let out = toolbox.provider(CHAT).run(&call, &reader).await;
+    assert_eq!(out.error().unwrap().refusal(), Some(Refusal::Unauthorized));
+    // A tool that needs no scope runs for any grant.
+    assert!(
+        toolbox
+            .call("read_ticket", json!({"id": 5}), &reader)
+            .await
+            .is_success()
+    );
+    // A grant with the scope, and a call from the application's own code (no grant), run it.
+    let writer = ToolContext::new()
+        .with_grant(toolsmith::Grant::new("bo").with_scopes(["tickets:read", "tickets:write"]));
+    assert!(
+        toolbox
+            .call("close_ticket", json!({"id": 5}), &writer)
+            .await
+            .is_success()
+    );
+    assert!(
+        toolbox
+            .call("close_ticket", json!({"id": 6}), &ToolContext::new())
+            .await
+            .is_success()
+    );
+}

@@ -13,6 +13,111 @@ use crate::caller::{
     Caller, CallerError, CallerErrorKind, Elicited, LogLevel, Root, Sampled, Sampling,
 };
 
+/// What a verified access token grants its bearer: who it is (the subject, which becomes the
+/// call's principal), the scopes it holds, the client it was issued to and its issuer. Made
+/// by a token verifier (an MCP server's authorization), given to a call with
+/// [`ToolContext::with_grant`].
+///
+/// ```
+/// use toolsmith::Grant;
+/// let grant = Grant::new("ada").with_scopes(["tickets:read", "tickets:write"]).with_client_id("desk");
+/// assert!(grant.allows(&["tickets:write".to_owned()]));
+/// assert_eq!(grant.missing(&["admin".to_owned()]), ["admin"]);
+/// assert_eq!(grant.client_id(), Some("desk"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    subject: Arc<str>,
+    scopes: Vec<String>,
+    client_id: Option<String>,
+    issuer: Option<String>,
+}
+
+impl Grant {
+    /// A grant to `subject`, with no scopes.
+    #[must_use]
+    pub fn new(subject: impl Into<Arc<str>>) -> Self {
+        Self {
+            subject: subject.into(),
+            scopes: Vec::new(),
+            client_id: None,
+            issuer: None,
+        }
+    }
+
+    /// The scopes it holds (repeats are kept once).
+    #[must_use]
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        for scope in scopes {
+            let scope = scope.into();
+            if !self.scopes.contains(&scope) {
+                self.scopes.push(scope);
+            }
+        }
+        self
+    }
+
+    /// The client the token was issued to.
+    #[must_use]
+    pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
+        self.client_id = Some(client_id.into());
+        self
+    }
+
+    /// Who issued the token.
+    #[must_use]
+    pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
+        self.issuer = Some(issuer.into());
+        self
+    }
+
+    /// Who the token was issued for: the call's principal.
+    #[must_use]
+    pub fn subject(&self) -> &str {
+        &self.subject
+    }
+
+    /// The scopes it holds.
+    #[must_use]
+    pub fn scopes(&self) -> &[String] {
+        &self.scopes
+    }
+
+    /// The client the token was issued to, when the token says.
+    #[must_use]
+    pub fn client_id(&self) -> Option<&str> {
+        self.client_id.as_deref()
+    }
+
+    /// Who issued the token, when known.
+    #[must_use]
+    pub fn issuer(&self) -> Option<&str> {
+        self.issuer.as_deref()
+    }
+
+    /// Whether it holds `scope`.
+    #[must_use]
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|held| held == scope)
+    }
+
+    /// Whether it holds every one of `needed`.
+    #[must_use]
+    pub fn allows(&self, needed: &[String]) -> bool {
+        needed.iter().all(|scope| self.has_scope(scope))
+    }
+
+    /// Those of `needed` it does not hold, in order.
+    #[must_use]
+    pub fn missing<'a>(&self, needed: &'a [String]) -> Vec<&'a str> {
+        needed
+            .iter()
+            .filter(|scope| !self.has_scope(scope))
+            .map(String::as_str)
+            .collect()
+    }
+}
+
 /// The context of one tool call: ids for tracing, who is asking, application state, a
 /// cancellation signal and a deadline.
 ///
@@ -117,6 +222,7 @@ struct Inner {
     idempotency_key: Option<Arc<str>>,
     input_limits: Option<crate::limits::InputLimits>,
     caller: Option<Arc<dyn Caller>>,
+    grant: Option<Arc<Grant>>,
 }
 
 impl Default for ToolContext {
@@ -146,6 +252,7 @@ impl ToolContext {
                 idempotency_key: None,
                 input_limits: None,
                 caller: None,
+                grant: None,
             }),
             attempt: None,
             scope: None,
@@ -241,6 +348,35 @@ impl ToolContext {
     pub fn with_principal(self, user: impl Into<Arc<str>>) -> Self {
         let user = user.into();
         self.edit(|inner| inner.principal = Some(user))
+    }
+
+    /// Sets what a verified access token grants the caller: the principal becomes the
+    /// grant's subject, and the toolbox's door refuses a tool whose scopes
+    /// ([`ToolDefinition::scopes`](crate::ToolDefinition::scopes)) the grant lacks (and leaves
+    /// it out of what the caller is offered). An MCP server with authorization sets it from
+    /// each request's token; set it yourself for a token your own code verified.
+    ///
+    /// ```
+    /// use toolsmith::{Grant, ToolContext};
+    /// let ctx = ToolContext::new().with_grant(Grant::new("ada").with_scopes(["tickets:read"]));
+    /// assert_eq!(ctx.principal(), Some("ada"));
+    /// assert!(ctx.grant().unwrap().has_scope("tickets:read"));
+    /// ```
+    #[must_use]
+    pub fn with_grant(self, grant: Grant) -> Self {
+        let subject = Arc::clone(&grant.subject);
+        let grant = Arc::new(grant);
+        self.edit(|inner| {
+            inner.principal = Some(subject);
+            inner.grant = Some(grant);
+        })
+    }
+
+    /// What a verified access token grants the caller, when the call has one
+    /// ([`with_grant`](Self::with_grant)).
+    #[must_use]
+    pub fn grant(&self) -> Option<&Grant> {
+        self.inner.grant.as_deref()
     }
 
     /// Adds application state, found again by type with [`get`](Self::get). A second value of

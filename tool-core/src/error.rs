@@ -281,11 +281,16 @@ pub enum Refusal {
     /// ([`Defaults::max_in_flight`](crate::policy::Defaults::max_in_flight)): a retryable
     /// `rate_limited` error, with a time to wait.
     Busy,
+    /// The call's grant ([`ToolContext::grant`](crate::ToolContext::grant), a verified
+    /// access token) lacks a scope the tool needs
+    /// ([`ToolDefinition::scopes`](crate::ToolDefinition::scopes)): a `permission_denied`
+    /// error naming the scopes to ask for.
+    Unauthorized,
 }
 
 impl Refusal {
     /// The reason as a word for logs and audit records: `unknown`, `not_offered`,
-    /// `disabled`, `hidden`, `busy`.
+    /// `disabled`, `hidden`, `busy`, `unauthorized`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -294,6 +299,7 @@ impl Refusal {
             Self::Disabled => "disabled",
             Self::Hidden => "hidden",
             Self::Busy => "busy",
+            Self::Unauthorized => "unauthorized",
         }
     }
 }

@@ -73,7 +73,7 @@ pub mod __macro_support;
 
 // What every user touches (docs/crate.md, "Where things are", lists the rest by module).
 pub use arguments::Arguments;
-pub use context::ToolContext;
+pub use context::{Grant, ToolContext};
 pub use definition::ToolDefinition;
 pub use dialect::Dialect;
 pub use error::{ErrorCode, FieldError, ToolError};

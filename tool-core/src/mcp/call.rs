@@ -58,14 +58,15 @@ impl McpServer {
         let toolbox = &self.config.toolbox;
         let name = &*request.name;
         // The toolbox's door: a name no tool has, or a tool not offered in this context, is
-        // a protocol error for MCP; a call beyond the calls at once is told to retry.
+        // a protocol error for MCP; a call beyond the calls at once is told to retry, and one
+        // its grant does not allow is told which scopes it needs.
         let mut admitted = match toolbox
             .admit(name, Spelling::Provider(Dialect::Mcp), &ctx, None)
             .await
         {
             Ok(admitted) => admitted,
-            Err(refused) if refused.refusal() == Some(Refusal::Busy) => {
-                return Ok(CallToolResponse::Complete(busy(refused)));
+            Err(refused) if answered(&refused) => {
+                return Ok(CallToolResponse::Complete(refused_result(refused)));
             }
             Err(_) => return Err(self.unknown_tool(name, &ctx).await),
         };
@@ -530,9 +531,18 @@ pub(super) async fn finish_task(
     Ok(complete(definition.name(), definition, &outcome))
 }
 
-/// The answer to a call the toolbox turned away busy (beyond its calls at once): a tool
-/// error the client may retry in a moment.
-pub(super) fn busy(refused: crate::error::ToolError) -> CallToolResult {
+/// Whether a call the door turned away is answered with a tool error, not as an unknown
+/// tool: busy (the client may retry in a moment), or not allowed by its grant (it needs a
+/// wider authorization). The tool is there in both.
+pub(super) fn answered(refused: &crate::error::ToolError) -> bool {
+    matches!(
+        refused.refusal(),
+        Some(Refusal::Busy | Refusal::Unauthorized)
+    )
+}
+
+/// The answer to a call the door turned away with a tool error ([`answered`]).
+pub(super) fn refused_result(refused: crate::error::ToolError) -> CallToolResult {
     let outcome = crate::outcome::ToolOutcome::Error(refused);
     let parts = CallResult::new(&outcome, None);
     CallToolResult::error(vec![ContentBlock::text(parts.text)])

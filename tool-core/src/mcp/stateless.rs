@@ -22,7 +22,6 @@ use tokio_util::sync::CancellationToken;
 use super::request::McpRequest;
 use super::server::McpServer;
 use crate::caller::{BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling};
-use crate::error::Refusal;
 use crate::provider::Dialect;
 use crate::toolbox::Spelling;
 
@@ -225,8 +224,8 @@ impl McpServer {
             .await
         {
             Ok(admitted) => admitted,
-            Err(refused) if refused.refusal() == Some(Refusal::Busy) => {
-                return Ok((super::call::busy(refused), None));
+            Err(refused) if super::call::answered(&refused) => {
+                return Ok((super::call::refused_result(refused), None));
             }
             Err(_) => return Err(self.unknown_tool(&name, &ctx).await),
         };

@@ -85,7 +85,9 @@ impl Toolbox {
     /// the toolbox has as many calls admitted as
     /// [`Defaults::max_in_flight`](crate::policy::Defaults::max_in_flight) allows
     /// ([`Refusal::Busy`], a retryable `rate_limited` error: the admitted call holds its
-    /// place until it is dropped).
+    /// place until it is dropped). A call whose context carries a grant
+    /// ([`ToolContext::grant`]) lacking a scope the tool needs is turned away before its place
+    /// is taken ([`Refusal::Unauthorized`], a `permission_denied` error naming the scopes).
     /// Each error but busy is the `unknown_tool` error the model reads, listing what it may
     /// call in the caller's spelling; [`ToolError::refusal`] says which.
     ///
@@ -162,6 +164,11 @@ impl Toolbox {
     /// calls at once when the toolbox bounds them; turned away busy when none is free.
     #[inline]
     fn admitted(&self, index: usize, ctx: &ToolContext) -> Result<Admitted<'_>, ToolError> {
+        if let Some(grant) = ctx.grant()
+            && !grant.allows(self.registry.in_order[index].definition().scopes())
+        {
+            return Err(self.unauthorized(index, ctx));
+        }
         let slot = match &self.settings.in_flight {
             None => None,
             Some(places) => match Arc::clone(places).try_acquire_owned() {
@@ -174,6 +181,26 @@ impl Toolbox {
             index,
             slot,
         })
+    }
+
+    /// The refusal of a call whose grant lacks a scope the tool needs: which ones, so that
+    /// the caller can ask for them.
+    #[cold]
+    fn unauthorized(&self, index: usize, ctx: &ToolContext) -> ToolError {
+        let def = self.registry.in_order[index].definition();
+        let missing = ctx
+            .grant()
+            .map(|grant| grant.missing(def.scopes()))
+            .unwrap_or_default();
+        let mut err = ToolError::permission_denied(format!(
+            "`{}` needs the scope{} `{}`, which the caller's authorization does not grant; the user must authorize them first.",
+            self.registry.shown(index).name(),
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join("`, `"),
+        ))
+        .turned_away(Refusal::Unauthorized);
+        super::finish_error(&mut err, def.name(), ctx);
+        err
     }
 
     /// The refusal of a call when the toolbox has as many calls admitted as it takes: the

@@ -595,8 +595,9 @@ impl Toolbox {
     }
 
     /// The definitions offered in `ctx`, as models are shown them: tools disabled there (see
-    /// [`with_enabled_when`](Self::with_enabled_when)) or hidden by the prepare step
-    /// ([`with_prepare`](Self::with_prepare)) are left out. A prepare step's
+    /// [`with_enabled_when`](Self::with_enabled_when)), hidden by the prepare step
+    /// ([`with_prepare`](Self::with_prepare)) or needing a scope the context's grant lacks
+    /// ([`ToolContext::with_grant`]) are left out. A prepare step's
     /// re-descriptions are in what [`export_for`](Self::export_for) and
     /// [`ProviderToolbox::request_for`] send.
     pub async fn definitions_for(&self, ctx: &ToolContext) -> Vec<&ToolDefinition> {
@@ -612,7 +613,10 @@ impl Toolbox {
                 Some(enabled) => enabled.enabled(ctx).await,
                 None => true,
             };
-            if enabled && !prepared.as_ref().is_some_and(|p| p.hides(i)) {
+            let granted = ctx
+                .grant()
+                .is_none_or(|grant| grant.allows(tool.definition().scopes()));
+            if enabled && granted && !prepared.as_ref().is_some_and(|p| p.hides(i)) {
                 out.push(self.registry.shown(i));
             }
         }
@@ -687,7 +691,9 @@ impl Toolbox {
         let index = found.map(|(i, _)| i);
         let plans = self.plans();
         match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if knock.offer.is_none() && self.opens_by_name(call.name) => plan.run(call),
+            Some(plan) if knock.offer.is_none() && self.opens_by_name(call.name, ctx) => {
+                plan.run(call)
+            }
             // Rare, and its future is large.
             _ => Flow::later(self.through_door(knock, plans, call)),
         }
@@ -723,17 +729,19 @@ impl Toolbox {
         };
         let plans = self.plans();
         match index.and_then(|i| plans.tools.get(i)) {
-            Some(plan) if self.opens_by_name(name) => plan.run(call),
+            Some(plan) if self.opens_by_name(name, ctx) => plan.run(call),
             _ => Flow::later(self.through_door(knock, plans, call)),
         }
     }
 
     /// Whether the door admits a call of the tool registered as `name` by its name alone,
     /// asking nothing of the call: no condition of the tool's, no prepare step, no bound on
-    /// calls at once.
+    /// calls at once, no grant to hold against the tool's scopes.
     #[inline]
-    fn opens_by_name(&self, name: &str) -> bool {
-        self.settings.in_flight.is_none() && !self.registry.has_predicate(name)
+    fn opens_by_name(&self, name: &str, ctx: &ToolContext) -> bool {
+        self.settings.in_flight.is_none()
+            && ctx.grant().is_none()
+            && !self.registry.has_predicate(name)
     }
 
     /// A call the door must ask about: a tool under a condition, a call answering a request,

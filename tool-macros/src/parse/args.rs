@@ -220,6 +220,22 @@ pub(crate) fn set_once<T>(
     }
 }
 
+/// A scope is an OAuth scope token (RFC 6749 §3.3): printable ASCII but space, `"` and `\`,
+/// at least one character.
+fn check_scope(errors: &Errors, scope: &LitStr) {
+    let text = scope.value();
+    if text.is_empty()
+        || !text
+            .bytes()
+            .all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\')
+    {
+        errors.at(
+            scope,
+            "a scope is one OAuth scope token (RFC 6749): printable ASCII without spaces, quotes or backslashes, like \"tickets:write\"",
+        );
+    }
+}
+
 pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
     let mut out = ToolArgs::default();
     let parser = syn::meta::parser(|meta| {
@@ -227,10 +243,19 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
             return Ok(());
         }
         if meta.path.is_ident(SCOPES) {
-            // #[tool(scopes("tickets:read", "tickets:write"))]
+            // #[tool(scopes("tickets:read", "tickets:write"))], or
+            // #[tool(scopes = ["tickets:read", "tickets:write"])]
             let content;
-            syn::parenthesized!(content in meta.input);
+            if meta.input.peek(syn::Token![=]) {
+                meta.input.parse::<syn::Token![=]>()?;
+                syn::bracketed!(content in meta.input);
+            } else {
+                syn::parenthesized!(content in meta.input);
+            }
             let list = content.parse_terminated(|input| input.parse::<LitStr>(), syn::Token![,])?;
+            for scope in &list {
+                check_scope(errors, scope);
+            }
             set_once(
                 errors,
                 &meta,
