@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
-# Needs the Rust toolchain (cargo, rustfmt, clippy), python3 and npm; installs the Python oracles
-# into target/oracles/ from PyPI, redis-server from Debian, and Node 22 with the MCP conformance
-# suite into target/conformance/ from npm on first run. Run from anywhere in the checkout.
+# Needs the Rust toolchain (cargo, rustfmt, clippy), python3, node and npm; installs the Python
+# oracles into target/oracles/ from PyPI, redis-server from Debian, an OAuth authorization server
+# into target/oauth/ and Node 22 with the MCP conformance suite into target/conformance/ from npm
+# on first run. Run from anywhere in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,19 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 export TOOLSMITH_REQUIRE_REDIS=1
 
+# An OAuth authorization server for the MCP authorization tests (oauth2-mock-server, pinned in
+# tests/oauth/), installed under target/oauth/ on first run; the tests start it on free ports.
+oauth=target/oauth
+if ! cmp -s tests/oauth/package-lock.json "$oauth/package-lock.json" 2>/dev/null \
+  || [ ! -d "$oauth/node_modules/oauth2-mock-server" ]; then
+  echo "== installing the test authorization server into $oauth"
+  rm -rf "$oauth"
+  mkdir -p "$oauth"
+  cp tests/oauth/package.json tests/oauth/package-lock.json "$oauth/"
+  (cd "$oauth" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+export TOOLSMITH_REQUIRE_OAUTH=1
+
 # One build of each crate, no incremental caches: a run builds everything once, and the caches
 # would double the disk it needs.
 export CARGO_INCREMENTAL=0
@@ -47,7 +61,7 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 echo "== each feature set builds without a warning, as a user's build would"
-for features in "" testing redis mcp tokens mcp-client async-openai anyhow "testing redis mcp tokens"; do
+for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow "testing redis mcp tokens"; do
   out=$(cargo check --lib -p toolsmith --no-default-features --features "$features" --locked --color never 2>&1) || { echo "$out"; exit 1; }
   if grep -q '^warning' <<<"$out"; then
     echo "warnings with features \"$features\":"; echo "$out"; exit 1

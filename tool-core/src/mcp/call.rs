@@ -282,6 +282,11 @@ impl McpServer {
         if let Some(hook) = &self.config.context {
             ctx = hook(ctx, request);
         }
+        // The verified token's grant comes last: a hook adds to the context, and cannot name
+        // another principal or widen the scopes.
+        if let Some(grant) = &request.grant {
+            ctx = ctx.with_grant(grant.clone());
+        }
         ctx.with_extension(request.clone())
     }
 
@@ -615,4 +620,36 @@ fn complete_parts(
     result.structured_content = parts.structured;
     result.meta = parts.meta.map(rmcp::model::MetaObject);
     (result, parts.structured_text)
+}
+
+#[cfg(feature = "mcp-auth")]
+impl McpServer {
+    /// For a message that is a `tools/call` of a tool whose scopes `grant` lacks: the tool's
+    /// scopes, for the client to ask for.
+    pub(super) fn scopes_lacking(
+        &self,
+        body: &[u8],
+        grant: &crate::context::Grant,
+    ) -> Option<Vec<String>> {
+        #[derive(serde::Deserialize)]
+        struct Message<'a> {
+            #[serde(borrow)]
+            method: Option<std::borrow::Cow<'a, str>>,
+            params: Option<Params<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(borrow)]
+            name: Option<std::borrow::Cow<'a, str>>,
+        }
+        let message: Message<'_> = serde_json::from_slice(body).ok()?;
+        if message.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let name = message.params?.name?;
+        let toolbox = &self.config.toolbox;
+        let (_, own) = toolbox.find_own(&name, Spelling::Provider(Dialect::Mcp))?;
+        let scopes = toolbox.get(own)?.definition().scopes();
+        (!grant.allows(scopes)).then(|| scopes.to_vec())
+    }
 }

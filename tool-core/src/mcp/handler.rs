@@ -179,8 +179,23 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let request_info = McpRequest::new(&context, None);
+        #[cfg_attr(not(feature = "mcp-auth"), allow(unused_mut))]
+        let mut request_info = McpRequest::new(&context, None);
+        // A caller is shown the tools its scopes do not allow only when the server says so:
+        // then the listing is made for its principal without its scopes.
+        #[cfg(feature = "mcp-auth")]
+        let unscoped = match &self.config.gate {
+            Some(gate) if gate.authorization.listing() == super::auth::ScopeListing::Show => {
+                request_info.grant.take()
+            }
+            _ => None,
+        };
         let ctx = self.context(&request_info, context.ct.clone(), None);
+        #[cfg(feature = "mcp-auth")]
+        let ctx = match unscoped {
+            Some(grant) => ctx.with_principal(grant.subject()),
+            None => ctx,
+        };
         let start = match request.and_then(|r| r.cursor) {
             None => 0,
             Some(cursor) => cursor.parse::<usize>().map_err(|_| {

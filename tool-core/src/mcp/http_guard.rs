@@ -76,9 +76,29 @@ pub(super) async fn guard(
             );
         }
     }
+    // A resource server: the metadata is public; every other request shows a valid token
+    // before anything of it is read, and its grant names the principal.
+    #[cfg(feature = "mcp-auth")]
+    let (mut request, granted) = match &guard.server.config.gate {
+        Some(_) if request.uri().path().starts_with(super::auth::WELL_KNOWN) => {
+            return next.run(request).await;
+        }
+        Some(gate) => match gate.check(request.headers()).await {
+            Ok(grant) => (request, Some(grant)),
+            Err(refused) => return unauthorized(gate, &refused),
+        },
+        None => (request, None),
+    };
+    #[cfg(feature = "mcp-auth")]
+    let headers = request.headers();
     // A session is its opener's: another principal's request with its id is answered as
     // for an unknown session (MCP's security best practices: bind session ids to the user).
     let principal = guard.server.principal_of_headers(headers);
+    #[cfg(feature = "mcp-auth")]
+    let principal = match &granted {
+        Some(grant) => Some(grant.subject().to_owned()),
+        None => principal,
+    };
     let session = headers
         .get("mcp-session-id")
         .and_then(|v| v.to_str().ok())
@@ -87,6 +107,10 @@ pub(super) async fn guard(
         && !guard.sessions.belongs(id, principal.as_deref())
     {
         return refuse(StatusCode::NOT_FOUND, "Not Found: Session not found");
+    }
+    #[cfg(feature = "mcp-auth")]
+    if let Some(grant) = granted.clone() {
+        request.extensions_mut().insert(grant);
     }
     if request.method() != http::Method::POST {
         return next.run(request).await;
@@ -122,6 +146,13 @@ pub(super) async fn guard(
     };
     if let Some((id, message)) = refusal {
         return json_rpc_refusal(StatusCode::BAD_REQUEST, &id, &message);
+    }
+    // A call of a tool whose scopes the token lacks: 403, naming the scopes to ask for.
+    #[cfg(feature = "mcp-auth")]
+    if let (Some(gate), Some(grant)) = (&guard.server.config.gate, &granted)
+        && let Some(needed) = guard.server.scopes_lacking(&bytes, grant)
+    {
+        return insufficient_scope(gate, &needed);
     }
     // A JSON-RPC batch (an array): MCP has none since 2025-06-18. Answered as stdio answers
     // it, with a JSON-RPC error, not rmcp's plain-text 415.
@@ -187,6 +218,52 @@ fn opens_session(body: &[u8]) -> bool {
         .ok()
         .and_then(|m| m.method)
         .is_some_and(|method| method == "initialize")
+}
+
+/// The answer to a request without a valid token: 401 with the challenge (RFC 6750 §3,
+/// RFC 9728 §5.1), or 503 when the token cannot be checked now.
+#[cfg(feature = "mcp-auth")]
+fn unauthorized(gate: &super::auth::Gate, refused: &super::auth::Refused) -> Response {
+    if matches!(refused, super::auth::Refused::Unavailable) {
+        let mut response = refuse(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "Service Unavailable: the access token cannot be checked now; retry later",
+        );
+        response.headers_mut().insert(
+            http::header::RETRY_AFTER,
+            http::HeaderValue::from_static("5"),
+        );
+        return response;
+    }
+    challenged(
+        StatusCode::UNAUTHORIZED,
+        "Unauthorized: send an access token for this resource (see its metadata)",
+        &gate.challenge(refused),
+    )
+}
+
+/// A refusal with its `WWW-Authenticate` challenge.
+#[cfg(feature = "mcp-auth")]
+fn challenged(status: StatusCode, message: &'static str, challenge: &str) -> Response {
+    let mut response = refuse(status, message);
+    if let Ok(value) = http::HeaderValue::from_str(challenge) {
+        response
+            .headers_mut()
+            .insert(http::header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The answer to a call whose token lacks scopes the tool needs: 403 with the step-up
+/// challenge (RFC 6750 §3.1, `insufficient_scope`).
+#[cfg(feature = "mcp-auth")]
+fn insufficient_scope(gate: &super::auth::Gate, needed: &[String]) -> Response {
+    let needed: Vec<&str> = needed.iter().map(String::as_str).collect();
+    challenged(
+        StatusCode::FORBIDDEN,
+        "Forbidden: the access token lacks a scope this tool needs; ask for the scopes named in WWW-Authenticate",
+        &gate.step_up(&needed),
+    )
 }
 
 fn refuse(status: StatusCode, message: &'static str) -> Response {

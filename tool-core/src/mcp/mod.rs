@@ -53,6 +53,8 @@
 // `tasks` and `elicit`), the transports (`transport`, `http_guard` with `stateless` for a
 // plain call answered in place, `sessions` for HTTP sessions that rest between requests, `stdio`), what a tool's
 // caller offers it (`caller`, `delegate`), and the request type (`request`).
+#[cfg(feature = "mcp-auth")]
+mod auth;
 mod call;
 mod caller;
 mod delegate;
@@ -72,6 +74,10 @@ mod transport;
 /// ([`McpServer::with_handler`]) without a dependency of their own.
 pub use rmcp;
 
+#[cfg(feature = "mcp-auth")]
+pub use auth::{
+    Authorization, JwtAlgorithm, JwtVerifier, ScopeListing, TokenError, TokenVerifier, Verified,
+};
 pub use request::McpRequest;
 pub use server::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE,

@@ -24,6 +24,8 @@ pub struct McpRequest {
     pub(super) client: Option<Implementation>,
     pub(super) protocol_version: Option<String>,
     pub(super) headers: Option<http::HeaderMap>,
+    /// What the request's verified access token grants (a server with authorization).
+    pub(super) grant: Option<crate::context::Grant>,
 }
 
 impl McpRequest {
@@ -38,6 +40,11 @@ impl McpRequest {
                 .extensions
                 .get::<http::request::Parts>()
                 .map(|parts| parts.headers.clone()),
+            grant: context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<crate::context::Grant>())
+                .cloned(),
         }
     }
 
@@ -51,6 +58,7 @@ impl McpRequest {
             client: None,
             protocol_version: None,
             headers: Some(headers.clone()),
+            grant: None,
         }
     }
 

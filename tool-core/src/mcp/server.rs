@@ -102,6 +102,9 @@ pub struct McpServer {
 #[derive(Clone)]
 pub(super) struct Config {
     pub(super) toolbox: Toolbox,
+    /// The resource server's check of every HTTP request's token, when set.
+    #[cfg(feature = "mcp-auth")]
+    pub(super) gate: Option<Arc<super::auth::Gate>>,
     /// Each tool as MCP lists it, by name, converted once.
     pub(super) tools: HashMap<Arc<str>, McpTool>,
     pub(super) implementation: Implementation,
@@ -191,6 +194,8 @@ impl McpServer {
                 session_idle: DEFAULT_SESSION_IDLE,
                 session_worker_idle: DEFAULT_SESSION_WORKER_IDLE,
                 stateless_http: false,
+                #[cfg(feature = "mcp-auth")]
+                gate: None,
                 runs: RunScope::default(),
                 tasks: tasks::Tasks::default(),
                 used_states: Arc::default(),
@@ -382,6 +387,27 @@ impl McpServer {
     #[must_use]
     pub fn with_run_scope(self, runs: RunScope) -> Self {
         self.edit(|c| c.runs = runs)
+    }
+
+    /// Makes the server over HTTP an OAuth resource server ([`Authorization`](super::Authorization)):
+    /// it serves its RFC 9728 metadata, answers a request without a valid bearer token 401
+    /// and a call whose token lacks a tool's scopes 403, and gives every call the token's
+    /// grant (its subject as the principal). stdio is not affected.
+    ///
+    /// ```
+    /// use toolsmith::mcp::{Authorization, JwtVerifier, McpServer};
+    /// let resource = "http://127.0.0.1:8000/mcp";
+    /// let server = McpServer::new(toolsmith::Toolbox::new()).with_authorization(
+    ///     Authorization::new(resource, JwtVerifier::new("http://127.0.0.1:9000", resource))
+    ///         .with_authorization_server("http://127.0.0.1:9000"),
+    /// );
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "mcp-auth")]
+    #[must_use]
+    pub fn with_authorization(self, authorization: super::Authorization) -> Self {
+        let gate = Arc::new(super::auth::Gate::new(authorization));
+        self.edit(|c| c.gate = Some(gate))
     }
 
     /// Adds to each request's context: `hook` gets the context the server made (call id,

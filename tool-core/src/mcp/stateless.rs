@@ -214,6 +214,7 @@ impl McpServer {
             meta,
             client: Some(rmcp::model::Implementation::default()),
             protocol_version: Some(revision.to_owned()),
+            grant: parts.extensions.get::<crate::context::Grant>().cloned(),
             headers: Some(parts.headers),
         };
         self.run_of(&request)?;

@@ -103,12 +103,44 @@ impl McpServer {
             in_place: self.config.stateless_http.then(|| self.for_session()),
             server: self.for_session(),
         });
+        #[cfg(feature = "mcp-auth")]
+        let self_gate = self.config.gate.clone();
         let server = self;
         let service =
             StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
-        let router = axum::Router::new().nest_service(HTTP_PATH, service).layer(
-            axum::middleware::from_fn_with_state(guard, http_guard::guard),
-        );
+        let router = axum::Router::new().nest_service(HTTP_PATH, service);
+        // A resource server's RFC 9728 metadata, at the well-known path and its form suffixed
+        // with the resource's path (which clients try first).
+        #[cfg(feature = "mcp-auth")]
+        let router = match &self_gate {
+            Some(gate) => {
+                let doc = (
+                    [(http::header::CONTENT_TYPE, "application/json")],
+                    gate.authorization.metadata().to_string(),
+                );
+                let suffixed = gate.authorization.metadata_path();
+                let router = router.route(
+                    super::auth::WELL_KNOWN,
+                    axum::routing::get({
+                        let doc = doc.clone();
+                        move || std::future::ready(doc.clone())
+                    }),
+                );
+                if suffixed == super::auth::WELL_KNOWN {
+                    router
+                } else {
+                    router.route(
+                        &suffixed,
+                        axum::routing::get(move || std::future::ready(doc.clone())),
+                    )
+                }
+            }
+            None => router,
+        };
+        let router = router.layer(axum::middleware::from_fn_with_state(
+            guard,
+            http_guard::guard,
+        ));
         let stop = shutdown.clone();
         // An answer in server-sent events is written in several small parts (headers, each
         // event, the end); with Nagle's algorithm each part after the first waits for the

@@ -1,0 +1,323 @@
+//! The MCP server as an OAuth resource server (MCP's authorization specification, 2025-06-18
+//! onwards): it checks the bearer token of every HTTP request, and never issues one.
+//!
+//! - **Metadata.** RFC 9728 protected-resource metadata at
+//!   `/.well-known/oauth-protected-resource` and its path-suffixed form, naming the
+//!   authorization servers and `scopes_supported`.
+//! - **401** for a request without a valid token, before any JSON-RPC is read, with
+//!   `WWW-Authenticate: Bearer resource_metadata="…"` (RFC 9728 §5.1; `error="invalid_token"`
+//!   for a token that was refused, RFC 6750 §3.1).
+//! - **403** for a `tools/call` whose token lacks a scope the tool needs, with
+//!   `error="insufficient_scope"` and the scopes to ask for, so that a client can step up.
+//! - **The token's subject is the principal**: the verified [`Grant`] goes into every call's
+//!   context ([`ToolContext::with_grant`](crate::ToolContext::with_grant)), after the server's
+//!   context hook, which can add to it and never loosen it.
+//!
+//! stdio has no tokens: its credentials come from the environment (the specification says so).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use crate::context::Grant;
+
+mod jwt;
+mod verify;
+
+/// The signature algorithms of JWTs ([`JwtVerifier::with_algorithms`]): jsonwebtoken's.
+pub use jsonwebtoken::Algorithm as JwtAlgorithm;
+pub use jwt::JwtVerifier;
+use verify::split_resource;
+pub use verify::{TokenError, TokenVerifier, Verified};
+
+/// How many verified tokens are kept, each until it expires.
+const CACHED_TOKENS: usize = 10_000;
+
+/// Whether `tools/list` shows a caller the tools its token's scopes do not allow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScopeListing {
+    /// Left out, as from every other list the caller gets (the default).
+    #[default]
+    Hide,
+    /// Listed; a call is answered 403 with the scopes to ask for (step-up).
+    Show,
+}
+
+/// The server's authorization: the resource it is, whom it trusts to issue tokens for it,
+/// the scopes it knows, and how a token is checked. Set with
+/// [`McpServer::with_authorization`](super::McpServer::with_authorization); over stdio it has
+/// no effect.
+///
+/// ```
+/// use toolsmith::mcp::{Authorization, JwtVerifier, McpServer};
+///
+/// let issuer = "http://127.0.0.1:9000";
+/// let resource = "http://127.0.0.1:8000/mcp";
+/// let server = McpServer::new(toolsmith::Toolbox::new()).with_authorization(
+///     Authorization::new(resource, JwtVerifier::new(issuer, resource))
+///         .with_authorization_server(issuer)
+///         .with_scopes_supported(["tickets:read", "tickets:write"]),
+/// );
+/// # let _ = server;
+/// ```
+#[derive(Clone)]
+pub struct Authorization {
+    resource: String,
+    authorization_servers: Vec<String>,
+    scopes_supported: Vec<String>,
+    listing: ScopeListing,
+    verifier: Arc<dyn TokenVerifier>,
+}
+
+impl std::fmt::Debug for Authorization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorization")
+            .field("resource", &self.resource)
+            .field("authorization_servers", &self.authorization_servers)
+            .field("scopes_supported", &self.scopes_supported)
+            .field("listing", &self.listing)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authorization {
+    /// The server is the resource `resource` (its URL, `https://host/mcp`: the audience its
+    /// tokens must be issued for) and checks tokens with `verifier`.
+    #[must_use]
+    pub fn new(resource: impl Into<String>, verifier: impl TokenVerifier) -> Self {
+        Self {
+            resource: resource.into(),
+            authorization_servers: Vec::new(),
+            scopes_supported: Vec::new(),
+            listing: ScopeListing::default(),
+            verifier: Arc::new(verifier),
+        }
+    }
+
+    /// An authorization server clients get tokens from (its issuer URL), named in the
+    /// metadata.
+    #[must_use]
+    pub fn with_authorization_server(mut self, issuer: impl Into<String>) -> Self {
+        self.authorization_servers.push(issuer.into());
+        self
+    }
+
+    /// The scopes the server knows, named in the metadata (`scopes_supported`).
+    #[must_use]
+    pub fn with_scopes_supported<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.scopes_supported
+            .extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether `tools/list` shows a caller tools its scopes do not allow ([`ScopeListing`]).
+    #[must_use]
+    pub fn with_listing(mut self, listing: ScopeListing) -> Self {
+        self.listing = listing;
+        self
+    }
+
+    /// The resource this server is.
+    #[must_use]
+    pub fn resource(&self) -> &str {
+        &self.resource
+    }
+
+    /// The scopes the server knows.
+    #[must_use]
+    pub fn scopes_supported(&self) -> &[String] {
+        &self.scopes_supported
+    }
+
+    /// Whether `tools/list` shows tools the caller's scopes do not allow.
+    pub(super) fn listing(&self) -> ScopeListing {
+        self.listing
+    }
+
+    /// The RFC 9728 metadata document.
+    pub(super) fn metadata(&self) -> Value {
+        let mut doc = json!({
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        });
+        if !self.scopes_supported.is_empty() {
+            doc["scopes_supported"] = json!(self.scopes_supported);
+        }
+        doc
+    }
+
+    /// Where the metadata is: the resource's origin, the well-known path, then the
+    /// resource's path (RFC 9728 §3.1).
+    pub(super) fn metadata_url(&self) -> String {
+        let (origin, path) = split_resource(&self.resource);
+        format!("{origin}{WELL_KNOWN}{path}")
+    }
+
+    /// The path the metadata is served at, suffixed with the resource's path.
+    pub(super) fn metadata_path(&self) -> String {
+        let (_, path) = split_resource(&self.resource);
+        format!("{WELL_KNOWN}{path}")
+    }
+}
+
+/// The well-known path of RFC 9728 metadata.
+pub(super) const WELL_KNOWN: &str = "/.well-known/oauth-protected-resource";
+
+/// The check in front of every HTTP request: a verifier, with each verified token kept until
+/// it expires.
+pub(super) struct Gate {
+    pub(super) authorization: Authorization,
+    cache: Mutex<HashMap<[u8; 32], (Grant, SystemTime)>>,
+}
+
+/// Why a request was refused, for its answer.
+pub(super) enum Refused {
+    /// No bearer token.
+    Missing,
+    /// A token that is not valid (or an `Authorization` header that is no bearer token).
+    Invalid,
+    /// A token that could not be checked now.
+    Unavailable,
+}
+
+impl Gate {
+    pub(super) fn new(authorization: Authorization) -> Self {
+        Self {
+            authorization,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What the request's bearer token grants.
+    pub(super) async fn check(&self, headers: &http::HeaderMap) -> Result<Grant, Refused> {
+        let token = bearer(headers)?;
+        let key: [u8; 32] = sha2::Sha256::digest(token.as_bytes()).into();
+        let now = SystemTime::now();
+        if let Ok(cache) = self.cache.lock()
+            && let Some((grant, until)) = cache.get(&key)
+            && *until > now
+        {
+            return Ok(grant.clone());
+        }
+        match self.authorization.verifier.verify(token).await {
+            Ok(Verified { grant, expires_at }) => {
+                if let Some(until) = expires_at
+                    && let Ok(mut cache) = self.cache.lock()
+                {
+                    if cache.len() >= CACHED_TOKENS {
+                        cache.retain(|_, (_, until)| *until > now);
+                        if cache.len() >= CACHED_TOKENS {
+                            cache.clear();
+                        }
+                    }
+                    cache.insert(key, (grant.clone(), until));
+                }
+                Ok(grant)
+            }
+            Err(TokenError::Unavailable(why)) => {
+                tracing::warn!(reason = %why, "an access token could not be checked");
+                Err(Refused::Unavailable)
+            }
+            Err(err) => {
+                tracing::info!(reason = %err, "an access token was refused");
+                Err(Refused::Invalid)
+            }
+        }
+    }
+
+    /// The `WWW-Authenticate` value of a 401.
+    pub(super) fn challenge(&self, refused: &Refused) -> String {
+        let url = self.authorization.metadata_url();
+        match refused {
+            Refused::Missing => format!("Bearer resource_metadata=\"{url}\""),
+            Refused::Invalid | Refused::Unavailable => format!(
+                "Bearer error=\"invalid_token\", error_description=\"The access token is missing, malformed, expired or not for this resource\", resource_metadata=\"{url}\""
+            ),
+        }
+    }
+
+    /// The `WWW-Authenticate` value of a 403 for a call that needs `scopes`.
+    pub(super) fn step_up(&self, scopes: &[&str]) -> String {
+        format!(
+            "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"The call needs more scopes than the access token has\"",
+            scopes.join(" "),
+            self.authorization.metadata_url()
+        )
+    }
+}
+
+/// The bearer token of an `Authorization` header (RFC 6750 §2.1).
+fn bearer(headers: &http::HeaderMap) -> Result<&str, Refused> {
+    let Some(value) = headers.get(http::header::AUTHORIZATION) else {
+        return Err(Refused::Missing);
+    };
+    let value = value.to_str().map_err(|_| Refused::Invalid)?;
+    let (scheme, token) = value.split_once(' ').ok_or(Refused::Invalid)?;
+    let token = token.trim();
+    let token68 = |b: u8| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b);
+    if !scheme.eq_ignore_ascii_case("bearer")
+        || token.is_empty()
+        || token.len() > 16 * 1024
+        || !token.bytes().all(token68)
+    {
+        return Err(Refused::Invalid);
+    }
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::BoxFuture;
+
+    #[test]
+    fn metadata_lives_under_the_well_known_path_suffixed_with_the_resource_s() {
+        let auth = Authorization::new("https://api.example.com/mcp/", NoTokens);
+        assert_eq!(
+            auth.metadata_url(),
+            "https://api.example.com/.well-known/oauth-protected-resource/mcp"
+        );
+        let root = Authorization::new("http://127.0.0.1:8000", NoTokens);
+        assert_eq!(
+            root.metadata_url(),
+            "http://127.0.0.1:8000/.well-known/oauth-protected-resource"
+        );
+    }
+
+    #[test]
+    fn only_a_bearer_token_is_taken() {
+        let mut headers = http::HeaderMap::new();
+        assert!(matches!(bearer(&headers), Err(Refused::Missing)));
+        for bad in [
+            "Basic abc",
+            "Bearer",
+            "Bearer ",
+            "Bearer a b",
+            "Bearer a\"b",
+        ] {
+            headers.insert(http::header::AUTHORIZATION, bad.parse().unwrap());
+            assert!(matches!(bearer(&headers), Err(Refused::Invalid)), "{bad}");
+        }
+        headers.insert(
+            http::header::AUTHORIZATION,
+            "bearer eyJ.abc-_.x=".parse().unwrap(),
+        );
+        assert_eq!(bearer(&headers).ok(), Some("eyJ.abc-_.x="));
+    }
+
+    struct NoTokens;
+
+    impl TokenVerifier for NoTokens {
+        fn verify<'a>(&'a self, _: &'a str) -> BoxFuture<'a, Result<Verified, TokenError>> {
+            Box::pin(async { Err(TokenError::Invalid("no tokens".into())) })
+        }
+    }
+}
