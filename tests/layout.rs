@@ -82,3 +82,31 @@ fn the_length_is_read_as_written() {
         [("short".to_owned(), 3), ("two".to_owned(), 5)]
     );
 }
+
+/// The MCP server is kept in rooms (docs/architecture.md): no file of it is over 600 lines.
+#[test]
+fn no_file_of_the_mcp_server_is_over_600_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    sources(&root.join("tool-core/src/mcp"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let lines = std::fs::read_to_string(file)
+                .expect("a source file")
+                .lines()
+                .count();
+            (lines > 600).then(|| {
+                format!(
+                    "{}: {lines} lines",
+                    file.strip_prefix(root).unwrap_or(file).display()
+                )
+            })
+        })
+        .collect();
+    assert!(
+        long.is_empty(),
+        "split these into rooms:\n{}",
+        long.join("\n")
+    );
+}

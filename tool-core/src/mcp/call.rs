@@ -4,11 +4,12 @@
 use std::sync::Arc;
 
 use rmcp::ErrorData;
-use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::answer::{answered, complete, refused_result};
 use super::elicit::Elicit;
 use super::request::{McpRequest, at_least_2026_07_28};
 use super::rounds::{MAX_USED_STATES, STATE_TTL, SealedState, state_binding};
@@ -16,10 +17,8 @@ use super::server::{Config, McpServer, RUN_META, RunScope};
 use super::tasks::TaskSupport;
 use super::{caller, tasks};
 use crate::context::ToolContext;
-use crate::error::Refusal;
 use crate::policy::PromptForApproval;
 use crate::provider::Dialect;
-use crate::provider::mcp::CallResult;
 use crate::toolbox::Spelling;
 
 impl McpServer {
@@ -534,122 +533,4 @@ pub(super) async fn finish_task(
     }
     let definition = tool.definition();
     Ok(complete(definition.name(), definition, &outcome))
-}
-
-/// Whether a call the door turned away is answered with a tool error, not as an unknown
-/// tool: busy (the client may retry in a moment), or not allowed by its grant (it needs a
-/// wider authorization). The tool is there in both.
-pub(super) fn answered(refused: &crate::error::ToolError) -> bool {
-    matches!(
-        refused.refusal(),
-        Some(Refusal::Busy | Refusal::Unauthorized)
-    )
-}
-
-/// The answer to a call the door turned away with a tool error ([`answered`]).
-pub(super) fn refused_result(refused: crate::error::ToolError) -> CallToolResult {
-    let outcome = crate::outcome::ToolOutcome::Error(refused);
-    let parts = CallResult::new(&outcome, None);
-    CallToolResult::error(vec![ContentBlock::text(parts.text)])
-}
-
-/// The `tools/call` result of a finished call of the tool `name`.
-pub(super) fn complete(
-    name: &str,
-    definition: &crate::definition::ToolDefinition,
-    outcome: &crate::outcome::ToolOutcome,
-) -> CallToolResult {
-    complete_parts(name, definition, outcome, false).0
-}
-
-/// As [`complete`], for an answer written as text: the structured content, when it needs no
-/// rewriting, comes beside the result as its JSON text, for the writer to put in as it is.
-pub(super) fn complete_as_text(
-    name: &str,
-    definition: &crate::definition::ToolDefinition,
-    outcome: &crate::outcome::ToolOutcome,
-) -> (CallToolResult, Option<String>) {
-    complete_parts(name, definition, outcome, true)
-}
-
-fn complete_parts(
-    name: &str,
-    definition: &crate::definition::ToolDefinition,
-    outcome: &crate::outcome::ToolOutcome,
-    as_text: bool,
-) -> (CallToolResult, Option<String>) {
-    if crate::output::is_content_tool(definition) && outcome.is_success() {
-        // Rich content: its parts are MCP content blocks already.
-        let call = crate::provider::ToolCall {
-            id: None,
-            name: name.to_owned(),
-            arguments: Value::Null,
-        };
-        let encoded =
-            crate::provider::encode_result(Dialect::Mcp, &call, outcome, Some(definition));
-        let content: Vec<ContentBlock> = encoded["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|block| serde_json::from_value(block.clone()).ok())
-            .collect();
-        return (CallToolResult::success(content), None);
-    }
-    let parts = if as_text {
-        CallResult::new_as_text(outcome, Some(definition))
-    } else {
-        CallResult::new(outcome, Some(definition))
-    };
-    let mut content = vec![ContentBlock::text(parts.text)];
-    if let Some(notes) = parts.notes {
-        content.push(ContentBlock::text(notes));
-    }
-    if let Some((uri, bytes, summary)) = parts.link {
-        content.push(ContentBlock::resource_link(
-            rmcp::model::Resource::new(uri, format!("result of {name}"))
-                .with_description(summary)
-                .with_mime_type("application/json")
-                .with_size(u64::try_from(bytes).unwrap_or(u64::MAX)),
-        ));
-    }
-    let mut result = if parts.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    };
-    result.structured_content = parts.structured;
-    result.meta = parts.meta.map(rmcp::model::MetaObject);
-    (result, parts.structured_text)
-}
-
-#[cfg(feature = "mcp-auth")]
-impl McpServer {
-    /// For a message that is a `tools/call` of a tool whose scopes `grant` lacks: the tool's
-    /// scopes, for the client to ask for.
-    pub(super) fn scopes_lacking(
-        &self,
-        body: &[u8],
-        grant: &crate::context::Grant,
-    ) -> Option<Vec<String>> {
-        #[derive(serde::Deserialize)]
-        struct Message<'a> {
-            #[serde(borrow)]
-            method: Option<std::borrow::Cow<'a, str>>,
-            params: Option<Params<'a>>,
-        }
-        #[derive(serde::Deserialize)]
-        struct Params<'a> {
-            #[serde(borrow)]
-            name: Option<std::borrow::Cow<'a, str>>,
-        }
-        let message: Message<'_> = serde_json::from_slice(body).ok()?;
-        if message.method.as_deref() != Some("tools/call") {
-            return None;
-        }
-        let name = message.params?.name?;
-        let toolbox = &self.config.toolbox;
-        let (_, own) = toolbox.find_own(&name, Spelling::Provider(Dialect::Mcp))?;
-        let scopes = toolbox.get(own)?.definition().scopes();
-        (!grant.allows(scopes)).then(|| scopes.to_vec())
-    }
 }

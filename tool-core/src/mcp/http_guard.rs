@@ -42,39 +42,8 @@ pub(super) async fn guard(
     request: Request,
     next: Next,
 ) -> Response {
-    let headers = request.headers();
-    let host = headers
-        .get(http::header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
-    match host.as_deref().map(parse_authority) {
-        Some(Some((name, port))) if host_allowed(&name, port, &guard.allowed_hosts) => {}
-        Some(Some(_)) => {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Host header is not allowed",
-            );
-        }
-        _ => {
-            return refuse(
-                StatusCode::BAD_REQUEST,
-                "Bad Request: invalid or missing Host header",
-            );
-        }
-    }
-    if let Some(origin) = headers.get(http::header::ORIGIN) {
-        let allowed = origin
-            .to_str()
-            .ok()
-            .and_then(parse_origin)
-            .is_some_and(|origin| origin_allowed(&origin, &guard.allowed_origins));
-        if !allowed {
-            return refuse(
-                StatusCode::FORBIDDEN,
-                "Forbidden: Origin header is not allowed",
-            );
-        }
+    if let Some(refused) = host_and_origin(&guard, &request) {
+        return refused;
     }
     // A resource server: the metadata is public; every other request shows a valid token
     // before anything of it is read, and its grant names the principal.
@@ -89,7 +58,6 @@ pub(super) async fn guard(
         },
         None => (request, None),
     };
-    #[cfg(feature = "mcp-auth")]
     let headers = request.headers();
     // A session is its opener's: another principal's request with its id is answered as
     // for an unknown session (MCP's security best practices: bind session ids to the user).
@@ -150,7 +118,7 @@ pub(super) async fn guard(
     // A call of a tool whose scopes the token lacks: 403, naming the scopes to ask for.
     #[cfg(feature = "mcp-auth")]
     if let (Some(gate), Some(grant)) = (&guard.server.config.gate, &granted)
-        && let Some(needed) = guard.server.scopes_lacking(&bytes, grant)
+        && let Some(needed) = scopes_lacking(&guard.server, &bytes, grant)
     {
         return insufficient_scope(gate, &needed);
     }
@@ -205,6 +173,78 @@ pub(super) async fn guard(
         guard.sessions.bind(id, principal);
     }
     response
+}
+
+#[cfg(feature = "mcp-auth")]
+/// For a message that is a `tools/call` of a tool whose scopes `grant` lacks: the tool's
+/// scopes, for the client to ask for.
+fn scopes_lacking(
+    server: &super::server::McpServer,
+    body: &[u8],
+    grant: &crate::context::Grant,
+) -> Option<Vec<String>> {
+    #[derive(serde::Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+        params: Option<Params<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        name: Option<std::borrow::Cow<'a, str>>,
+    }
+    let message: Message<'_> = serde_json::from_slice(body).ok()?;
+    if message.method.as_deref() != Some("tools/call") {
+        return None;
+    }
+    let name = message.params?.name?;
+    let toolbox = &server.config.toolbox;
+    let (_, own) = toolbox.find_own(
+        &name,
+        crate::toolbox::Spelling::Provider(crate::provider::Dialect::Mcp),
+    )?;
+    let scopes = toolbox.get(own)?.definition().scopes();
+    (!grant.allows(scopes)).then(|| scopes.to_vec())
+}
+
+/// The refusal of a request whose Host or Origin header is not allowed.
+fn host_and_origin(guard: &Guard, request: &Request) -> Option<Response> {
+    let headers = request.headers();
+    let host = headers
+        .get(http::header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
+    match host.as_deref().map(parse_authority) {
+        Some(Some((name, port))) if host_allowed(&name, port, &guard.allowed_hosts) => {}
+        Some(Some(_)) => {
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Host header is not allowed",
+            ));
+        }
+        _ => {
+            return Some(refuse(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: invalid or missing Host header",
+            ));
+        }
+    }
+    if let Some(origin) = headers.get(http::header::ORIGIN) {
+        let allowed = origin
+            .to_str()
+            .ok()
+            .and_then(parse_origin)
+            .is_some_and(|origin| origin_allowed(&origin, &guard.allowed_origins));
+        if !allowed {
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                "Forbidden: Origin header is not allowed",
+            ));
+        }
+    }
+    None
 }
 
 /// Whether a message (already checked under the limits) is an `initialize` request.

@@ -53,6 +53,7 @@
 // `tasks` and `elicit`), the transports (`transport`, `http_guard` with `stateless` for a
 // plain call answered in place, `sessions` for HTTP sessions that rest between requests, `stdio`), what a tool's
 // caller offers it (`caller`, `delegate`), and the request type (`request`).
+mod answer;
 #[cfg(feature = "mcp-auth")]
 mod auth;
 mod call;
@@ -61,6 +62,7 @@ mod delegate;
 mod elicit;
 mod handler;
 mod http_guard;
+mod options;
 mod request;
 mod rounds;
 mod server;
@@ -78,11 +80,11 @@ pub use rmcp;
 pub use auth::{
     Authorization, JwtAlgorithm, JwtVerifier, ScopeListing, TokenError, TokenVerifier, Verified,
 };
-pub use request::McpRequest;
-pub use server::{
+pub use options::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE,
-    DEFAULT_SESSION_WORKER_IDLE, HTTP_PATH, HttpOptions, MIN_MESSAGE_BYTES, McpServer,
-    PROTOCOL_VERSION, RUN_META, RunScope, ServerLimits,
+    DEFAULT_SESSION_WORKER_IDLE, HttpOptions, MIN_MESSAGE_BYTES, ServerLimits,
 };
+pub use request::McpRequest;
+pub use server::{HTTP_PATH, McpServer, PROTOCOL_VERSION, RUN_META, RunScope};
 pub use tasks::TaskSupport;
 pub use transport::{HttpServer, ServeError};

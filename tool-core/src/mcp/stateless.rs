@@ -225,8 +225,8 @@ impl McpServer {
             .await
         {
             Ok(admitted) => admitted,
-            Err(refused) if super::call::answered(&refused) => {
-                return Ok((super::call::refused_result(refused), None));
+            Err(refused) if super::answer::answered(&refused) => {
+                return Ok((super::answer::refused_result(refused), None));
             }
             Err(_) => return Err(self.unknown_tool(&name, &ctx).await),
         };
@@ -237,7 +237,7 @@ impl McpServer {
             session: Arc::clone(&self.session),
         }));
         let outcome = admitted.call(Value::Object(arguments), &ctx).await;
-        Ok(super::call::complete_as_text(
+        Ok(super::answer::complete_as_text(
             &name,
             tool.definition(),
             &outcome,

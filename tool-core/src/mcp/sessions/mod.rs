@@ -22,10 +22,10 @@
 //! request, as before.
 
 use std::collections::HashMap;
-use std::pin::Pin;
+
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::task::{Context, Poll};
+
 use std::time::Duration;
 
 use rmcp::ServiceExt;
@@ -40,12 +40,13 @@ use rmcp::transport::streamable_http_server::session::local::{
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
 };
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::caller;
 use super::server::McpServer;
+use held::{Busy, Held, Usage};
 
 /// The `notifications/initialized` a woken worker is given after the replayed `initialize`.
 const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
@@ -85,17 +86,6 @@ struct Record {
     principal: Option<Option<String>>,
 }
 
-/// How a session is in use.
-struct Usage {
-    /// Requests being delivered and streams open: the worker does not rest while above 0.
-    busy: AtomicUsize,
-    /// Whether the worker stays for the session's life: it is the handshake's worker, which
-    /// rests only right after the handshake (a client choice made on it is its own), or a
-    /// call's stream was dropped before its end (the call goes on, and the client may resume
-    /// its stream from the worker's cache).
-    kept: AtomicBool,
-}
-
 /// Why a session request failed.
 #[derive(Debug)]
 pub(super) enum SessionsError {
@@ -121,62 +111,6 @@ impl std::error::Error for SessionsError {}
 impl From<SessionError> for SessionsError {
     fn from(error: SessionError) -> Self {
         Self::Worker(error)
-    }
-}
-
-/// A mark that the session is in use, taken off when dropped.
-struct Busy(Arc<Usage>);
-
-impl Busy {
-    fn new(usage: &Arc<Usage>) -> Self {
-        usage.busy.fetch_add(1, Ordering::AcqRel);
-        Self(Arc::clone(usage))
-    }
-}
-
-impl Drop for Busy {
-    fn drop(&mut self) {
-        self.0.busy.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// A stream of the worker's messages that keeps its session awake until it ends or is dropped.
-pub(super) struct Held {
-    messages: mpsc::Receiver<ServerSseMessage>,
-    busy: Busy,
-    /// Whether the stream carries a call (not the stream for notifications).
-    call: bool,
-    ended: bool,
-}
-
-impl Held {
-    fn new(messages: mpsc::Receiver<ServerSseMessage>, busy: Busy, call: bool) -> Self {
-        Self {
-            messages,
-            busy,
-            call,
-            ended: false,
-        }
-    }
-}
-
-impl futures_util::Stream for Held {
-    type Item = ServerSseMessage;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let next = self.messages.poll_recv(cx);
-        if let Poll::Ready(None) = next {
-            self.ended = true;
-        }
-        next
-    }
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        if self.call && !self.ended {
-            self.busy.0.kept.store(true, Ordering::Release);
-        }
     }
 }
 
@@ -615,5 +549,6 @@ impl SessionStore for Sessions {
     }
 }
 
+mod held;
 #[cfg(test)]
 mod tests;
