@@ -142,8 +142,10 @@ async fn protected(issuer: &Issuer, listing: ScopeListing) -> (toolsmith::mcp::H
             Authorization::new(&resource, JwtVerifier::new(&issuer.url, &resource))
                 .with_authorization_server(&issuer.url)
                 .with_scopes_supported(["tickets:read", "tickets:write"])
+                .with_write_scopes(["*:write"])
                 .with_listing(listing),
         )
+        .unwrap()
         .bind_http(("127.0.0.1", port))
         .await
         .unwrap();
@@ -420,4 +422,62 @@ fn base64url_encode(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Reads a ticket, asking to write. Read-only. Not for changing tickets.
+#[tool(effect = "read", scopes = ["tickets:write"])]
+fn peek_ticket(
+    /// The ticket.
+    #[arg(range(min = 1, max = 1000))]
+    id: u64,
+) -> u64 {
+    id
+}
+
+/// Archives a ticket. Writes the ticket. Not for reading.
+#[tool(effect = "write", scopes = ["archive:write"])]
+fn archive_ticket(
+    /// The ticket.
+    #[arg(range(min = 1, max = 1000))]
+    id: u64,
+) -> u64 {
+    id
+}
+
+#[test]
+fn tools_whose_scopes_do_not_fit_the_server_are_refused_when_it_is_built() {
+    let resource = "http://127.0.0.1:1/mcp";
+    let authorization = || {
+        Authorization::new(resource, JwtVerifier::new("http://127.0.0.1:2", resource))
+            .with_scopes_supported(["tickets:read", "tickets:write"])
+            .with_write_scopes(["*:write"])
+    };
+    let err = McpServer::new(Toolbox::new().with(ReadTicket).with(ArchiveTicket))
+        .with_authorization(authorization())
+        .unwrap_err();
+    assert!(
+        matches!(err, toolsmith::mcp::ScopeError::Unsupported { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("`archive_ticket` needs the scope `archive:write`"),
+        "{err}"
+    );
+    let err = McpServer::new(Toolbox::new().with(PeekTicket))
+        .with_authorization(authorization())
+        .unwrap_err();
+    assert!(
+        matches!(err, toolsmith::mcp::ScopeError::WriteScopeOnReadTool { .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("`peek_ticket` is read-only"),
+        "{err}"
+    );
+    assert!(
+        McpServer::new(Toolbox::new().with(ReadTicket).with(CloseTicket))
+            .with_authorization(authorization())
+            .is_ok()
+    );
 }

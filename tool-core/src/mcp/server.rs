@@ -379,14 +379,25 @@ impl McpServer {
     /// let server = McpServer::new(toolsmith::Toolbox::new()).with_authorization(
     ///     Authorization::new(resource, JwtVerifier::new("http://127.0.0.1:9000", resource))
     ///         .with_authorization_server("http://127.0.0.1:9000"),
-    /// );
+    /// )?;
     /// # let _ = server;
+    /// # Ok::<(), toolsmith::mcp::ScopeError>(())
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ScopeError`](super::ScopeError) when a tool asks for a scope the server does not
+    /// list in `scopes_supported` (no client could get it), or a read-only tool asks for a
+    /// scope the server's rule names as a write scope
+    /// ([`Authorization::with_write_scopes`](super::Authorization::with_write_scopes)).
     #[cfg(feature = "mcp-auth")]
-    #[must_use]
-    pub fn with_authorization(self, authorization: super::Authorization) -> Self {
+    pub fn with_authorization(
+        self,
+        authorization: super::Authorization,
+    ) -> Result<Self, super::ScopeError> {
+        authorization.check_tools(&self.config.toolbox)?;
         let gate = Arc::new(super::auth::Gate::new(authorization));
-        self.edit(|c| c.gate = Some(gate))
+        Ok(self.edit(|c| c.gate = Some(gate)))
     }
 
     /// Adds to each request's context: `hook` gets the context the server made (call id,

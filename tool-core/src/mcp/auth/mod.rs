@@ -60,15 +60,19 @@ pub enum ScopeListing {
 /// let server = McpServer::new(toolsmith::Toolbox::new()).with_authorization(
 ///     Authorization::new(resource, JwtVerifier::new(issuer, resource))
 ///         .with_authorization_server(issuer)
-///         .with_scopes_supported(["tickets:read", "tickets:write"]),
-/// );
+///         .with_scopes_supported(["tickets:read", "tickets:write"])
+///         .with_write_scopes(["*:write"]),
+/// )?;
 /// # let _ = server;
+/// # Ok::<(), toolsmith::mcp::ScopeError>(())
 /// ```
 #[derive(Clone)]
 pub struct Authorization {
     resource: String,
     authorization_servers: Vec<String>,
     scopes_supported: Vec<String>,
+    /// Patterns of the scopes that allow writing (`*:write`).
+    write_scopes: Vec<String>,
     listing: ScopeListing,
     verifier: Arc<dyn TokenVerifier>,
 }
@@ -93,6 +97,7 @@ impl Authorization {
             resource: resource.into(),
             authorization_servers: Vec::new(),
             scopes_supported: Vec::new(),
+            write_scopes: Vec::new(),
             listing: ScopeListing::default(),
             verifier: Arc::new(verifier),
         }
@@ -115,6 +120,47 @@ impl Authorization {
         self.scopes_supported
             .extend(scopes.into_iter().map(Into::into));
         self
+    }
+
+    /// The server's rule for which scopes allow writing: each pattern a scope, or a scope
+    /// with `*` standing for any text (`*:write`, `admin`). A read-only tool
+    /// (`effect = "read"`) that asks for such a scope is refused when the server is built
+    /// ([`McpServer::with_authorization`](super::McpServer::with_authorization)): it asks for
+    /// more than it needs.
+    #[must_use]
+    pub fn with_write_scopes<S: Into<String>>(
+        mut self,
+        patterns: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.write_scopes
+            .extend(patterns.into_iter().map(Into::into));
+        self
+    }
+
+    /// Why the tools of `toolbox` do not fit this server's scopes: a scope not among
+    /// `scopes_supported` (when it names any), or a read-only tool asking for a write scope.
+    pub(super) fn check_tools(&self, toolbox: &crate::toolbox::Toolbox) -> Result<(), ScopeError> {
+        for def in toolbox.definitions() {
+            for scope in def.scopes() {
+                if !self.scopes_supported.is_empty() && !self.scopes_supported.contains(scope) {
+                    return Err(ScopeError::Unsupported {
+                        tool: def.name().to_owned(),
+                        scope: scope.clone(),
+                        supported: self.scopes_supported.clone(),
+                    });
+                }
+                if def.effect() == Some(crate::spec::Effect::Read)
+                    && let Some(pattern) = self.write_scopes.iter().find(|p| matches(p, scope))
+                {
+                    return Err(ScopeError::WriteScopeOnReadTool {
+                        tool: def.name().to_owned(),
+                        scope: scope.clone(),
+                        pattern: pattern.clone(),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether `tools/list` shows a caller tools its scopes do not allow ([`ScopeListing`]).
@@ -165,6 +211,73 @@ impl Authorization {
     pub(super) fn metadata_path(&self) -> String {
         let (_, path) = split_resource(&self.resource);
         format!("{WELL_KNOWN}{path}")
+    }
+}
+
+/// Why a toolbox's tools do not fit a server's scopes
+/// ([`McpServer::with_authorization`](super::McpServer::with_authorization)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScopeError {
+    /// A tool asks for a scope the server does not list in `scopes_supported`: no client
+    /// could ask for it, so no caller could ever call the tool.
+    Unsupported {
+        /// The tool.
+        tool: String,
+        /// Its scope.
+        scope: String,
+        /// The scopes the server lists.
+        supported: Vec<String>,
+    },
+    /// A read-only tool asks for a scope the server's rule names as a write scope.
+    WriteScopeOnReadTool {
+        /// The tool.
+        tool: String,
+        /// Its scope.
+        scope: String,
+        /// The rule's pattern it matches.
+        pattern: String,
+    },
+}
+
+impl std::fmt::Display for ScopeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unsupported {
+                tool,
+                scope,
+                supported,
+            } => write!(
+                f,
+                "`{tool}` needs the scope `{scope}`, which the server does not support (`{}`): add it to `with_scopes_supported` or fix the tool's `scopes`",
+                supported.join("`, `")
+            ),
+            Self::WriteScopeOnReadTool {
+                tool,
+                scope,
+                pattern,
+            } => write!(
+                f,
+                "`{tool}` is read-only but asks for `{scope}`, a write scope (`{pattern}`): ask for a read scope, or declare the tool's effect"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ScopeError {}
+
+/// Whether `scope` fits `pattern`, where each `*` stands for any text.
+fn matches(pattern: &str, scope: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == scope,
+        Some((head, rest)) => {
+            let Some(after) = scope.strip_prefix(head) else {
+                return false;
+            };
+            (0..=after.len())
+                .filter(|&i| after.is_char_boundary(i))
+                .any(|i| matches(rest, &after[i..]))
+        }
     }
 }
 
@@ -290,6 +403,16 @@ mod tests {
             root.metadata_url(),
             "http://127.0.0.1:8000/.well-known/oauth-protected-resource"
         );
+    }
+
+    #[test]
+    fn a_write_rule_is_a_scope_with_stars() {
+        assert!(matches("*:write", "tickets:write"));
+        assert!(!matches("*:write", "tickets:read"));
+        assert!(!matches("*:write", "tickets:writer"));
+        assert!(matches("admin", "admin"));
+        assert!(!matches("admin", "admins"));
+        assert!(matches("org:*:write", "org:a:b:write"));
     }
 
     #[test]
