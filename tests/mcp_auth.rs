@@ -12,10 +12,12 @@ mod http_exchange;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use http_exchange::{exchange, message};
 use serde_json::{Value, json};
 use toolsmith::mcp::{Authorization, HttpOptions, JwtVerifier, McpServer, ScopeListing};
+use toolsmith::toolset::{ClientCredentials, McpToolset, TokenRequest};
 use toolsmith::{ToolContext, ToolError, Toolbox, tool};
 
 /// Reads a ticket, as the caller. Read-only. Not for changing tickets.
@@ -109,7 +111,12 @@ fn free_port() -> u16 {
 
 /// A token from `issuer`'s token endpoint, with the claims `fields` ask for.
 async fn token(issuer: &Issuer, fields: &[(&str, &str)]) -> String {
-    let addr: SocketAddr = issuer.url.trim_start_matches("http://").parse().unwrap();
+    token_at(&issuer.url, fields).await
+}
+
+/// A token from the token endpoint of the authorization server at `url`.
+async fn token_at(url: &str, fields: &[(&str, &str)]) -> String {
+    let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
     let mut form = vec!["grant_type=client_credentials".to_owned()];
     form.extend(fields.iter().map(|(k, v)| {
         format!(
@@ -480,4 +487,136 @@ fn tools_whose_scopes_do_not_fit_the_server_are_refused_when_it_is_built() {
             .with_authorization(authorization())
             .is_ok()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_signs_in_and_steps_up_once_for_a_tool_that_needs_more() {
+    let Some(issuer) = issuer() else { return };
+    let (http, resource) = protected(&issuer, ScopeListing::Show).await;
+    let url = resource.clone();
+    // A source that asks the authorization server for what it is told, counting the asks.
+    let asked = Arc::new(Mutex::new(Vec::<Vec<String>>::new()));
+    let source = {
+        let asked = Arc::clone(&asked);
+        let issuer_url = issuer.url.clone();
+        move |request: TokenRequest| {
+            let asked = Arc::clone(&asked);
+            let issuer_url = issuer_url.clone();
+            async move {
+                asked.lock().unwrap().push(request.scopes.clone());
+                let mut scopes = vec!["tickets:read".to_owned()];
+                scopes.extend(request.scopes);
+                let scope = scopes.join(" ");
+                Ok(token_at(
+                    &issuer_url,
+                    &[
+                        ("sub", "cy"),
+                        ("aud", request.resource.as_str()),
+                        ("scope", scope.as_str()),
+                    ],
+                )
+                .await)
+            }
+        }
+    };
+    let remote = McpToolset::http_signed_in("tickets", &url, source)
+        .await
+        .unwrap()
+        .trusted();
+    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let ctx = ToolContext::new();
+    let out = proxies.call("read_ticket", json!({"id": 4}), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    assert!(
+        out.to_json().contains("ticket 4 for cy"),
+        "{}",
+        out.to_json()
+    );
+    assert_eq!(asked.lock().unwrap().len(), 1);
+    // The write tool needs `tickets:write`: one new token for it, and the call once more.
+    let out = proxies.call("close_ticket", json!({"id": 4}), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    assert!(
+        out.to_json().contains("closed 4 for cy"),
+        "{}",
+        out.to_json()
+    );
+    assert_eq!(
+        asked.lock().unwrap().clone(),
+        [Vec::<String>::new(), vec!["tickets:write".to_owned()]]
+    );
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_cannot_get_the_scope_asks_once_and_stops() {
+    let Some(issuer) = issuer() else { return };
+    let (http, resource) = protected(&issuer, ScopeListing::Show).await;
+    let asks = Arc::new(Mutex::new(0_u32));
+    let source = {
+        let asks = Arc::clone(&asks);
+        let issuer_url = issuer.url.clone();
+        move |request: TokenRequest| {
+            let asks = Arc::clone(&asks);
+            let issuer_url = issuer_url.clone();
+            async move {
+                *asks.lock().unwrap() += 1;
+                // This client is only ever given the read scope.
+                Ok(token_at(
+                    &issuer_url,
+                    &[
+                        ("sub", "di"),
+                        ("aud", request.resource.as_str()),
+                        ("scope", "tickets:read"),
+                    ],
+                )
+                .await)
+            }
+        }
+    };
+    let remote = McpToolset::http_signed_in("tickets", &resource, source)
+        .await
+        .unwrap()
+        .trusted();
+    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let out = proxies
+        .call("close_ticket", json!({"id": 5}), &ToolContext::new())
+        .await;
+    // Refused for good, not retried: the toolbox's retries would only ask again.
+    let err = out.error().unwrap();
+    assert_eq!(
+        err.code().as_str(),
+        "permission_denied",
+        "{}",
+        out.to_json()
+    );
+    assert!(!err.is_retryable());
+    assert_eq!(
+        *asks.lock().unwrap(),
+        2,
+        "one token to sign in, one step-up, no loop"
+    );
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_get_a_token_for_the_server_they_call() {
+    let Some(issuer) = issuer() else { return };
+    let (http, resource) = protected(&issuer, ScopeListing::Hide).await;
+    let source = ClientCredentials::new(format!("{}/token", issuer.url), "desk-bot", "its secret")
+        .with_scopes(["tickets:read"]);
+    let remote = McpToolset::http_signed_in("tickets", &resource, source)
+        .await
+        .unwrap()
+        .trusted();
+    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let out = proxies
+        .call("read_ticket", json!({"id": 9}), &ToolContext::new())
+        .await;
+    assert!(
+        out.to_json().contains("ticket 9 for desk-bot"),
+        "{}",
+        out.to_json()
+    );
+    http.shutdown().await.unwrap();
 }

@@ -1,6 +1,7 @@
 // An OAuth 2 authorization server for the tests (oauth2-mock-server), on 127.0.0.1 and a
 // free port. It publishes its metadata and key set, and its token endpoint issues signed JWTs
-// (client credentials) whose claims the test chooses in the request's form fields: `sub`,
+// (client credentials) whose claims the test chooses in the request's form fields: `resource`
+// (the audience), `sub`,
 // `aud`, `scope`, `client_id`, `iss` (to forge another issuer's), `exp_in` and `nbf_in`
 // (seconds from now), `kid` (to name a key the server does not publish).
 // Prints its issuer URL on the first line of stdout.
@@ -12,6 +13,15 @@ async function main() {
   server.service.on('beforeTokenSigning', (token, req) => {
     const body = req.body || {};
     const now = Math.floor(Date.now() / 1000);
+    // RFC 8707: a token asked for a resource is for that resource. A client that
+    // authenticated with HTTP Basic is the token's subject unless the form names one.
+    if (body.resource !== undefined) token.payload.aud = body.resource;
+    const basic = (req.headers.authorization || '').match(/^Basic (.+)$/);
+    if (basic) {
+      const client = Buffer.from(basic[1], 'base64').toString().split(':')[0];
+      token.payload.client_id = client;
+      token.payload.sub = client;
+    }
     for (const claim of ['sub', 'aud', 'client_id', 'iss']) {
       if (body[claim] !== undefined) token.payload[claim] = body[claim];
     }

@@ -31,7 +31,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: usize = 64;
 /// call whose arguments are at their limit, and the envelope around them.
 pub const MIN_MESSAGE_BYTES: usize = 4 << 20;
 
-/// How a server serves streamable HTTP ([`McpServer::with_http`]). Each field's default is
+/// How a server serves streamable HTTP ([`McpServer::with_http`](super::McpServer::with_http)). Each field's default is
 /// the one a server has without it.
 #[derive(Clone, Debug)]
 pub struct HttpOptions {
@@ -67,7 +67,7 @@ pub struct HttpOptions {
     /// needs. Such clients get no `Mcp-Session-Id`, no log level kept between requests, no
     /// `tools/list_changed` pushed, and no resumable streams. MCP 2026-07-28 requests are
     /// served so anyway. Share the keys state depends on across the fleet too:
-    /// [`McpServer::with_state_key`] for 2026-07-28 rounds, and the toolbox's `State`
+    /// [`McpServer::with_state_key`](super::McpServer::with_state_key) for 2026-07-28 rounds, and the toolbox's `State`
     /// (docs/deployment.md).
     pub stateless: bool,
 }
@@ -85,7 +85,7 @@ impl Default for HttpOptions {
     }
 }
 
-/// A server's limits ([`McpServer::with_limits`]). Each field's default is the one a server
+/// A server's limits ([`McpServer::with_limits`](super::McpServer::with_limits)). Each field's default is the one a server
 /// has without it.
 #[derive(Clone, Debug)]
 pub struct ServerLimits {

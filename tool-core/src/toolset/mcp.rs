@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -21,8 +20,7 @@ use crate::tool::{BoxFuture, Tool};
 
 use super::names::{fit_name, valid_name};
 use super::set::Toolset;
-
-type Client = RunningService<RoleClient, ()>;
+use super::token::{Client, Failed, Link, TokenSource, challenge_of};
 
 /// Why an MCP server's tools could not be reached.
 #[derive(Debug)]
@@ -76,6 +74,15 @@ impl fmt::Display for McpClientError {
 }
 
 impl std::error::Error for McpClientError {}
+
+impl From<Failed> for McpClientError {
+    fn from(failed: Failed) -> Self {
+        match failed {
+            Failed::Connect(why) => Self::Connect(why),
+            Failed::Timeout(limit) => Self::Timeout(limit),
+        }
+    }
+}
 
 /// What changed in a server's tool list since the listing the proxies were made from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -135,7 +142,7 @@ impl ListingChanges {
 /// ```
 pub struct McpToolset {
     name: Arc<str>,
-    client: Arc<Client>,
+    link: Arc<Link>,
     prefix: Option<String>,
     default_effect: Effect,
     /// Whether the server's annotations are believed.
@@ -191,10 +198,43 @@ impl McpToolset {
         Ok(Self::from_client(name, client))
     }
 
+    /// The server at `url`, over streamable HTTP, with an access token from `source` (see
+    /// [`TokenSource`]). A server that answers 401 (the token expired) or 403
+    /// `insufficient_scope` (a tool needs more scopes) gets one new token (the scopes asked
+    /// before and those it names) and the request once more; never in a loop. The source is
+    /// told the server's URL, so that a token is asked for the server it is sent to.
+    ///
+    /// ```no_run
+    /// use toolsmith::toolset::{ClientCredentials, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), toolsmith::toolset::McpClientError> {
+    /// let signed_in = ClientCredentials::new("http://127.0.0.1:9000/token", "desk-bot", "its secret")
+    ///     .with_scopes(["tickets:read"]);
+    /// let tickets = McpToolset::http_signed_in("tickets", "http://127.0.0.1:8000/mcp", signed_in).await?;
+    /// # let _ = tickets.tools().await?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Connect`] when no token could be had, or the server cannot be
+    /// reached or does not initialize.
+    pub async fn http_signed_in(
+        name: impl Into<Arc<str>>,
+        url: &str,
+        source: impl TokenSource,
+    ) -> Result<Self, McpClientError> {
+        let link = Link::signed_in(url, Arc::new(source), DEFAULT_TIMEOUT).await?;
+        Ok(Self::from_link(name, link))
+    }
+
     fn from_client(name: impl Into<Arc<str>>, client: Client) -> Self {
+        Self::from_link(name, Link::fixed(client))
+    }
+
+    fn from_link(name: impl Into<Arc<str>>, link: Link) -> Self {
         Self {
             name: name.into(),
-            client: Arc::new(client),
+            link: Arc::new(link),
             prefix: None,
             default_effect: Effect::Destructive,
             trusted: false,
@@ -361,8 +401,16 @@ impl McpToolset {
     }
 
     async fn list(&self) -> Result<Vec<Value>, McpClientError> {
-        let tools = tokio::time::timeout(self.timeout, self.client.list_all_tools())
-            .await
+        let client = self.link.client().await;
+        let mut listed = tokio::time::timeout(self.timeout, client.list_all_tools()).await;
+        if let Ok(Err(err)) = &listed
+            && let Some(challenge) = challenge_of(err)
+            && self.link.renew(&client, challenge).await
+        {
+            let client = self.link.client().await;
+            listed = tokio::time::timeout(self.timeout, client.list_all_tools()).await;
+        }
+        let tools = listed
             .map_err(|_| McpClientError::Timeout(self.timeout))?
             .map_err(|err| McpClientError::Protocol(err.to_string()))?;
         tools
@@ -435,7 +483,7 @@ impl McpToolset {
         Ok(McpProxy {
             remote,
             definition,
-            client: Arc::clone(&self.client),
+            link: Arc::clone(&self.link),
             pinned: Arc::clone(&self.pinned),
             timeout: self.timeout,
         })
@@ -504,7 +552,7 @@ struct McpProxy {
     /// The tool's name on the server.
     remote: String,
     definition: ToolDefinition,
-    client: Arc<Client>,
+    link: Arc<Link>,
     pinned: Arc<Mutex<Pinned>>,
     timeout: Duration,
 }
@@ -533,7 +581,29 @@ impl McpProxy {
             .retryable(false));
         }
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
-        let answered = tokio::time::timeout(self.timeout, self.client.call_tool(params)).await;
+        let client = self.link.client().await;
+        let mut answered =
+            tokio::time::timeout(self.timeout, client.call_tool(params.clone())).await;
+        // Asked to sign in again (401) or for more scopes (403): once, with a new token.
+        if let Ok(Err(err)) = &answered
+            && let Some(challenge) = challenge_of(err)
+            && self.link.renew(&client, challenge).await
+        {
+            let client = self.link.client().await;
+            answered = tokio::time::timeout(self.timeout, client.call_tool(params)).await;
+        }
+        // Still refused: this client cannot get what the server asks for, and asking again
+        // (a retry) would not change that.
+        if let Ok(Err(err)) = &answered
+            && challenge_of(err).is_some()
+        {
+            let mut refused = ToolError::permission_denied(format!(
+                "`{}` needs an authorization its server did not give this application. Do not call it again in this conversation.",
+                self.definition.name()
+            ));
+            refused.set_detail(err.to_string());
+            return ToolOutcome::Error(refused);
+        }
         let result = match answered {
             Ok(Ok(result)) => result,
             Err(_) => {

@@ -59,6 +59,8 @@ mod mcp;
 mod names;
 mod prepare;
 mod set;
+#[cfg(feature = "mcp-client")]
+mod token;
 mod transform;
 
 #[cfg(feature = "mcp-client")]
@@ -69,4 +71,6 @@ pub(crate) use prepare::OfferedDef;
 pub(crate) use prepare::ShownNames;
 pub use prepare::{Prepare, Prepared};
 pub use set::{Toolset, ToolsetError};
+#[cfg(feature = "mcp-client")]
+pub use token::{ClientCredentials, StaticToken, TokenRequest, TokenSource};
 pub use transform::{Transform, TransformError, Transformed};

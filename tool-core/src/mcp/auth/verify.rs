@@ -38,7 +38,7 @@ impl std::fmt::Display for TokenError {
 
 impl std::error::Error for TokenError {}
 
-/// Checks an access token and says what it grants. [`JwtVerifier`] checks a JWT against its
+/// Checks an access token and says what it grants. [`JwtVerifier`](super::JwtVerifier) checks a JWT against its
 /// issuer's keys; implement it for anything else (an introspection endpoint, a gateway's
 /// session).
 ///

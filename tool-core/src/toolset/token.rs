@@ -1,0 +1,394 @@
+//! How an MCP client signs in: where its access token comes from, and the connection that
+//! gets a new one when the server asks (feature `mcp-client`).
+//!
+//! A server that answers 401 (the token expired or was refused) or 403 `insufficient_scope`
+//! (a tool needs a scope the token lacks) is asked again once, with a token the source gives
+//! for the scopes the challenge names and those asked before (step-up); never in a loop. A
+//! token is sent only to the server it was asked for: the source is told that resource.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+use rmcp::service::{RoleClient, RunningService};
+
+use crate::tool::BoxFuture;
+
+/// The client of one server.
+pub(super) type Client = RunningService<RoleClient, ()>;
+
+/// What a token is asked for: the server (its URL, the resource a token is issued for, RFC
+/// 8707) and the scopes a call needs (empty for the first token: what the source gives by
+/// default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokenRequest {
+    /// The server's URL: the resource the token is for.
+    pub resource: String,
+    /// The scopes to ask for.
+    pub scopes: Vec<String>,
+}
+
+/// Where an MCP client's access tokens come from ([`McpToolset::http_signed_in`](super::McpToolset::http_signed_in)):
+/// a fixed token ([`StaticToken`]), OAuth client credentials ([`ClientCredentials`]), or a
+/// closure that gets one (from a cache, a refresh token, a secret store).
+///
+/// ```
+/// use toolsmith::toolset::{TokenRequest, TokenSource};
+///
+/// // A closure: asked for the first token and whenever the server wants another.
+/// let source = |request: TokenRequest| async move {
+///     let _ = (request.resource, request.scopes);
+///     Ok::<_, String>("a token from the application's own store".to_owned())
+/// };
+/// fn takes(_: impl TokenSource) {}
+/// takes(source);
+/// ```
+pub trait TokenSource: Send + Sync + 'static {
+    /// A token for `request`, or why there is none.
+    fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>>;
+}
+
+impl<F, Fut> TokenSource for F
+where
+    F: Fn(TokenRequest) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<String, String>> + Send + 'static,
+{
+    fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>> {
+        Box::pin(self(request))
+    }
+}
+
+/// A fixed access token: sent as it is, never renewed.
+#[derive(Clone)]
+pub struct StaticToken(String);
+
+impl StaticToken {
+    /// The token `token`.
+    #[must_use]
+    pub fn new(token: impl Into<String>) -> Self {
+        Self(token.into())
+    }
+}
+
+impl std::fmt::Debug for StaticToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StaticToken(..)")
+    }
+}
+
+impl TokenSource for StaticToken {
+    fn token(&self, _: TokenRequest) -> BoxFuture<'_, Result<String, String>> {
+        let token = self.0.clone();
+        Box::pin(async move { Ok(token) })
+    }
+}
+
+/// OAuth 2 client credentials (RFC 6749 §4.4): a token from the authorization server's token
+/// endpoint for this client, the scopes asked for and the server as the resource (RFC 8707).
+/// The client authenticates with HTTP Basic (`client_secret_basic`).
+///
+/// ```
+/// use toolsmith::toolset::ClientCredentials;
+/// let source = ClientCredentials::new("https://auth.example.com/token", "desk-bot", "its secret")
+///     .with_scopes(["tickets:read"]);
+/// # let _ = source;
+/// ```
+pub struct ClientCredentials {
+    token_url: String,
+    client_id: String,
+    secret: String,
+    scopes: Vec<String>,
+    http: reqwest::Client,
+}
+
+impl std::fmt::Debug for ClientCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientCredentials")
+            .field("token_url", &self.token_url)
+            .field("client_id", &self.client_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientCredentials {
+    /// The client `client_id` with `secret`, at the token endpoint `token_url`.
+    #[must_use]
+    pub fn new(
+        token_url: impl Into<String>,
+        client_id: impl Into<String>,
+        secret: impl Into<String>,
+    ) -> Self {
+        Self {
+            token_url: token_url.into(),
+            client_id: client_id.into(),
+            secret: secret.into(),
+            scopes: Vec::new(),
+            http: reqwest::Client::builder()
+                .timeout(Duration::from_secs(30))
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap_or_default(),
+        }
+    }
+
+    /// The scopes every token is asked with (those a server's challenge names are added).
+    #[must_use]
+    pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
+    async fn fetch(&self, request: TokenRequest) -> Result<String, String> {
+        let mut scopes = self.scopes.clone();
+        for scope in request.scopes {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
+        let mut form = vec![
+            ("grant_type", "client_credentials".to_owned()),
+            ("resource", request.resource),
+        ];
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
+        }
+        let body = form
+            .iter()
+            .map(|(k, v)| format!("{k}={}", form_encode(v)))
+            .collect::<Vec<_>>()
+            .join("&");
+        let response = self
+            .http
+            .post(&self.token_url)
+            .basic_auth(&self.client_id, Some(&self.secret))
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body)
+            .send()
+            .await
+            .map_err(|err| {
+                format!(
+                    "the token endpoint cannot be reached: {}",
+                    err.without_url()
+                )
+            })?;
+        let status = response.status();
+        let text = response.text().await.map_err(|err| {
+            format!(
+                "the token endpoint's answer cannot be read: {}",
+                err.without_url()
+            )
+        })?;
+        if !status.is_success() {
+            return Err(format!("the token endpoint answered {status}"));
+        }
+        let doc: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|_| "the token endpoint answered no JSON".to_owned())?;
+        doc["access_token"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| "the token endpoint's answer has no access_token".to_owned())
+    }
+}
+
+impl TokenSource for ClientCredentials {
+    fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>> {
+        Box::pin(self.fetch(request))
+    }
+}
+
+/// `text` as `application/x-www-form-urlencoded` writes it.
+fn form_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                out.push(char::from(byte));
+            }
+            b' ' => out.push('+'),
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Why a signed-in connection could not be made.
+#[derive(Debug)]
+pub(super) enum Failed {
+    /// No token, or the server cannot be reached or does not initialize.
+    Connect(String),
+    /// The server did not answer in time.
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Connect(why) => f.write_str(why),
+            Self::Timeout(limit) => write!(f, "no answer within {} s", limit.as_secs_f64()),
+        }
+    }
+}
+
+/// The connection to one server: its client, and for a signed-in one over HTTP, where a new
+/// token comes from and the scopes asked for so far.
+pub(super) struct Link {
+    client: tokio::sync::RwLock<Arc<Client>>,
+    signed_in: Option<SignedIn>,
+}
+
+struct SignedIn {
+    url: String,
+    source: Arc<dyn TokenSource>,
+    timeout: Duration,
+    scopes: Mutex<Vec<String>>,
+}
+
+/// Why a request failed, as far as signing in goes.
+pub(super) enum Challenge {
+    /// 401: the token is not taken (expired, revoked).
+    Unauthorized,
+    /// 403 `insufficient_scope`, with the scopes the server names.
+    InsufficientScope(Vec<String>),
+}
+
+impl Link {
+    /// A connection that never signs in (stdio, or HTTP without a token).
+    pub(super) fn fixed(client: Client) -> Self {
+        Self {
+            client: tokio::sync::RwLock::new(Arc::new(client)),
+            signed_in: None,
+        }
+    }
+
+    /// A connection to `url` with a token from `source`.
+    pub(super) async fn signed_in(
+        url: &str,
+        source: Arc<dyn TokenSource>,
+        timeout: Duration,
+    ) -> Result<Self, Failed> {
+        let signed_in = SignedIn {
+            url: url.to_owned(),
+            source,
+            timeout,
+            scopes: Mutex::new(Vec::new()),
+        };
+        let client = signed_in.connect(Vec::new()).await?;
+        Ok(Self {
+            client: tokio::sync::RwLock::new(Arc::new(client)),
+            signed_in: Some(signed_in),
+        })
+    }
+
+    /// The client to send a request with.
+    pub(super) async fn client(&self) -> Arc<Client> {
+        Arc::clone(&*self.client.read().await)
+    }
+
+    /// After `used` failed a request with `challenge`: a new token (for the scopes asked
+    /// before and those the challenge names) and a new connection with it, once. `false`
+    /// when the link does not sign in, or no new token could be had.
+    pub(super) async fn renew(&self, used: &Arc<Client>, challenge: Challenge) -> bool {
+        let Some(signed_in) = &self.signed_in else {
+            return false;
+        };
+        let mut current = self.client.write().await;
+        // Another request renewed it meanwhile: its client is the one to retry with.
+        if !Arc::ptr_eq(&current, used) {
+            return true;
+        }
+        let scopes = {
+            let mut asked = signed_in
+                .scopes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if let Challenge::InsufficientScope(named) = challenge {
+                for scope in named {
+                    if !asked.contains(&scope) {
+                        asked.push(scope);
+                    }
+                }
+            }
+            asked.clone()
+        };
+        match signed_in.connect(scopes).await {
+            Ok(client) => {
+                *current = Arc::new(client);
+                true
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "an MCP server asked for a new token and none could be had");
+                false
+            }
+        }
+    }
+}
+
+impl SignedIn {
+    async fn connect(&self, scopes: Vec<String>) -> Result<Client, Failed> {
+        let token = self
+            .source
+            .token(TokenRequest {
+                resource: self.url.clone(),
+                scopes,
+            })
+            .await
+            .map_err(Failed::Connect)?;
+        let config =
+            rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                self.url.clone(),
+            )
+            .auth_header(token);
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+        tokio::time::timeout(self.timeout, ().serve(transport))
+            .await
+            .map_err(|_| Failed::Timeout(self.timeout))?
+            .map_err(|err| Failed::Connect(err.to_string()))
+    }
+}
+
+/// What a failed request says about signing in: a 401, or a 403 `insufficient_scope` and
+/// the scopes its challenge names.
+pub(super) fn challenge_of(err: &(dyn std::error::Error + 'static)) -> Option<Challenge> {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+    let mut next = Some(err);
+    while let Some(err) = next {
+        if err.downcast_ref::<AuthRequiredError>().is_some() {
+            return Some(Challenge::Unauthorized);
+        }
+        if let Some(insufficient) = err.downcast_ref::<InsufficientScopeError>() {
+            return Some(Challenge::InsufficientScope(scopes_of(
+                &insufficient.www_authenticate_header,
+            )));
+        }
+        next = err.source();
+    }
+    None
+}
+
+/// The `scope` of a `WWW-Authenticate: Bearer` challenge, split into scopes.
+fn scopes_of(challenge: &str) -> Vec<String> {
+    let Some(at) = challenge.find("scope=\"") else {
+        return Vec::new();
+    };
+    let rest = &challenge[at + 7..];
+    let value = rest.split('"').next().unwrap_or("");
+    value.split_whitespace().map(str::to_owned).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_challenge_names_its_scopes() {
+        assert_eq!(
+            scopes_of(
+                r#"Bearer error="insufficient_scope", scope="a:write b", resource_metadata="x""#
+            ),
+            ["a:write", "b"]
+        );
+        assert!(scopes_of("Bearer resource_metadata=\"x\"").is_empty());
+        assert_eq!(form_encode("a b:c/d"), "a+b%3Ac%2Fd");
+    }
+}
