@@ -620,3 +620,104 @@ async fn client_credentials_get_a_token_for_the_server_they_call() {
     );
     http.shutdown().await.unwrap();
 }
+
+/// The example's server process, stopped when dropped.
+struct Example(Child);
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_example_serves_a_protected_toolbox() {
+    let Some(issuer) = issuer() else { return };
+    let exe = std::env::current_exe().unwrap();
+    let binary = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .map(|profile| profile.join("examples").join("mcp_auth"))
+        .unwrap();
+    assert!(
+        binary.exists(),
+        "build the example first: cargo build --example mcp_auth --features mcp-auth (scripts/test.sh does)"
+    );
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut child = Command::new(binary)
+        .args([issuer.url.as_str(), addr.as_str()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let _example = Example(child);
+    let resource = line.trim().to_owned();
+    assert_eq!(resource, format!("http://{addr}/mcp"));
+    let addr: SocketAddr = addr.parse().unwrap();
+    assert_eq!(
+        status(&post(addr, None, &call("read_ticket", 3)).await),
+        401
+    );
+    let reader = token(
+        &issuer,
+        &[
+            ("sub", "eve"),
+            ("aud", resource.as_str()),
+            ("scope", "tickets:read"),
+        ],
+    )
+    .await;
+    let bearer = format!("Bearer {reader}");
+    // The example serves sessions: open one with the token, then call in it.
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let opened = post(addr, Some(&bearer), &init).await;
+    assert_eq!(status(&opened), 200, "{opened}");
+    let session = header(&opened, "mcp-session-id").unwrap().to_owned();
+    let in_session = |body: &Value, auth: &str| {
+        let body = body.to_string();
+        format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\nmcp-session-id: {session}\r\nauthorization: {auth}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    exchange(addr, in_session(&initialized, &bearer), |_| false).await;
+    let read = exchange(addr, in_session(&call("read_ticket", 3), &bearer), |a| {
+        a.contains("\"result\"")
+    })
+    .await;
+    assert!(read.contains("ticket 3, read by eve"), "{read}");
+    let closed = exchange(addr, in_session(&call("close_ticket", 3), &bearer), |_| {
+        false
+    })
+    .await;
+    assert_eq!(status(&closed), 403, "{closed}");
+    assert!(
+        header(&closed, "www-authenticate")
+            .unwrap()
+            .contains("scope=\"tickets:write\"")
+    );
+    // Another user's token cannot use eve's session.
+    let other = token(
+        &issuer,
+        &[
+            ("sub", "mallory"),
+            ("aud", resource.as_str()),
+            ("scope", "tickets:read"),
+        ],
+    )
+    .await;
+    let taken = exchange(
+        addr,
+        in_session(&call("read_ticket", 3), &format!("Bearer {other}")),
+        |_| false,
+    )
+    .await;
+    assert_eq!(status(&taken), 404, "{taken}");
+}
