@@ -219,6 +219,17 @@ async fn the_resource_server_takes_only_its_own_valid_tokens_and_their_scopes() 
         );
     }
 
+    // Only the metadata itself is open: a path beside it asks for a token like any other.
+    let beside = exchange(
+        addr,
+        format!(
+            "GET /.well-known/oauth-protected-resource/mcp/../other HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"
+        ),
+        |_| false,
+    )
+    .await;
+    assert_eq!(status(&beside), 401, "{beside}");
+
     // No token: 401, and where the metadata is.
     let answer = post(addr, None, &call("read_ticket", 1)).await;
     assert_eq!(status(&answer), 401, "{answer}");

@@ -49,7 +49,7 @@ pub(super) async fn guard(
     // before anything of it is read, and its grant names the principal.
     #[cfg(feature = "mcp-auth")]
     let (mut request, granted) = match &guard.server.config.gate {
-        Some(_) if request.uri().path().starts_with(super::auth::WELL_KNOWN) => {
+        Some(gate) if gate.serves_metadata_at(request.uri().path()) => {
             return next.run(request).await;
         }
         Some(gate) => match gate.check(request.headers()).await {

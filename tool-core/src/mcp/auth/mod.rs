@@ -346,6 +346,12 @@ impl Gate {
         }
     }
 
+    /// Whether `path` is where the metadata is served (the well-known path, or its form
+    /// suffixed with the resource's path): the one place a request needs no token.
+    pub(super) fn serves_metadata_at(&self, path: &str) -> bool {
+        path == WELL_KNOWN || path == self.authorization.metadata_path()
+    }
+
     /// The `WWW-Authenticate` value of a 401.
     pub(super) fn challenge(&self, refused: &Refused) -> String {
         let url = self.authorization.metadata_url();
