@@ -552,6 +552,22 @@ impl ToolDefinition {
         crate::validate::validate_full(&self.validation, &arguments, limits)
     }
 
+    /// `arguments` for a call in `ctx`, validated: taken as they are when the toolbox already
+    /// read them against this definition (the attempt's context says so), read here
+    /// otherwise. For a tool that forwards its arguments (a transform, a remote proxy).
+    pub(crate) fn validate_in(
+        &self,
+        arguments: Arguments<'_>,
+        ctx: &crate::context::ToolContext,
+    ) -> Result<Value, ToolError> {
+        match arguments {
+            Arguments::Value(value) if ctx.read_against(crate::context::ReadMark::of(self)) => {
+                Ok(value.into_owned())
+            }
+            arguments => self.validate(arguments),
+        }
+    }
+
     /// `arguments` as a strict export promised they are read: a `null` for an optional
     /// parameter left out; `None` when there is none to leave out. Only a hand-written
     /// definition needs it: a `#[tool]` parameter's schema already takes `null`.

@@ -558,8 +558,8 @@ struct McpProxy {
 }
 
 impl McpProxy {
-    async fn run(&self, arguments: Arguments<'_>, _ctx: &ToolContext) -> ToolOutcome {
-        let arguments = match self.definition.validate(arguments) {
+    async fn run(&self, arguments: Arguments<'_>, ctx: &ToolContext) -> ToolOutcome {
+        let arguments = match self.definition.validate_in(arguments, ctx) {
             Ok(Value::Object(arguments)) => arguments,
             Ok(_) => Map::new(),
             Err(err) => return ToolOutcome::Error(err),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::arguments::Arguments;
-use crate::context::{ReadMark, ToolContext};
+use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
 use crate::outcome::ToolOutcome;
 use crate::tool::{BoxFuture, Tool};
@@ -410,15 +410,9 @@ impl Tool for Transformed {
         ctx: &'a ToolContext,
     ) -> BoxFuture<'a, ToolOutcome> {
         Box::pin(async move {
-            // Read by the toolbox against this definition already: not again.
-            let arguments = match arguments {
-                Arguments::Value(value) if ctx.read_against(ReadMark::of(&self.definition)) => {
-                    value.into_owned()
-                }
-                arguments => match self.definition.validate(arguments) {
-                    Ok(arguments) => arguments,
-                    Err(err) => return ToolOutcome::Error(err),
-                },
+            let arguments = match self.definition.validate_in(arguments, ctx) {
+                Ok(arguments) => arguments,
+                Err(err) => return ToolOutcome::Error(err),
             };
             let forwarded = self.forward(arguments, ctx);
             self.inner.call(Arguments::from(forwarded), ctx).await
@@ -440,6 +434,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::context::ReadMark;
 
     /// Gives back the arguments it got.
     struct Echo(ToolDefinition);
