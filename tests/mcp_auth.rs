@@ -114,6 +114,21 @@ async fn token(issuer: &Issuer, fields: &[(&str, &str)]) -> String {
     token_at(&issuer.url, fields).await
 }
 
+/// A token of `issuer`'s for `sub`, for `resource`, with `scope`.
+async fn user_token(issuer: &Issuer, sub: &str, resource: &str, scope: &str) -> String {
+    token(issuer, &[("sub", sub), ("aud", resource), ("scope", scope)]).await
+}
+
+/// The tools of the protected server at `url` as proxies, its client signed in by `source`
+/// (the server is this test's own: its annotations are believed).
+async fn signed_in_proxies(url: &str, source: impl toolsmith::toolset::TokenSource) -> Toolbox {
+    let remote = McpToolset::http_signed_in("tickets", url, source)
+        .await
+        .unwrap()
+        .trusted();
+    Toolbox::new().with_toolset(remote.tools().await.unwrap())
+}
+
 /// A token from the token endpoint of the authorization server at `url`.
 async fn token_at(url: &str, fields: &[(&str, &str)]) -> String {
     let addr: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
@@ -380,15 +395,7 @@ async fn a_server_may_list_what_a_caller_must_step_up_for() {
     let Some(issuer) = issuer() else { return };
     let (http, resource) = protected(&issuer, ScopeListing::Show).await;
     let addr = http.local_addr();
-    let reader = token(
-        &issuer,
-        &[
-            ("sub", "bo"),
-            ("aud", resource.as_str()),
-            ("scope", "tickets:read"),
-        ],
-    )
-    .await;
+    let reader = user_token(&issuer, "bo", &resource, "tickets:read").await;
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
     let listed = message(&post(addr, Some(&format!("Bearer {reader}")), &list).await);
     assert_eq!(
@@ -530,11 +537,7 @@ async fn a_client_signs_in_and_steps_up_once_for_a_tool_that_needs_more() {
             }
         }
     };
-    let remote = McpToolset::http_signed_in("tickets", &url, source)
-        .await
-        .unwrap()
-        .trusted();
-    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let proxies = signed_in_proxies(&url, source).await;
     let ctx = ToolContext::new();
     let out = proxies.call("read_ticket", json!({"id": 4}), &ctx).await;
     assert!(out.is_success(), "{}", out.to_json());
@@ -585,11 +588,7 @@ async fn a_client_that_cannot_get_the_scope_asks_once_and_stops() {
             }
         }
     };
-    let remote = McpToolset::http_signed_in("tickets", &resource, source)
-        .await
-        .unwrap()
-        .trusted();
-    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let proxies = signed_in_proxies(&resource, source).await;
     let out = proxies
         .call("close_ticket", json!({"id": 5}), &ToolContext::new())
         .await;
@@ -616,11 +615,7 @@ async fn client_credentials_get_a_token_for_the_server_they_call() {
     let (http, resource) = protected(&issuer, ScopeListing::Hide).await;
     let source = ClientCredentials::new(format!("{}/token", issuer.url), "desk-bot", "its secret")
         .with_scopes(["tickets:read"]);
-    let remote = McpToolset::http_signed_in("tickets", &resource, source)
-        .await
-        .unwrap()
-        .trusted();
-    let proxies = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let proxies = signed_in_proxies(&resource, source).await;
     let out = proxies
         .call("read_ticket", json!({"id": 9}), &ToolContext::new())
         .await;
@@ -673,15 +668,7 @@ async fn the_example_serves_a_protected_toolbox() {
         status(&post(addr, None, &call("read_ticket", 3)).await),
         401
     );
-    let reader = token(
-        &issuer,
-        &[
-            ("sub", "eve"),
-            ("aud", resource.as_str()),
-            ("scope", "tickets:read"),
-        ],
-    )
-    .await;
+    let reader = user_token(&issuer, "eve", &resource, "tickets:read").await;
     let bearer = format!("Bearer {reader}");
     // The example serves sessions: open one with the token, then call in it.
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
@@ -715,15 +702,7 @@ async fn the_example_serves_a_protected_toolbox() {
             .contains("scope=\"tickets:write\"")
     );
     // Another user's token cannot use eve's session.
-    let other = token(
-        &issuer,
-        &[
-            ("sub", "mallory"),
-            ("aud", resource.as_str()),
-            ("scope", "tickets:read"),
-        ],
-    )
-    .await;
+    let other = user_token(&issuer, "mallory", &resource, "tickets:read").await;
     let taken = exchange(
         addr,
         in_session(&call("read_ticket", 3), &format!("Bearer {other}")),
