@@ -551,3 +551,35 @@ async fn a_grant_without_a_tools_scopes_is_turned_away_and_offered_nothing_it_la
             .is_success()
     );
 }
+
+#[tokio::test]
+async fn a_write_turned_away_busy_keeps_no_key_and_runs_once_when_called_again() {
+    let toolbox = Toolbox::new()
+        .with(SetPriority)
+        .with_defaults(toolsmith::policy::Defaults {
+            max_in_flight: Some(1),
+            ..toolsmith::policy::Defaults::default()
+        });
+    let ctx = ToolContext::new().with_run_id("r-busy-write");
+    let held = toolbox
+        .admit("set_priority", toolsmith::Spelling::Registered, &ctx, None)
+        .await
+        .unwrap();
+    let call = json!({"id": 150, "priority": 2});
+    let out = toolbox.call("set_priority", call.clone(), &ctx).await;
+    assert_eq!(out.error().unwrap().refusal(), Some(Refusal::Busy));
+    assert_eq!(set_runs(150), 0);
+    drop(held);
+    // The same write in the same run, once a place is free: it runs (nothing was kept for
+    // the refused call to replay), and a retry of it replays.
+    let out = toolbox.call("set_priority", call.clone(), &ctx).await;
+    assert!(out.is_success(), "{}", out.to_json());
+    assert!(!out.to_json().contains("\"replayed\""), "{}", out.to_json());
+    let again = toolbox.call("set_priority", call, &ctx).await;
+    assert!(
+        again.to_json().contains("\"replayed\":true"),
+        "{}",
+        again.to_json()
+    );
+    assert_eq!(set_runs(150), 1);
+}
