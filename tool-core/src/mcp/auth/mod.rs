@@ -442,6 +442,33 @@ mod tests {
         assert_eq!(bearer(&headers).ok(), Some("eyJ.abc-_.x="));
     }
 
+    proptest::proptest! {
+        /// Whatever a client sends as its `Authorization` header, the answer is a token of
+        /// the bearer syntax or a refusal; and whatever it sends as a token (also behind a
+        /// header that names an allowed algorithm, whose key cannot be fetched here), the
+        /// verifier refuses it without a panic.
+        #[test]
+        fn hostile_headers_and_tokens_are_refused_cleanly(text in ".{0,300}", bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300)) {
+            let mut headers = http::HeaderMap::new();
+            for value in [text.as_bytes(), bytes.as_slice()] {
+                if let Ok(value) = http::HeaderValue::from_bytes(value) {
+                    headers.insert(http::header::AUTHORIZATION, value);
+                    if let Ok(token) = bearer(&headers) {
+                        proptest::prop_assert!(!token.is_empty() && token.len() <= 16 * 1024);
+                        proptest::prop_assert!(token.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._~+/=".contains(&b)));
+                    }
+                }
+            }
+            let verifier = JwtVerifier::new("http://127.0.0.1:1", "http://127.0.0.1:2/mcp")
+                .with_jwks_uri("http://127.0.0.1:1/jwks");
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            for token in [text.as_str(), &format!("eyJhbGciOiJSUzI1NiJ9.{text}.x")] {
+                let verdict = runtime.block_on(verifier.verify(token));
+                proptest::prop_assert!(verdict.is_err());
+            }
+        }
+    }
+
     struct NoTokens;
 
     impl TokenVerifier for NoTokens {
