@@ -13,10 +13,14 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use http_exchange::{exchange, message};
 use serde_json::{Value, json};
-use toolsmith::mcp::{Authorization, HttpOptions, JwtVerifier, McpServer, ScopeListing};
+use toolsmith::mcp::{
+    Authorization, HttpOptions, IntrospectionVerifier, JwtVerifier, McpServer, ScopeListing,
+    TokenVerifier,
+};
 use toolsmith::toolset::{ClientCredentials, McpToolset, TokenRequest};
 use toolsmith::{ToolContext, ToolError, Toolbox, tool};
 
@@ -153,15 +157,28 @@ async fn token_at(url: &str, fields: &[(&str, &str)]) -> String {
 /// The protected server: two tools, each with its scope; stateless HTTP, so that a plain call
 /// is answered in place and a listing goes through rmcp.
 async fn protected(issuer: &Issuer, listing: ScopeListing) -> (toolsmith::mcp::HttpServer, String) {
+    protected_by(issuer, listing, |resource| {
+        JwtVerifier::new(&issuer.url, resource)
+    })
+    .await
+}
+
+/// [`protected`], its tokens checked by the verifier `verifier` makes for its resource.
+async fn protected_by<V: TokenVerifier>(
+    issuer: &Issuer,
+    listing: ScopeListing,
+    verifier: impl FnOnce(&str) -> V,
+) -> (toolsmith::mcp::HttpServer, String) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
+    let verifier = verifier(&resource);
     let http = McpServer::new(Toolbox::new().with(ReadTicket).with(CloseTicket))
         .with_http(HttpOptions {
             stateless: true,
             ..HttpOptions::default()
         })
         .with_authorization(
-            Authorization::new(&resource, JwtVerifier::new(&issuer.url, &resource))
+            Authorization::new(&resource, verifier)
                 .with_authorization_server(&issuer.url)
                 .with_scopes_supported(["tickets:read", "tickets:write"])
                 .with_write_scopes(["*:write"])
@@ -245,13 +262,14 @@ async fn the_resource_server_takes_only_its_own_valid_tokens_and_their_scopes() 
     .await;
     assert_eq!(status(&beside), 401, "{beside}");
 
-    // No token: 401, and where the metadata is.
+    // No token: 401, where the metadata is, and the scopes to start with (the supported
+    // ones that are not write scopes).
     let answer = post(addr, None, &call("read_ticket", 1)).await;
     assert_eq!(status(&answer), 401, "{answer}");
     let challenge = header(&answer, "www-authenticate").unwrap();
     assert_eq!(
         challenge,
-        format!("Bearer resource_metadata=\"{metadata_url}\"")
+        format!("Bearer resource_metadata=\"{metadata_url}\", scope=\"tickets:read\"")
     );
 
     // Tokens that are not this server's: each 401 `invalid_token`.
@@ -390,6 +408,141 @@ async fn the_resource_server_takes_only_its_own_valid_tokens_and_their_scopes() 
     http.shutdown().await.unwrap();
 }
 
+/// Revokes `token` at `issuer`'s revocation endpoint (RFC 7009).
+async fn revoke(issuer: &Issuer, token: &str) {
+    let addr: SocketAddr = issuer.url.trim_start_matches("http://").parse().unwrap();
+    let body = format!("token={token}");
+    let request = format!(
+        "POST /revoke HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/x-www-form-urlencoded\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = exchange(addr, request, |_| false).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+}
+
+/// The text of a call's first content block.
+fn text_of(answer: &str) -> String {
+    message(answer)["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"))
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opaque_tokens_are_introspected_and_a_revoked_one_is_refused() {
+    let Some(issuer) = issuer() else { return };
+    let introspect = format!("{}/introspect", issuer.url);
+    let checked = |cache_for: Duration| {
+        let introspect = introspect.clone();
+        let trusted = issuer.url.clone();
+        move |resource: &str| {
+            IntrospectionVerifier::new(introspect, resource)
+                .with_client("mcp-server", "its-secret")
+                .with_issuer(trusted)
+                .with_cache_for(cache_for)
+        }
+    };
+    let (http, resource) = protected_by(&issuer, ScopeListing::Hide, checked(Duration::ZERO)).await;
+    let addr = http.local_addr();
+    let opaque = |sub: &'static str, aud: String| {
+        let issuer = &issuer;
+        async move {
+            token(
+                issuer,
+                &[
+                    ("sub", sub),
+                    ("aud", &aud),
+                    ("scope", "tickets:read"),
+                    ("opaque", "1"),
+                ],
+            )
+            .await
+        }
+    };
+    let ada = opaque("ada", resource.clone()).await;
+    assert_eq!(ada.split('.').count(), 1, "an opaque token: {ada}");
+    let answer = post(
+        addr,
+        Some(&format!("Bearer {ada}")),
+        &call("read_ticket", 7),
+    )
+    .await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    assert!(text_of(&answer).contains("ticket 7 for ada"));
+    // Its scopes hold as a JWT's do.
+    let answer = post(
+        addr,
+        Some(&format!("Bearer {ada}")),
+        &call("close_ticket", 7),
+    )
+    .await;
+    assert_eq!(status(&answer), 403, "{answer}");
+
+    // Revoked: refused on the next request.
+    revoke(&issuer, &ada).await;
+    let answer = post(
+        addr,
+        Some(&format!("Bearer {ada}")),
+        &call("read_ticket", 7),
+    )
+    .await;
+    assert_eq!(status(&answer), 401, "{answer}");
+    assert!(
+        header(&answer, "www-authenticate")
+            .unwrap()
+            .contains("invalid_token")
+    );
+
+    // For another resource, or unknown to the issuer: refused.
+    let elsewhere = opaque("bo", "http://127.0.0.1:1/mcp".to_owned()).await;
+    let unknown = "bm90LWEtdG9rZW4";
+    for bad in [elsewhere.as_str(), unknown] {
+        let answer = post(
+            addr,
+            Some(&format!("Bearer {bad}")),
+            &call("read_ticket", 7),
+        )
+        .await;
+        assert_eq!(status(&answer), 401, "{bad}: {answer}");
+    }
+    http.shutdown().await.unwrap();
+
+    // Kept for a while (the default): a revoked token still works until then, which is the
+    // bound the setting documents.
+    let (http, resource) = protected_by(
+        &issuer,
+        ScopeListing::Hide,
+        checked(Duration::from_secs(300)),
+    )
+    .await;
+    let addr = http.local_addr();
+    let cy = opaque("cy", resource).await;
+    let first = post(addr, Some(&format!("Bearer {cy}")), &call("read_ticket", 1)).await;
+    assert_eq!(status(&first), 200, "{first}");
+    revoke(&issuer, &cy).await;
+    let kept = post(addr, Some(&format!("Bearer {cy}")), &call("read_ticket", 1)).await;
+    assert_eq!(status(&kept), 200, "{kept}");
+    http.shutdown().await.unwrap();
+
+    // Without the server's own credentials the endpoint refuses to answer: the token cannot
+    // be checked, so the request is refused for now (503), never taken.
+    let (http, resource) = protected_by(&issuer, ScopeListing::Hide, |resource| {
+        IntrospectionVerifier::new(format!("{}/introspect", issuer.url), resource)
+    })
+    .await;
+    let addr = http.local_addr();
+    let dee = opaque("dee", resource).await;
+    let answer = post(
+        addr,
+        Some(&format!("Bearer {dee}")),
+        &call("read_ticket", 1),
+    )
+    .await;
+    assert_eq!(status(&answer), 503, "{answer}");
+    assert!(header(&answer, "retry-after").is_some(), "{answer}");
+    http.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_may_list_what_a_caller_must_step_up_for() {
     let Some(issuer) = issuer() else { return };
@@ -469,6 +622,22 @@ fn archive_ticket(
     id
 }
 
+/// A hand-written tool, for its definition's scopes.
+struct Quoted(toolsmith::ToolDefinition);
+
+impl toolsmith::Tool for Quoted {
+    fn definition(&self) -> &toolsmith::ToolDefinition {
+        &self.0
+    }
+    fn call<'a>(
+        &'a self,
+        _: toolsmith::Arguments<'a>,
+        _: &'a ToolContext,
+    ) -> toolsmith::tool::BoxFuture<'a, toolsmith::ToolOutcome> {
+        Box::pin(async { toolsmith::ToolOutcome::success("x").unwrap() })
+    }
+}
+
 #[test]
 fn tools_whose_scopes_do_not_fit_the_server_are_refused_when_it_is_built() {
     let resource = "http://127.0.0.1:1/mcp";
@@ -505,6 +674,33 @@ fn tools_whose_scopes_do_not_fit_the_server_are_refused_when_it_is_built() {
             .with_authorization(authorization())
             .is_ok()
     );
+    // A scope that is no OAuth scope token, from a hand-written definition or the server's
+    // own setting, would break the challenge that names it: refused.
+    let quoted = Quoted(
+        toolsmith::ToolDefinition::new("quoted", "Reads. Read-only.", json!({"type": "object"}))
+            .with_scopes(["tickets:\"read"]),
+    );
+    let err = McpServer::new(Toolbox::new().with(quoted))
+        .with_authorization(authorization())
+        .unwrap_err();
+    assert!(
+        matches!(&err, toolsmith::mcp::ScopeError::Malformed { tool: Some(t), .. } if t == "quoted"),
+        "{err}"
+    );
+    let err = McpServer::new(Toolbox::new().with(ReadTicket))
+        .with_authorization(authorization().with_scopes_supported(["tickets:\"read"]))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            toolsmith::mcp::ScopeError::Malformed { tool: None, .. }
+        ),
+        "{err}"
+    );
+    let err = McpServer::new(Toolbox::new().with(ReadTicket))
+        .with_authorization(authorization().with_challenge_scopes(["a b"]))
+        .unwrap_err();
+    assert!(err.to_string().contains("no OAuth scope token"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

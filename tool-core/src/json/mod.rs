@@ -2,6 +2,8 @@
 //! renderings for messages.
 
 pub(crate) mod canonical;
+#[cfg(any(feature = "mcp-auth", feature = "mcp-client"))]
+pub(crate) mod fetched;
 pub(crate) mod number;
 #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
 pub(crate) mod request_id;

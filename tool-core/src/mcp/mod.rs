@@ -78,8 +78,8 @@ pub use rmcp;
 
 #[cfg(feature = "mcp-auth")]
 pub use auth::{
-    Authorization, JwtAlgorithm, JwtVerifier, ScopeError, ScopeListing, TokenError, TokenVerifier,
-    Verified,
+    Authorization, IntrospectionVerifier, JwtAlgorithm, JwtVerifier, ScopeError, ScopeListing,
+    TokenError, TokenVerifier, Verified,
 };
 pub use options::{
     DEFAULT_MAX_IN_FLIGHT, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE, DEFAULT_SESSION_IDLE,

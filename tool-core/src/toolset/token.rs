@@ -124,11 +124,7 @@ impl ClientCredentials {
             client_id: client_id.into(),
             secret: secret.into(),
             scopes: Vec::new(),
-            http: reqwest::Client::builder()
-                .timeout(Duration::from_secs(30))
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap_or_default(),
+            http: crate::json::fetched::client(Duration::from_secs(30)),
         }
     }
 
@@ -153,17 +149,11 @@ impl ClientCredentials {
         if !scopes.is_empty() {
             form.push(("scope", scopes.join(" ")));
         }
-        let body = form
-            .iter()
-            .map(|(k, v)| format!("{k}={}", form_encode(v)))
-            .collect::<Vec<_>>()
-            .join("&");
         let response = self
             .http
             .post(&self.token_url)
             .basic_auth(&self.client_id, Some(&self.secret))
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body)
+            .form(&form)
             .send()
             .await
             .map_err(|err| {
@@ -172,18 +162,8 @@ impl ClientCredentials {
                     err.without_url()
                 )
             })?;
-        let status = response.status();
-        let text = response.text().await.map_err(|err| {
-            format!(
-                "the token endpoint's answer cannot be read: {}",
-                err.without_url()
-            )
-        })?;
-        if !status.is_success() {
-            return Err(format!("the token endpoint answered {status}"));
-        }
-        let doc: serde_json::Value = serde_json::from_str(&text)
-            .map_err(|_| "the token endpoint answered no JSON".to_owned())?;
+        let doc = crate::json::fetched::read_json(response, "the token endpoint", MAX_TOKEN_ANSWER)
+            .await?;
         doc["access_token"]
             .as_str()
             .map(str::to_owned)
@@ -191,25 +171,13 @@ impl ClientCredentials {
     }
 }
 
+/// The most bytes of a token endpoint's answer read.
+const MAX_TOKEN_ANSWER: usize = 64 * 1024;
+
 impl TokenSource for ClientCredentials {
     fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>> {
         Box::pin(self.fetch(request))
     }
-}
-
-/// `text` as `application/x-www-form-urlencoded` writes it.
-fn form_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                out.push(char::from(byte));
-            }
-            b' ' => out.push('+'),
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out
 }
 
 /// Why a signed-in connection could not be made.
@@ -389,6 +357,5 @@ mod tests {
             ["a:write", "b"]
         );
         assert!(scopes_of("Bearer resource_metadata=\"x\"").is_empty());
-        assert_eq!(form_encode("a b:c/d"), "a+b%3Ac%2Fd");
     }
 }

@@ -7,8 +7,7 @@ use jsonwebtoken::jwk::{Jwk, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde_json::{Map, Value};
 
-use super::verify::{TokenError, TokenVerifier, Verified, at_unix, split_resource};
-use crate::context::Grant;
+use super::verify::{TokenError, TokenVerifier, Verified, grant_of, split_resource};
 use crate::tool::BoxFuture;
 
 /// The most bytes of an issuer's metadata or key set read.
@@ -85,11 +84,7 @@ impl JwtVerifier {
             leeway: Duration::from_secs(30),
             refetch_after: Duration::from_secs(60),
             keys: tokio::sync::Mutex::default(),
-            client: reqwest::Client::builder()
-                .timeout(Duration::from_secs(10))
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .unwrap_or_default(),
+            client: crate::json::fetched::client(Duration::from_secs(10)),
         }
     }
 
@@ -182,26 +177,12 @@ impl JwtVerifier {
 
     /// A JSON document, at most [`MAX_DOCUMENT`] bytes.
     async fn get(&self, url: &str) -> Result<Value, TokenError> {
-        let unavailable =
-            |err: reqwest::Error| TokenError::Unavailable(err.without_url().to_string());
-        let mut response = self.client.get(url).send().await.map_err(unavailable)?;
-        if !response.status().is_success() {
-            return Err(TokenError::Unavailable(format!(
-                "{url} answered {}",
-                response.status()
-            )));
-        }
-        let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(unavailable)? {
-            if body.len() + chunk.len() > MAX_DOCUMENT {
-                return Err(TokenError::Unavailable(format!(
-                    "{url} answered more than {MAX_DOCUMENT} bytes"
-                )));
-            }
-            body.extend_from_slice(&chunk);
-        }
-        serde_json::from_slice(&body)
-            .map_err(|err| TokenError::Unavailable(format!("{url} answered no JSON: {err}")))
+        let response = self.client.get(url).send().await.map_err(|err| {
+            TokenError::Unavailable(format!("{url} cannot be reached: {}", err.without_url()))
+        })?;
+        crate::json::fetched::read_json(response, url, MAX_DOCUMENT)
+            .await
+            .map_err(TokenError::Unavailable)
     }
 
     async fn check(&self, token: &str) -> Result<Verified, TokenError> {
@@ -224,36 +205,7 @@ impl JwtVerifier {
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         let data = jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation)
             .map_err(|err| TokenError::Invalid(format!("{:?}", err.kind())))?;
-        let claims = data.claims;
-        let subject = claims
-            .get(&self.principal_claim)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .ok_or_else(|| invalid("no principal claim"))?;
-        let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
-            (Some(Value::String(scope)), _) => {
-                scope.split_whitespace().map(str::to_owned).collect()
-            }
-            (_, Some(Value::Array(list))) => list
-                .iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect(),
-            (_, Some(Value::String(scp))) => scp.split_whitespace().map(str::to_owned).collect(),
-            _ => Vec::new(),
-        };
-        let mut grant = Grant::new(subject)
-            .with_scopes(scopes)
-            .with_issuer(self.issuer.clone());
-        if let Some(client) = claims
-            .get("client_id")
-            .or_else(|| claims.get("azp"))
-            .and_then(Value::as_str)
-        {
-            grant = grant.with_client_id(client);
-        }
-        let expires_at = claims.get("exp").and_then(Value::as_u64).map(at_unix);
-        Ok(Verified { grant, expires_at })
+        grant_of(&data.claims, &self.principal_claim, &self.issuer)
     }
 }
 

@@ -24,9 +24,11 @@ use sha2::Digest;
 
 use crate::context::Grant;
 
+mod introspect;
 mod jwt;
 mod verify;
 
+pub use introspect::IntrospectionVerifier;
 /// The signature algorithms of JWTs ([`JwtVerifier::with_algorithms`]): jsonwebtoken's.
 pub use jsonwebtoken::Algorithm as JwtAlgorithm;
 pub use jwt::JwtVerifier;
@@ -73,6 +75,8 @@ pub struct Authorization {
     scopes_supported: Vec<String>,
     /// Patterns of the scopes that allow writing (`*:write`).
     write_scopes: Vec<String>,
+    /// The scopes a 401 asks for, when set.
+    challenge_scopes: Option<Vec<String>>,
     listing: ScopeListing,
     verifier: Arc<dyn TokenVerifier>,
 }
@@ -98,6 +102,7 @@ impl Authorization {
             authorization_servers: Vec::new(),
             scopes_supported: Vec::new(),
             write_scopes: Vec::new(),
+            challenge_scopes: None,
             listing: ScopeListing::default(),
             verifier: Arc::new(verifier),
         }
@@ -137,11 +142,55 @@ impl Authorization {
         self
     }
 
+    /// The scopes a client is asked for when it comes without a valid token (the `scope` of
+    /// the 401's challenge, which MCP clients ask their authorization server for). By default
+    /// they are the supported scopes that are not write scopes
+    /// ([`with_write_scopes`](Self::with_write_scopes)): a client starts with the least it
+    /// needs, and a call that needs more is answered 403 with the scopes to step up to.
+    /// An empty list leaves `scope` out, and clients fall back to `scopes_supported`.
+    #[must_use]
+    pub fn with_challenge_scopes<S: Into<String>>(
+        mut self,
+        scopes: impl IntoIterator<Item = S>,
+    ) -> Self {
+        self.challenge_scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The scopes a 401 names.
+    fn challenge_scopes(&self) -> Vec<&str> {
+        match &self.challenge_scopes {
+            Some(scopes) => scopes.iter().map(String::as_str).collect(),
+            None => self
+                .scopes_supported
+                .iter()
+                .filter(|scope| !self.write_scopes.iter().any(|p| matches(p, scope)))
+                .map(String::as_str)
+                .collect(),
+        }
+    }
+
     /// Why the tools of `toolbox` do not fit this server's scopes: a scope not among
     /// `scopes_supported` (when it names any), or a read-only tool asking for a write scope.
     pub(super) fn check_tools(&self, toolbox: &crate::toolbox::Toolbox) -> Result<(), ScopeError> {
+        let named = self
+            .scopes_supported
+            .iter()
+            .chain(self.challenge_scopes.iter().flatten());
+        if let Some(bad) = named.into_iter().find(|scope| !is_scope_token(scope)) {
+            return Err(ScopeError::Malformed {
+                tool: None,
+                scope: bad.clone(),
+            });
+        }
         for def in toolbox.definitions() {
             for scope in def.scopes() {
+                if !is_scope_token(scope) {
+                    return Err(ScopeError::Malformed {
+                        tool: Some(def.name().to_owned()),
+                        scope: scope.clone(),
+                    });
+                }
                 if !self.scopes_supported.is_empty() && !self.scopes_supported.contains(scope) {
                     return Err(ScopeError::Unsupported {
                         tool: def.name().to_owned(),
@@ -229,6 +278,14 @@ pub enum ScopeError {
         /// The scopes the server lists.
         supported: Vec<String>,
     },
+    /// A scope that is no OAuth scope token (RFC 6749 §3.3: printable ASCII but space, `"`
+    /// and `\\`), named by a tool or by the server's own setting.
+    Malformed {
+        /// The tool that names it, or none for the server's setting.
+        tool: Option<String>,
+        /// The scope.
+        scope: String,
+    },
     /// A read-only tool asks for a scope the server's rule names as a write scope.
     WriteScopeOnReadTool {
         /// The tool.
@@ -252,6 +309,14 @@ impl std::fmt::Display for ScopeError {
                 "`{tool}` needs the scope `{scope}`, which the server does not support (`{}`): add it to `with_scopes_supported` or fix the tool's `scopes`",
                 supported.join("`, `")
             ),
+            Self::Malformed { tool, scope } => {
+                let scope = format!("`{}`", crate::echo::echo(scope));
+                match tool {
+                    Some(tool) => write!(f, "`{tool}` names the scope {scope}, "),
+                    None => write!(f, "the server names the scope {scope}, "),
+                }?;
+                f.write_str("which is no OAuth scope token: printable ASCII without spaces, quotes or backslashes, like `tickets:write`")
+            }
             Self::WriteScopeOnReadTool {
                 tool,
                 scope,
@@ -265,6 +330,14 @@ impl std::fmt::Display for ScopeError {
 }
 
 impl std::error::Error for ScopeError {}
+
+/// Whether `scope` is an OAuth scope token (RFC 6749 §3.3).
+fn is_scope_token(scope: &str) -> bool {
+    !scope.is_empty()
+        && scope
+            .bytes()
+            .all(|b| matches!(b, 0x21 | 0x23..=0x5B | 0x5D..=0x7E))
+}
 
 /// Whether `scope` fits `pattern`, where each `*` stands for any text.
 fn matches(pattern: &str, scope: &str) -> bool {
@@ -352,13 +425,20 @@ impl Gate {
         path == WELL_KNOWN || path == self.authorization.metadata_path()
     }
 
-    /// The `WWW-Authenticate` value of a 401.
+    /// The `WWW-Authenticate` value of a 401: where the metadata is, and the scopes to ask
+    /// for (MCP's authorization specification, "Protected Resource Metadata Discovery").
     pub(super) fn challenge(&self, refused: &Refused) -> String {
         let url = self.authorization.metadata_url();
+        let scopes = self.authorization.challenge_scopes();
+        let scope = if scopes.is_empty() {
+            String::new()
+        } else {
+            format!(", scope=\"{}\"", scopes.join(" "))
+        };
         match refused {
-            Refused::Missing => format!("Bearer resource_metadata=\"{url}\""),
+            Refused::Missing => format!("Bearer resource_metadata=\"{url}\"{scope}"),
             Refused::Invalid | Refused::Unavailable => format!(
-                "Bearer error=\"invalid_token\", error_description=\"The access token is missing, malformed, expired or not for this resource\", resource_metadata=\"{url}\""
+                "Bearer error=\"invalid_token\", error_description=\"The access token is missing, malformed, expired or not for this resource\", resource_metadata=\"{url}\"{scope}"
             ),
         }
     }

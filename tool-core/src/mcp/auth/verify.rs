@@ -2,6 +2,8 @@
 
 use std::time::{Duration, SystemTime};
 
+use serde_json::{Map, Value};
+
 use crate::context::Grant;
 use crate::tool::BoxFuture;
 
@@ -76,6 +78,43 @@ pub(super) fn split_resource(resource: &str) -> (&str, &str) {
 }
 
 /// An expiry as a time.
-pub(super) fn at_unix(seconds: u64) -> SystemTime {
+fn at_unix(seconds: u64) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
+}
+
+/// What a token's claims grant (a JWT's payload, an introspection answer): the principal is
+/// the claim `principal_claim`, the scopes `scope` (space-separated) or `scp` (a list), the
+/// client `client_id` or `azp`; it expires at `exp`.
+pub(super) fn grant_of(
+    claims: &Map<String, Value>,
+    principal_claim: &str,
+    issuer: &str,
+) -> Result<Verified, TokenError> {
+    let subject = claims
+        .get(principal_claim)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| TokenError::Invalid("no principal claim".into()))?;
+    let scopes: Vec<String> = match (claims.get("scope"), claims.get("scp")) {
+        (Some(Value::String(scope)), _) => scope.split_whitespace().map(str::to_owned).collect(),
+        (_, Some(Value::Array(list))) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        (_, Some(Value::String(scp))) => scp.split_whitespace().map(str::to_owned).collect(),
+        _ => Vec::new(),
+    };
+    let mut grant = Grant::new(subject)
+        .with_scopes(scopes)
+        .with_issuer(issuer.to_owned());
+    if let Some(client) = claims
+        .get("client_id")
+        .or_else(|| claims.get("azp"))
+        .and_then(Value::as_str)
+    {
+        grant = grant.with_client_id(client);
+    }
+    let expires_at = claims.get("exp").and_then(Value::as_u64).map(at_unix);
+    Ok(Verified { grant, expires_at })
 }
