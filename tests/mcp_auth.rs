@@ -907,3 +907,213 @@ async fn the_example_serves_a_protected_toolbox() {
     .await;
     assert_eq!(status(&taken), 404, "{taken}");
 }
+
+/// Who signs, as the user gives it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Signer {
+    name: String,
+}
+
+/// Asks who signs a ticket, then says who did. Read-only. Not for closing tickets.
+#[tool(effect = "read", scopes = ["tickets:read"], timeout = "1m")]
+async fn sign_ticket(ctx: &ToolContext) -> Result<String, ToolError> {
+    Ok(
+        match ctx.elicit_as::<Signer>("signer", "Who signs?").await? {
+            toolsmith::caller::Elicited::Accepted(Signer { name }) => {
+                format!(
+                    "signed by {name} for {}",
+                    ctx.principal().unwrap_or("nobody")
+                )
+            }
+            _ => "not signed".to_owned(),
+        },
+    )
+}
+
+/// Lists every ticket. Read-only. Not for one ticket.
+#[tool(effect = "read", scopes = ["tickets:read"], allow(unbounded_list))]
+fn export_tickets() -> Vec<Value> {
+    (0..1_000)
+        .map(|i| json!({"id": i, "title": "a ticket"}))
+        .collect()
+}
+
+/// How many tickets were deleted, by anyone.
+static DELETED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Deletes a ticket for good. Deletes data. Not for closing tickets.
+#[tool(effect = "destructive", scopes = ["tickets:write"])]
+fn delete_ticket(
+    ctx: &ToolContext,
+    /// The ticket.
+    #[arg(range(min = 1, max = 1000))]
+    id: u64,
+) -> String {
+    DELETED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    format!("deleted {id} for {}", ctx.principal().unwrap_or("nobody"))
+}
+
+/// One MCP 2026-07-28 request (no session), as the holder of `token`.
+async fn as_holder(addr: SocketAddr, token: &str, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    params["_meta"]["io.modelcontextprotocol/clientCapabilities"] =
+        json!({"elicitation": {"form": {}}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let name = params["name"]
+        .as_str()
+        .or(params["taskId"].as_str())
+        .or(params["uri"].as_str())
+        .map(|n| format!("mcp-name: {n}\r\n"))
+        .unwrap_or_default();
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: {method}\r\n{name}authorization: Bearer {token}\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let answer = exchange(addr, request, http_exchange::whole_message).await;
+    assert_eq!(status(&answer), 200, "{answer}");
+    message(&answer)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_one_user_started_is_unknown_to_another_user_s_token() {
+    let Some(issuer) = issuer() else { return };
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let approvals = Arc::new(toolsmith::policy::Approvals::new());
+    let http = McpServer::new(
+        Toolbox::new()
+            .with(SignTicket)
+            .with(ExportTickets)
+            .with(DeleteTicket)
+            .with_approver(Arc::clone(&approvals)),
+    )
+    .with_task_tool("sign_ticket", toolsmith::mcp::TaskSupport::Optional)
+    .with_authorization(
+        Authorization::new(&resource, JwtVerifier::new(&issuer.url, &resource))
+            .with_scopes_supported(["tickets:read", "tickets:write"]),
+    )
+    .unwrap()
+    .bind_http(("127.0.0.1", port))
+    .await
+    .unwrap();
+    let addr = http.local_addr();
+    let both = "tickets:read tickets:write";
+    let ada = user_token(&issuer, "ada", &resource, both).await;
+    let bo = user_token(&issuer, "bo", &resource, both).await;
+
+    // A task of ada's, waiting for her answer: bo is told of no such task, whatever he asks.
+    let created = as_holder(
+        addr,
+        &ada,
+        "tools/call",
+        json!({"name": "sign_ticket", "arguments": {}}),
+    )
+    .await;
+    let task = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"))
+        .to_owned();
+    let mut seen = Value::Null;
+    for _ in 0..200 {
+        seen = as_holder(addr, &ada, "tasks/get", json!({"taskId": task})).await;
+        if seen["result"]["status"] == "input_required" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(seen["result"]["status"], "input_required", "{seen}");
+    let answer = |name: &str| json!({"taskId": task, "inputResponses": {"signer": {"action": "accept", "content": {"name": name}}}});
+    for (method, params) in [
+        ("tasks/get", json!({"taskId": task})),
+        ("tasks/update", answer("bo")),
+        ("tasks/cancel", json!({"taskId": task})),
+    ] {
+        let refused = as_holder(addr, &bo, method, params).await;
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert_eq!(
+            refused["error"]["message"],
+            format!("unknown task: {task}"),
+            "{method}: {refused}"
+        );
+    }
+    let updated = as_holder(addr, &ada, "tasks/update", answer("Ada")).await;
+    assert!(updated.get("error").is_none(), "{updated}");
+    for _ in 0..200 {
+        seen = as_holder(addr, &ada, "tasks/get", json!({"taskId": task})).await;
+        if seen["result"]["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let text = seen["result"]["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{seen}"));
+    assert!(text.contains("signed by Ada for ada"), "{text}");
+
+    // A result stored for ada is read by ada, and by no one else.
+    let exported = as_holder(
+        addr,
+        &ada,
+        "tools/call",
+        json!({"name": "export_tickets", "arguments": {}}),
+    )
+    .await;
+    let uri = exported["result"]["content"][1]["uri"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{exported}"))
+        .to_owned();
+    let read = as_holder(addr, &ada, "resources/read", json!({"uri": uri})).await;
+    assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    // Bo gets what a result that is not kept gets (on this revision, -32602).
+    let refused = as_holder(addr, &bo, "resources/read", json!({"uri": uri})).await;
+    let missing = as_holder(
+        addr,
+        &bo,
+        "resources/read",
+        json!({"uri": "toolsmith://results/ffff"}),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["code"], missing["error"]["code"]);
+    let tail = |m: &Value| {
+        m["error"]["message"]
+            .as_str()
+            .unwrap()
+            .split_once(": ")
+            .map(|(_, t)| t.to_owned())
+    };
+    assert_eq!(tail(&refused), tail(&missing));
+
+    // An approval is ada's: a person approves her pending call, and it runs for her; bo's
+    // same call is still waiting for its own approval, and nothing of his runs.
+    let delete = json!({"name": "delete_ticket", "arguments": {"id": 4}});
+    let waiting = as_holder(addr, &ada, "tools/call", delete.clone()).await;
+    assert!(
+        waiting.to_string().contains("approval_required"),
+        "{waiting}"
+    );
+    let pending = approvals.pending();
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].principal.as_deref(), Some("ada"));
+    approvals.approve(&pending[0]);
+    let refused = as_holder(addr, &bo, "tools/call", delete.clone()).await;
+    assert!(
+        refused.to_string().contains("approval_required"),
+        "{refused}"
+    );
+    assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let done = as_holder(addr, &ada, "tools/call", delete).await;
+    let text = done["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{done}"));
+    assert!(text.contains("deleted 4 for ada"), "{text}");
+    assert_eq!(DELETED.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let waiting: Vec<_> = approvals
+        .pending()
+        .into_iter()
+        .map(|p| p.principal)
+        .collect();
+    assert_eq!(waiting, [Some("bo".to_owned())]);
+    http.shutdown().await.unwrap();
+}
