@@ -8,6 +8,8 @@
 
 #[path = "support/http.rs"]
 mod http_exchange;
+#[path = "support/oracle.rs"]
+mod oracle;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -906,6 +908,23 @@ async fn the_example_serves_a_protected_toolbox() {
     )
     .await;
     assert_eq!(status(&taken), 404, "{taken}");
+
+    // The official MCP Python SDK, as a user's application holding a token: refused without
+    // one, the read tool only with the read scope, the write tool with both.
+    if let Some(python) = oracle::python("the MCP Python SDK with a bearer token") {
+        let reader = user_token(&issuer, "ada", &resource, "tickets:read").await;
+        let writer = user_token(&issuer, "ada", &resource, "tickets:read tickets:write").await;
+        let args: Vec<std::ffi::OsString> = [resource, reader, writer]
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+            oracle::run(&python, "mcp/auth_client.py", &args, "the MCP Python SDK");
+        })
+        .await
+        .unwrap();
+    }
 }
 
 /// Who signs, as the user gives it.
