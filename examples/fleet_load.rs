@@ -9,6 +9,8 @@
 //! cargo run --release --example fleet_load -- --urls http://127.0.0.1:8000/mcp --sessions 1000
 //! ```
 //!
+//! `--token T` sends `authorization: Bearer T` with every request (a protected server).
+//!
 //! Prints one JSON line: `{"clients", "calls", "errors", "calls_per_s", "p50_ms", "p99_ms"}`.
 
 use std::net::SocketAddr;
@@ -25,7 +27,12 @@ struct Options {
     clients: usize,
     seconds: f64,
     sessions: usize,
+    /// The `authorization` header line every request carries, if any.
+    authorization: String,
 }
+
+/// The `authorization` header line of every request (`--token`), set once at the start.
+static AUTHORIZATION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
 
 fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
@@ -35,6 +42,7 @@ fn options() -> Result<Options, String> {
         clients: 1,
         seconds: 5.0,
         sessions: 0,
+        authorization: String::new(),
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or(format!("{flag} needs a value"))?;
@@ -53,6 +61,7 @@ fn options() -> Result<Options, String> {
             "--clients" => out.clients = value.parse().map_err(|e| format!("--clients: {e}"))?,
             "--seconds" => out.seconds = value.parse().map_err(|e| format!("--seconds: {e}"))?,
             "--sessions" => out.sessions = value.parse().map_err(|e| format!("--sessions: {e}"))?,
+            "--token" => out.authorization = format!("authorization: Bearer {value}\r\n"),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -96,8 +105,9 @@ impl Connection {
             .map(|s| format!("mcp-session-id: {s}\r\n"))
             .unwrap_or_default();
         let request = format!(
-            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{session}content-length: {}\r\n\r\n{body}",
+            "POST /mcp HTTP/1.1\r\nhost: {}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2025-11-25\r\n{}{session}content-length: {}\r\n\r\n{body}",
             self.addr,
+            AUTHORIZATION.get().map_or("", String::as_str),
             body.len()
         );
         self.stream.get_mut().write_all(request.as_bytes()).await?;
@@ -227,6 +237,7 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let _ = AUTHORIZATION.set(options.authorization.clone());
     if options.sessions > 0 {
         return match hold_sessions(options.urls[0], options.sessions).await {
             Ok(()) => ExitCode::SUCCESS,

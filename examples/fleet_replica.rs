@@ -181,13 +181,54 @@ fn toolbox(redis: &str) -> Result<Toolbox, String> {
         ))
 }
 
+/// The server as an OAuth resource server for its endpoint at `addr`, trusting `issuer`'s
+/// tokens; unchanged without an issuer.
+fn protect(server: McpServer, issuer: Option<&str>, addr: &str) -> Result<McpServer, String> {
+    let Some(issuer) = issuer else {
+        return Ok(server);
+    };
+    #[cfg(feature = "mcp-auth")]
+    {
+        use toolsmith::mcp::{Authorization, JwtVerifier};
+        let resource = format!("http://{addr}/mcp");
+        server
+            .with_authorization(
+                Authorization::new(&resource, JwtVerifier::new(issuer, &resource))
+                    .with_authorization_server(issuer),
+            )
+            .map_err(|err| err.to_string())
+    }
+    #[cfg(not(feature = "mcp-auth"))]
+    {
+        let _ = (server, addr);
+        Err(format!(
+            "--auth {issuer} needs the feature mcp-auth: cargo build --example fleet_replica --features mcp,redis,mcp-auth"
+        ))
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // `--auth ISSUER`: an OAuth resource server trusting ISSUER's JWTs (feature `mcp-auth`).
+    let issuer = match args.iter().position(|a| a == "--auth") {
+        Some(at) if at + 1 < args.len() => {
+            let issuer = args.remove(at + 1);
+            args.remove(at);
+            Some(issuer)
+        }
+        Some(_) => {
+            eprintln!("--auth needs the issuer's URL");
+            return ExitCode::FAILURE;
+        }
+        None => None,
+    };
     let (sessions, args): (Vec<&String>, Vec<&String>) =
         args.iter().partition(|a| a.as_str() == "--sessions");
     let [redis, addr, log] = args.as_slice() else {
-        eprintln!("usage: fleet_replica <redis url|memory> <address> <log file> [--sessions]");
+        eprintln!(
+            "usage: fleet_replica <redis url|memory> <address> <log file> [--sessions] [--auth <issuer URL>]"
+        );
         return ExitCode::FAILURE;
     };
     let toolbox = match toolbox(redis) {
@@ -235,6 +276,13 @@ async fn main() -> ExitCode {
             }
             ctx
         });
+    let server = match protect(server, issuer.as_deref(), addr) {
+        Ok(server) => server,
+        Err(err) => {
+            eprintln!("{err}");
+            return ExitCode::FAILURE;
+        }
+    };
     let http = match server.bind_http(addr.as_str()).await {
         Ok(http) => http,
         Err(err) => {

@@ -8,17 +8,23 @@
 #   - one toolsmith process with its state in memory (examples/fleet_replica.rs),
 #   - three toolsmith processes sharing their state in one Redis, called round-robin;
 # then the memory one open 2025-11-25 session costs each server.
+# With `auth`: one toolsmith process as an OAuth resource server (every request's JWT checked,
+# a verified token kept until it expires) against the same process without authorization,
+# measured interleaved, off then on, three rounds (needs the test authorization server that
+# scripts/test.sh installs into target/oauth/).
 #
-# Usage: bash scripts/bench-fleet.sh [seconds per measurement, default 5] [calls|sessions]
-# (the second argument measures only that part; both by default)
+# Usage: bash scripts/bench-fleet.sh [seconds per measurement, default 5] [calls|sessions|auth]
+# (the second argument measures only that part; calls and sessions by default)
 # Needs redis-server (scripts/test.sh installs it). Every server listens on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 per=${1:-5}
 part=${2:-all}
-cargo build --release --locked --features mcp,redis --example fleet_replica --example fleet_load >&2
-cargo build --release --manifest-path bench-fleet/Cargo.toml --target-dir target/bench-fleet >&2
-cargo build --release --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/bench-fleet >&2
+cargo build --release --locked --features mcp,redis,mcp-auth --example fleet_replica --example fleet_load >&2
+if [ "$part" != auth ]; then
+  cargo build --release --manifest-path bench-fleet/Cargo.toml --target-dir target/bench-fleet >&2
+  cargo build --release --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/bench-fleet >&2
+fi
 bin=target/release/examples
 bare_bin=target/bench-fleet/release/bare_rmcp
 tower_bin=target/bench-fleet/release/tower_mcp
@@ -49,6 +55,36 @@ redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no >/d
 pids+=("$!")
 for _ in $(seq 1 100); do redis-cli -p "$redis_port" ping >/dev/null 2>&1 && break; sleep 0.05; done
 redis="redis://127.0.0.1:$redis_port/"
+
+if [ "$part" = auth ]; then
+  [ -d target/oauth/node_modules/oauth2-mock-server ] || { echo "run scripts/test.sh first: it installs the authorization server into target/oauth" >&2; exit 1; }
+  NODE_PATH=target/oauth/node_modules serve node tests/oauth/server.js; issuer=$url
+  port=$(free_port)
+  serve "$bin/fleet_replica" memory "127.0.0.1:$port" /dev/null --auth "$issuer"; on=$url
+  serve "$bin/fleet_replica" memory 127.0.0.1:0 /dev/null; off=$url
+  token=$(python3 - "$issuer" "$on" <<'PY'
+import json, sys, urllib.parse, urllib.request
+issuer, resource = sys.argv[1], sys.argv[2]
+form = urllib.parse.urlencode({"grant_type": "client_credentials", "sub": "bench", "aud": resource}).encode()
+print(json.load(urllib.request.urlopen(f"{issuer}/token", form))["access_token"])
+PY
+)
+  echo "| tool | clients | round | authorization off | authorization on | on / off |"
+  echo "|---|---:|---:|---|---|---:|"
+  for clients in 1 16 64; do
+    for round in 1 2 3; do
+      off_r=$("$bin/fleet_load" --urls "$off" --tool add --clients "$clients" --seconds "$per")
+      on_r=$("$bin/fleet_load" --urls "$on" --tool add --clients "$clients" --seconds "$per" --token "$token")
+      python3 - "$clients" "$round" "$off_r" "$on_r" <<'PY'
+import json, sys
+clients, round_, off, on = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+cell = lambda r: f"{r['calls_per_s']:.0f}/s, p50 {r['p50_ms']:.2f} ms, p99 {r['p99_ms']:.2f} ms" + (f", {r['errors']} errors" if r["errors"] else "")
+print(f"| `add` | {clients} | {round_} | {cell(off)} | {cell(on)} | {on['calls_per_s'] / off['calls_per_s']:.3f} |")
+PY
+    done
+  done
+  exit 0
+fi
 
 serve "$bare_bin" 127.0.0.1:0; bare=$url
 serve "$tower_bin" 127.0.0.1:0; tower=$url

@@ -25,8 +25,15 @@ use crate::caller::{
 /// assert_eq!(grant.missing(&["admin".to_owned()]), ["admin"]);
 /// assert_eq!(grant.client_id(), Some("desk"));
 /// ```
+///
+/// A grant is shared, not copied: cloning one (into each request and call it reaches) counts
+/// a reference.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Grant {
+pub struct Grant(Arc<Granted>);
+
+/// What a grant holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Granted {
     subject: Arc<str>,
     scopes: Vec<String>,
     client_id: Option<String>,
@@ -37,21 +44,22 @@ impl Grant {
     /// A grant to `subject`, with no scopes.
     #[must_use]
     pub fn new(subject: impl Into<Arc<str>>) -> Self {
-        Self {
+        Self(Arc::new(Granted {
             subject: subject.into(),
             scopes: Vec::new(),
             client_id: None,
             issuer: None,
-        }
+        }))
     }
 
     /// The scopes it holds (repeats are kept once).
     #[must_use]
     pub fn with_scopes<S: Into<String>>(mut self, scopes: impl IntoIterator<Item = S>) -> Self {
+        let held = &mut Arc::make_mut(&mut self.0).scopes;
         for scope in scopes {
             let scope = scope.into();
-            if !self.scopes.contains(&scope) {
-                self.scopes.push(scope);
+            if !held.contains(&scope) {
+                held.push(scope);
             }
         }
         self
@@ -60,45 +68,45 @@ impl Grant {
     /// The client the token was issued to.
     #[must_use]
     pub fn with_client_id(mut self, client_id: impl Into<String>) -> Self {
-        self.client_id = Some(client_id.into());
+        Arc::make_mut(&mut self.0).client_id = Some(client_id.into());
         self
     }
 
     /// Who issued the token.
     #[must_use]
     pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
-        self.issuer = Some(issuer.into());
+        Arc::make_mut(&mut self.0).issuer = Some(issuer.into());
         self
     }
 
     /// Who the token was issued for: the call's principal.
     #[must_use]
     pub fn subject(&self) -> &str {
-        &self.subject
+        &self.0.subject
     }
 
     /// The scopes it holds.
     #[must_use]
     pub fn scopes(&self) -> &[String] {
-        &self.scopes
+        &self.0.scopes
     }
 
     /// The client the token was issued to, when the token says.
     #[must_use]
     pub fn client_id(&self) -> Option<&str> {
-        self.client_id.as_deref()
+        self.0.client_id.as_deref()
     }
 
     /// Who issued the token, when known.
     #[must_use]
     pub fn issuer(&self) -> Option<&str> {
-        self.issuer.as_deref()
+        self.0.issuer.as_deref()
     }
 
     /// Whether it holds `scope`.
     #[must_use]
     pub fn has_scope(&self, scope: &str) -> bool {
-        self.scopes.iter().any(|held| held == scope)
+        self.0.scopes.iter().any(|held| held == scope)
     }
 
     /// Whether it holds every one of `needed`.
@@ -222,7 +230,7 @@ struct Inner {
     idempotency_key: Option<Arc<str>>,
     input_limits: Option<crate::limits::InputLimits>,
     caller: Option<Arc<dyn Caller>>,
-    grant: Option<Arc<Grant>>,
+    grant: Option<Grant>,
 }
 
 impl Default for ToolContext {
@@ -364,8 +372,7 @@ impl ToolContext {
     /// ```
     #[must_use]
     pub fn with_grant(self, grant: Grant) -> Self {
-        let subject = Arc::clone(&grant.subject);
-        let grant = Arc::new(grant);
+        let subject = Arc::clone(&grant.0.subject);
         self.edit(|inner| {
             inner.principal = Some(subject);
             inner.grant = Some(grant);
@@ -376,7 +383,7 @@ impl ToolContext {
     /// ([`with_grant`](Self::with_grant)).
     #[must_use]
     pub fn grant(&self) -> Option<&Grant> {
-        self.inner.grant.as_deref()
+        self.inner.grant.as_ref()
     }
 
     /// Adds application state, found again by type with [`get`](Self::get). A second value of

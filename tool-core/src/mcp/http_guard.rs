@@ -118,6 +118,7 @@ pub(super) async fn guard(
     // A call of a tool whose scopes the token lacks: 403, naming the scopes to ask for.
     #[cfg(feature = "mcp-auth")]
     if let (Some(gate), Some(grant)) = (&guard.server.config.gate, &granted)
+        && gate.scoped()
         && let Some(needed) = scopes_lacking(&guard.server, &bytes, grant)
     {
         return insufficient_scope(gate, &needed);

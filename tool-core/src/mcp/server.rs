@@ -396,7 +396,7 @@ impl McpServer {
         authorization: super::Authorization,
     ) -> Result<Self, super::ScopeError> {
         authorization.check_tools(&self.config.toolbox)?;
-        let gate = Arc::new(super::auth::Gate::new(authorization));
+        let gate = Arc::new(super::auth::Gate::new(authorization, &self.config.toolbox));
         Ok(self.edit(|c| c.gate = Some(gate)))
     }
 
