@@ -57,6 +57,8 @@
 #[cfg(feature = "mcp-client")]
 mod mcp;
 mod names;
+#[cfg(feature = "mcp-client")]
+mod oauth;
 mod prepare;
 mod set;
 #[cfg(feature = "mcp-client")]
@@ -67,6 +69,8 @@ mod transform;
 pub use mcp::{ListingChanges, McpClientError, McpToolset};
 pub(crate) use names::NameTable;
 pub use names::{RegistrationError, fit_name};
+#[cfg(feature = "mcp-client")]
+pub use oauth::AuthorizationCode;
 pub(crate) use prepare::OfferedDef;
 pub(crate) use prepare::ShownNames;
 pub use prepare::{Prepare, Prepared};

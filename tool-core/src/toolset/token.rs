@@ -27,6 +27,10 @@ pub struct TokenRequest {
     pub resource: String,
     /// The scopes to ask for.
     pub scopes: Vec<String>,
+    /// The server's `WWW-Authenticate` challenge that asked for a new token (a 401, or a 403
+    /// `insufficient_scope`): where its metadata is, and the scopes it names. `None` for the
+    /// first token.
+    pub challenge: Option<String>,
 }
 
 /// Where an MCP client's access tokens come from ([`McpToolset::http_signed_in`](super::McpToolset::http_signed_in)):
@@ -47,6 +51,14 @@ pub struct TokenRequest {
 pub trait TokenSource: Send + Sync + 'static {
     /// A token for `request`, or why there is none.
     fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>>;
+
+    /// Whether the client first connects without a token and asks for one only when the
+    /// server answers 401, its challenge in hand (a person signing in, who should be asked
+    /// only when a server wants it, for the scopes it names). `false` by default: a token is
+    /// asked for before the first request.
+    fn waits_for_challenge(&self) -> bool {
+        false
+    }
 }
 
 impl<F, Fut> TokenSource for F
@@ -213,11 +225,12 @@ struct SignedIn {
 }
 
 /// Why a request failed, as far as signing in goes.
-pub(super) enum Challenge {
-    /// 401: the token is not taken (expired, revoked).
-    Unauthorized,
-    /// 403 `insufficient_scope`, with the scopes the server names.
-    InsufficientScope(Vec<String>),
+pub(super) struct Challenge {
+    /// The scopes the challenge names (on a 401, those to start with; on a 403
+    /// `insufficient_scope`, those the call needs).
+    scopes: Vec<String>,
+    /// The `WWW-Authenticate` value.
+    header: String,
 }
 
 impl Link {
@@ -241,7 +254,19 @@ impl Link {
             timeout,
             scopes: Mutex::new(Vec::new()),
         };
-        let client = signed_in.connect(Vec::new()).await?;
+        let client = if signed_in.source.waits_for_challenge() {
+            // Without a token first; signed in when the server asks, as it asks.
+            match signed_in.open(None).await {
+                Ok(client) => client,
+                Err(Opened::Challenged(challenge)) => {
+                    let (scopes, header) = signed_in.asked_with(challenge);
+                    signed_in.connect(scopes, Some(header)).await?
+                }
+                Err(Opened::Failed(failed)) => return Err(failed),
+            }
+        } else {
+            signed_in.connect(Vec::new(), None).await?
+        };
         Ok(Self {
             client: tokio::sync::RwLock::new(Arc::new(client)),
             signed_in: Some(signed_in),
@@ -265,21 +290,8 @@ impl Link {
         if !Arc::ptr_eq(&current, used) {
             return true;
         }
-        let scopes = {
-            let mut asked = signed_in
-                .scopes
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if let Challenge::InsufficientScope(named) = challenge {
-                for scope in named {
-                    if !asked.contains(&scope) {
-                        asked.push(scope);
-                    }
-                }
-            }
-            asked.clone()
-        };
-        match signed_in.connect(scopes).await {
+        let (scopes, header) = signed_in.asked_with(challenge);
+        match signed_in.connect(scopes, Some(header)).await {
             Ok(client) => {
                 *current = Arc::new(client);
                 true
@@ -292,46 +304,100 @@ impl Link {
     }
 }
 
+/// Why a connection was not opened: the server asked for a token, or something else.
+enum Opened {
+    Challenged(Challenge),
+    Failed(Failed),
+}
+
 impl SignedIn {
-    async fn connect(&self, scopes: Vec<String>) -> Result<Client, Failed> {
+    /// The scopes to ask for after `challenge` (those asked before and those it names, kept
+    /// for the next time), and its header.
+    fn asked_with(&self, challenge: Challenge) -> (Vec<String>, String) {
+        let mut asked = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        for scope in challenge.scopes {
+            if !asked.contains(&scope) {
+                asked.push(scope);
+            }
+        }
+        (asked.clone(), challenge.header)
+    }
+
+    /// A connection with a token from the source, for `scopes`, asked after `challenge`.
+    async fn connect(
+        &self,
+        scopes: Vec<String>,
+        challenge: Option<String>,
+    ) -> Result<Client, Failed> {
         let token = self
             .source
             .token(TokenRequest {
                 resource: self.url.clone(),
                 scopes,
+                challenge,
             })
             .await
             .map_err(Failed::Connect)?;
-        let config =
+        self.open(Some(token)).await.map_err(|opened| match opened {
+            Opened::Failed(failed) => failed,
+            Opened::Challenged(_) => {
+                Failed::Connect("the server refused the token the source gave".to_owned())
+            }
+        })
+    }
+
+    /// A connection sending `token` (or none).
+    async fn open(&self, token: Option<String>) -> Result<Client, Opened> {
+        let mut config =
             rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
                 self.url.clone(),
-            )
-            .auth_header(token);
+            );
+        if let Some(token) = token {
+            config = config.auth_header(token);
+        }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        tokio::time::timeout(self.timeout, ().serve(transport))
-            .await
-            .map_err(|_| Failed::Timeout(self.timeout))?
-            .map_err(|err| Failed::Connect(err.to_string()))
+        match tokio::time::timeout(self.timeout, ().serve(transport)).await {
+            Err(_) => Err(Opened::Failed(Failed::Timeout(self.timeout))),
+            Ok(Ok(client)) => Ok(client),
+            Ok(Err(err)) => Err(match initialize_challenge(&err) {
+                Some(challenge) => Opened::Challenged(challenge),
+                None => Opened::Failed(Failed::Connect(err.to_string())),
+            }),
+        }
     }
 }
 
-/// What a failed request says about signing in: a 401, or a 403 `insufficient_scope` and
+/// What a failed request says about signing in: a 401, or a 403 `insufficient_scope`, and
 /// the scopes its challenge names.
 pub(super) fn challenge_of(err: &(dyn std::error::Error + 'static)) -> Option<Challenge> {
     use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
     let mut next = Some(err);
     while let Some(err) = next {
-        if err.downcast_ref::<AuthRequiredError>().is_some() {
-            return Some(Challenge::Unauthorized);
-        }
-        if let Some(insufficient) = err.downcast_ref::<InsufficientScopeError>() {
-            return Some(Challenge::InsufficientScope(scopes_of(
-                &insufficient.www_authenticate_header,
-            )));
+        let header = err
+            .downcast_ref::<AuthRequiredError>()
+            .map(|required| &required.www_authenticate_header)
+            .or_else(|| {
+                err.downcast_ref::<InsufficientScopeError>()
+                    .map(|insufficient| &insufficient.www_authenticate_header)
+            });
+        if let Some(header) = header {
+            return Some(Challenge {
+                scopes: scopes_of(header),
+                header: header.clone(),
+            });
         }
         next = err.source();
     }
     None
+}
+
+/// The challenge of a server that refused the `initialize` request (rmcp keeps the
+/// transport's error in a field its error does not name as the source).
+fn initialize_challenge(err: &rmcp::service::ClientInitializeError) -> Option<Challenge> {
+    match err {
+        rmcp::service::ClientInitializeError::TransportError { error, .. } => challenge_of(error),
+        other => challenge_of(other),
+    }
 }
 
 /// The `scope` of a `WWW-Authenticate: Bearer` challenge, split into scopes.

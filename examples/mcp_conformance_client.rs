@@ -1,0 +1,131 @@
+//! The client side of the official MCP conformance suite: `McpToolset` as the client under
+//! test (`scripts/conformance.sh` runs `conformance client --command <this example>`).
+//!
+//! The suite starts a test server for one scenario and runs this example with the server's
+//! URL as its last argument, the scenario's name in `MCP_CONFORMANCE_SCENARIO` and any data it
+//! needs (pre-registered credentials, tool calls) as JSON in `MCP_CONFORMANCE_CONTEXT`. The
+//! example connects, lists the tools and calls them, as an application would:
+//!
+//! - `auth/*`: signed in with [`AuthorizationCode`] (OAuth 2.1 with PKCE; a client ID metadata
+//!   document, pre-registered credentials or dynamic registration), the person's consent
+//!   fetched without a browser: the authorization URL is requested and its redirect read;
+//! - every other scenario: connected without a token.
+//!
+//! ```sh
+//! cargo run --example mcp_conformance_client --features mcp-client -- http://127.0.0.1:3000/mcp
+//! ```
+
+use std::process::ExitCode;
+
+use serde_json::{Map, Value, json};
+use toolsmith::policy::{ApprovalDecision, ApprovalRequest};
+use toolsmith::toolset::{AuthorizationCode, McpToolset};
+use toolsmith::{ToolContext, Toolbox};
+
+/// The client ID metadata document the suite's authorization server expects (its fixture).
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// Where the authorization server sends the person back; nothing listens there: the redirect
+/// is read, not followed.
+const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let Some(url) = std::env::args().nth(1) else {
+        eprintln!("usage: mcp_conformance_client <server URL>");
+        return ExitCode::FAILURE;
+    };
+    let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    match run(&url, &scenario, &context).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("mcp_conformance_client: {scenario}: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), String> {
+    let remote = if scenario.starts_with("auth/") {
+        McpToolset::http_signed_in("conformance", url, sign_in(context)).await
+    } else {
+        McpToolset::http("conformance", url).await
+    }
+    .map_err(|err| err.to_string())?;
+    let toolset = remote.tools().await.map_err(|err| err.to_string())?;
+    // The suite's tools declare no annotations, so MCP counts them as possibly destructive and
+    // the toolbox asks for approval: the person running the suite is taken to approve the
+    // calls its scenario makes.
+    let toolbox = Toolbox::new()
+        .with_toolset(toolset)
+        .with_approver(|_: &ApprovalRequest<'_>| ApprovalDecision::Approved);
+    let ctx = ToolContext::new();
+    // The calls the scenario names, else one of each tool with arguments made from its schema.
+    let calls: Vec<(String, Value)> = match context["toolCalls"].as_array() {
+        Some(calls) => calls
+            .iter()
+            .filter_map(|call| {
+                let name = call["name"].as_str()?.to_owned();
+                Some((name, call.get("arguments").cloned().unwrap_or(json!({}))))
+            })
+            .collect(),
+        None => toolbox
+            .definitions()
+            .map(|def| (def.name().to_owned(), arguments_for(def.input_schema())))
+            .collect(),
+    };
+    for (name, arguments) in calls {
+        let outcome = toolbox.call(&name, &arguments.to_string(), &ctx).await;
+        eprintln!("{name}: {}", outcome.to_json());
+    }
+    Ok(())
+}
+
+/// An authorization code flow whose consent is fetched headlessly.
+fn sign_in(context: &Value) -> AuthorizationCode {
+    let source = AuthorizationCode::new(REDIRECT_URI, |authorization_url: String| async move {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| err.to_string())?;
+        let answer = http
+            .get(&authorization_url)
+            .send()
+            .await
+            .map_err(|err| err.to_string())?;
+        answer
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|location| location.to_str().ok())
+            .map(str::to_owned)
+            .ok_or_else(|| format!("the authorization endpoint answered {}", answer.status()))
+    })
+    .with_client_name("toolsmith conformance client")
+    .with_client_metadata_url(CLIENT_METADATA_URL);
+    match context["client_id"].as_str() {
+        Some(id) => source.with_client(id, context["client_secret"].as_str().map(str::to_owned)),
+        None => source,
+    }
+}
+
+/// Arguments for a tool from its input schema: each required property given a value of its
+/// type.
+fn arguments_for(schema: &Value) -> Value {
+    let mut arguments = Map::new();
+    let required = schema["required"].as_array().cloned().unwrap_or_default();
+    for name in required.iter().filter_map(Value::as_str) {
+        let value = match schema["properties"][name]["type"].as_str() {
+            Some("number") => json!(1.0),
+            Some("integer") => json!(1),
+            Some("boolean") => json!(true),
+            Some("array") => json!([]),
+            Some("object") => json!({}),
+            _ => json!("test"),
+        };
+        arguments.insert(name.to_owned(), value);
+    }
+    Value::Object(arguments)
+}
