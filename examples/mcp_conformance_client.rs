@@ -18,12 +18,19 @@
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
+use toolsmith::caller::{
+    BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling,
+};
 use toolsmith::policy::{ApprovalDecision, ApprovalRequest};
-use toolsmith::toolset::{AuthorizationCode, McpToolset};
+use toolsmith::toolset::{
+    AuthorizationCode, ClientCredentials, Lifecycle, McpClientOptions, McpToolset,
+};
 use toolsmith::{ToolContext, Toolbox};
 
 /// The client ID metadata document the suite's authorization server expects (its fixture).
 const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
+/// The tool whose input schema the suite's echo tool asks for.
+const ECHO_OF: &str = "json_schema_2020_12_tool";
 /// Where the authorization server sends the person back; nothing listens there: the redirect
 /// is read, not followed.
 const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
@@ -49,12 +56,25 @@ async fn main() -> ExitCode {
 }
 
 async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), String> {
-    let remote = if scenario.starts_with("auth/") {
-        McpToolset::http_signed_in("conformance", url, sign_in(context)).await
-    } else {
-        McpToolset::http("conformance", url).await
+    // The revision the suite asks for: 2026-07-28 has no `initialize`, only `server/discover`.
+    let lifecycle = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => Lifecycle::Discover,
+        _ => Lifecycle::Initialize,
+    };
+    let mut options = McpClientOptions::default()
+        .with_lifecycle(lifecycle)
+        .with_caller(TakesTheDefaults);
+    if scenario == "auth/client-credentials-basic" {
+        // A client of its own, no person: client credentials at the endpoint discovered.
+        let id = context["client_id"].as_str().unwrap_or_default();
+        let secret = context["client_secret"].as_str().unwrap_or_default();
+        options = options.with_sign_in(ClientCredentials::discovered(id, secret));
+    } else if scenario.starts_with("auth/") {
+        options = options.with_sign_in(sign_in(context));
     }
-    .map_err(|err| err.to_string())?;
+    let remote = McpToolset::http_with("conformance", url, options)
+        .await
+        .map_err(|err| err.to_string())?;
     let toolset = remote.tools().await.map_err(|err| err.to_string())?;
     // The suite's tools declare no annotations, so MCP counts them as possibly destructive and
     // the toolbox asks for approval: the person running the suite is taken to approve the
@@ -69,12 +89,29 @@ async fn run(url: &str, scenario: &str, context: &Value) -> Result<(), String> {
             .iter()
             .filter_map(|call| {
                 let name = call["name"].as_str()?.to_owned();
-                Some((name, call.get("arguments").cloned().unwrap_or(json!({}))))
+                // A null argument is an absent one (as a model writing for a strict provider
+                // means it): left out.
+                let mut arguments = call.get("arguments").cloned().unwrap_or(json!({}));
+                if let Some(fields) = arguments.as_object_mut() {
+                    fields.retain(|_, value| !value.is_null());
+                }
+                Some((name, arguments))
             })
             .collect(),
         None => toolbox
             .definitions()
-            .map(|def| (def.name().to_owned(), arguments_for(def.input_schema())))
+            .map(|def| {
+                let echoed = toolbox.definitions().find(|d| d.name() == ECHO_OF);
+                let arguments = match echoed {
+                    // The echo tool asks for another tool's input schema, as this client
+                    // holds it: what the suite reads to see that no keyword was lost.
+                    Some(echoed) if def.name() == "json_schema_echo" => {
+                        json!({"schema": echoed.input_schema()})
+                    }
+                    _ => arguments_for(def.input_schema()),
+                };
+                (def.name().to_owned(), arguments)
+            })
             .collect(),
     };
     for (name, arguments) in calls {
@@ -108,6 +145,49 @@ fn sign_in(context: &Value) -> AuthorizationCode {
     match context["client_id"].as_str() {
         Some(id) => source.with_client(id, context["client_secret"].as_str().map(str::to_owned)),
         None => source,
+    }
+}
+
+/// The person at this client: accepts every form the server sends with the defaults it
+/// proposes (what the suite's elicitation scenario expects of a client).
+struct TakesTheDefaults;
+
+impl Caller for TakesTheDefaults {
+    fn progress<'a>(&'a self, _: f64, _: Option<f64>, _: Option<&'a str>) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    fn log<'a>(&'a self, _: LogLevel, _: &'a str, _: Option<&'a Value>) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    fn sample<'a>(
+        &'a self,
+        _: Option<&'a str>,
+        _: Sampling,
+    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
+        Box::pin(async { Err(CallerError::not_supported("sampling")) })
+    }
+
+    fn roots<'a>(&'a self, _: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
+        Box::pin(async { Err(CallerError::not_supported("roots")) })
+    }
+
+    fn elicit<'a>(
+        &'a self,
+        _: Option<&'a str>,
+        _: &'a str,
+        schema: &'a Value,
+    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
+        let mut answer = Map::new();
+        if let Some(properties) = schema["properties"].as_object() {
+            for (name, property) in properties {
+                if let Some(default) = property.get("default") {
+                    answer.insert(name.clone(), default.clone());
+                }
+            }
+        }
+        Box::pin(async move { Ok(Elicited::Accepted(Value::Object(answer))) })
     }
 }
 

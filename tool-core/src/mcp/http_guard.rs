@@ -264,8 +264,8 @@ fn opens_session(body: &[u8]) -> bool {
 /// The answer to a request without a valid token: 401 with the challenge (RFC 6750 §3,
 /// RFC 9728 §5.1), or 503 when the token cannot be checked now.
 #[cfg(feature = "mcp-auth")]
-fn unauthorized(gate: &super::auth::Gate, refused: &super::auth::Refused) -> Response {
-    if matches!(refused, super::auth::Refused::Unavailable) {
+fn unauthorized(gate: &super::auth::gate::Gate, refused: &super::auth::gate::Refused) -> Response {
+    if matches!(refused, super::auth::gate::Refused::Unavailable) {
         let mut response = refuse(
             StatusCode::SERVICE_UNAVAILABLE,
             "Service Unavailable: the access token cannot be checked now; retry later",
@@ -298,7 +298,7 @@ fn challenged(status: StatusCode, message: &'static str, challenge: &str) -> Res
 /// The answer to a call whose token lacks scopes the tool needs: 403 with the step-up
 /// challenge (RFC 6750 §3.1, `insufficient_scope`).
 #[cfg(feature = "mcp-auth")]
-fn insufficient_scope(gate: &super::auth::Gate, needed: &[String]) -> Response {
+fn insufficient_scope(gate: &super::auth::gate::Gate, needed: &[String]) -> Response {
     let needed: Vec<&str> = needed.iter().map(String::as_str).collect();
     challenged(
         StatusCode::FORBIDDEN,

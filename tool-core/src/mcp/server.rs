@@ -83,7 +83,7 @@ pub(super) struct Config {
     pub(super) toolbox: Toolbox,
     /// The resource server's check of every HTTP request's token, when set.
     #[cfg(feature = "mcp-auth")]
-    pub(super) gate: Option<Arc<super::auth::Gate>>,
+    pub(super) gate: Option<Arc<super::auth::gate::Gate>>,
     /// Each tool as MCP lists it, by name, converted once.
     pub(super) tools: HashMap<Arc<str>, McpTool>,
     pub(super) implementation: Implementation,
@@ -396,7 +396,10 @@ impl McpServer {
         authorization: super::Authorization,
     ) -> Result<Self, super::ScopeError> {
         authorization.check_tools(&self.config.toolbox)?;
-        let gate = Arc::new(super::auth::Gate::new(authorization, &self.config.toolbox));
+        let gate = Arc::new(super::auth::gate::Gate::new(
+            authorization,
+            &self.config.toolbox,
+        ));
         Ok(self.edit(|c| c.gate = Some(gate)))
     }
 

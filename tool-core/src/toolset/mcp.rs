@@ -18,6 +18,7 @@ use crate::outcome::ToolOutcome;
 use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
+use super::connect::McpClientOptions;
 use super::names::{fit_name, valid_name};
 use super::set::Toolset;
 use super::token::{Client, Failed, Link, TokenSource, challenge_of};
@@ -176,7 +177,8 @@ impl McpToolset {
     ) -> Result<Self, McpClientError> {
         let transport = rmcp::transport::TokioChildProcess::new(command)
             .map_err(|err| McpClientError::Connect(err.to_string()))?;
-        let client = tokio::time::timeout(DEFAULT_TIMEOUT, ().serve(transport))
+        let serving = super::answering::Answering::default().serve(transport);
+        let client = tokio::time::timeout(DEFAULT_TIMEOUT, serving)
             .await
             .map_err(|_| McpClientError::Timeout(DEFAULT_TIMEOUT))?
             .map_err(|err| McpClientError::Connect(err.to_string()))?;
@@ -184,18 +186,14 @@ impl McpToolset {
     }
 
     /// The server at `url`, over streamable HTTP (`http://`; for `https://`, enable a TLS
-    /// feature of `reqwest` in your own manifest).
+    /// feature of `reqwest` in your own manifest), with MCP's `initialize` lifecycle and no
+    /// token: [`http_with`](Self::http_with) with the default options.
     ///
     /// # Errors
     ///
     /// [`McpClientError::Connect`] when the server cannot be reached or does not initialize.
     pub async fn http(name: impl Into<Arc<str>>, url: &str) -> Result<Self, McpClientError> {
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
-        let client = tokio::time::timeout(DEFAULT_TIMEOUT, ().serve(transport))
-            .await
-            .map_err(|_| McpClientError::Timeout(DEFAULT_TIMEOUT))?
-            .map_err(|err| McpClientError::Connect(err.to_string()))?;
-        Ok(Self::from_client(name, client))
+        Self::http_with(name, url, McpClientOptions::default()).await
     }
 
     /// The server at `url`, over streamable HTTP, with an access token from `source` (see
@@ -223,7 +221,42 @@ impl McpToolset {
         url: &str,
         source: impl TokenSource,
     ) -> Result<Self, McpClientError> {
-        let link = Link::signed_in(url, Arc::new(source), DEFAULT_TIMEOUT).await?;
+        Self::http_with(name, url, McpClientOptions::default().with_sign_in(source)).await
+    }
+
+    /// The server at `url`, over streamable HTTP, as `options` say: the lifecycle (MCP
+    /// 2026-07-28's `server/discover` or the `initialize` handshake), the token source, and
+    /// the [`Caller`](crate::caller::Caller) that answers the server's elicitation forms.
+    ///
+    /// ```no_run
+    /// use toolsmith::toolset::{Lifecycle, McpClientOptions, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), toolsmith::toolset::McpClientError> {
+    /// let options = McpClientOptions::default().with_lifecycle(Lifecycle::Auto);
+    /// let remote = McpToolset::http_with("remote", "http://127.0.0.1:8000/mcp", options).await?;
+    /// # let _ = remote.tools().await?; Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`McpClientError::Connect`] when no token could be had, or the server cannot be
+    /// reached or does not answer the lifecycle's first request.
+    pub async fn http_with(
+        name: impl Into<Arc<str>>,
+        url: &str,
+        options: McpClientOptions,
+    ) -> Result<Self, McpClientError> {
+        let answering = super::answering::Answering {
+            caller: options.caller,
+        };
+        let link = Link::http(
+            url,
+            options.sign_in,
+            options.lifecycle.mode(),
+            answering,
+            DEFAULT_TIMEOUT,
+        )
+        .await?;
         Ok(Self::from_link(name, link))
     }
 

@@ -55,6 +55,10 @@
 //! ```
 
 #[cfg(feature = "mcp-client")]
+mod answering;
+#[cfg(feature = "mcp-client")]
+mod connect;
+#[cfg(feature = "mcp-client")]
 mod mcp;
 mod names;
 #[cfg(feature = "mcp-client")]
@@ -65,6 +69,8 @@ mod set;
 mod token;
 mod transform;
 
+#[cfg(feature = "mcp-client")]
+pub use connect::{Lifecycle, McpClientOptions};
 #[cfg(feature = "mcp-client")]
 pub use mcp::{ListingChanges, McpClientError, McpToolset};
 pub(crate) use names::NameTable;

@@ -9,13 +9,13 @@
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use rmcp::ServiceExt;
+use rmcp::service::ClientServiceExt;
 use rmcp::service::{RoleClient, RunningService};
 
 use crate::tool::BoxFuture;
 
 /// The client of one server.
-pub(super) type Client = RunningService<RoleClient, ()>;
+pub(super) type Client = RunningService<RoleClient, super::answering::Answering>;
 
 /// What a token is asked for: the server (its URL, the resource a token is issued for, RFC
 /// 8707) and the scopes a call needs (empty for the first token: what the source gives by
@@ -100,14 +100,23 @@ impl TokenSource for StaticToken {
 /// endpoint for this client, the scopes asked for and the server as the resource (RFC 8707).
 /// The client authenticates with HTTP Basic (`client_secret_basic`).
 ///
+/// The token endpoint is given ([`new`](Self::new)), or found as MCP clients find it
+/// ([`discovered`](Self::discovered)): the client first connects without a token, and the
+/// server's 401 challenge names its RFC 9728 metadata, whose authorization server's RFC 8414
+/// metadata names the endpoint.
+///
 /// ```
 /// use toolsmith::toolset::ClientCredentials;
 /// let source = ClientCredentials::new("https://auth.example.com/token", "desk-bot", "its secret")
 ///     .with_scopes(["tickets:read"]);
-/// # let _ = source;
+/// let found = ClientCredentials::discovered("desk-bot", "its secret");
+/// # let _ = (source, found);
 /// ```
 pub struct ClientCredentials {
-    token_url: String,
+    /// The token endpoint, given or found (then kept).
+    token_url: Mutex<Option<String>>,
+    /// Whether the endpoint is found from the server's challenge.
+    discovers: bool,
     client_id: String,
     secret: String,
     scopes: Vec<String>,
@@ -117,7 +126,7 @@ pub struct ClientCredentials {
 impl std::fmt::Debug for ClientCredentials {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClientCredentials")
-            .field("token_url", &self.token_url)
+            .field("discovers", &self.discovers)
             .field("client_id", &self.client_id)
             .finish_non_exhaustive()
     }
@@ -132,12 +141,54 @@ impl ClientCredentials {
         secret: impl Into<String>,
     ) -> Self {
         Self {
-            token_url: token_url.into(),
+            token_url: Mutex::new(Some(token_url.into())),
+            discovers: false,
             client_id: client_id.into(),
             secret: secret.into(),
             scopes: Vec::new(),
             http: crate::json::fetched::client(Duration::from_secs(30)),
         }
+    }
+
+    /// The client `client_id` with `secret`, at the token endpoint the server's challenge
+    /// leads to (its metadata's authorization server's metadata).
+    #[must_use]
+    pub fn discovered(client_id: impl Into<String>, secret: impl Into<String>) -> Self {
+        Self {
+            token_url: Mutex::new(None),
+            discovers: true,
+            client_id: client_id.into(),
+            secret: secret.into(),
+            scopes: Vec::new(),
+            http: crate::json::fetched::client(Duration::from_secs(30)),
+        }
+    }
+
+    /// The token endpoint: the one given or found before, else found from `request`'s
+    /// challenge.
+    async fn token_url(&self, request: &TokenRequest) -> Result<String, String> {
+        let known = self
+            .token_url
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(url) = known {
+            return Ok(url);
+        }
+        let manager = rmcp::transport::auth::AuthorizationManager::new(request.resource.as_str())
+            .await
+            .map_err(|err| format!("the server's authorization cannot be found: {err}"))?;
+        let found = manager
+            .resolve_metadata_from_challenge(request.challenge.as_deref())
+            .await
+            .map_err(|err| format!("the server's authorization cannot be found: {err}"))?
+            .metadata
+            .token_endpoint;
+        *self
+            .token_url
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(found.clone());
+        Ok(found)
     }
 
     /// The scopes every token is asked with (those a server's challenge names are added).
@@ -148,6 +199,7 @@ impl ClientCredentials {
     }
 
     async fn fetch(&self, request: TokenRequest) -> Result<String, String> {
+        let token_url = self.token_url(&request).await?;
         let mut scopes = self.scopes.clone();
         for scope in request.scopes {
             if !scopes.contains(&scope) {
@@ -163,7 +215,7 @@ impl ClientCredentials {
         }
         let response = self
             .http
-            .post(&self.token_url)
+            .post(&token_url)
             .basic_auth(&self.client_id, Some(&self.secret))
             .form(&form)
             .send()
@@ -189,6 +241,11 @@ const MAX_TOKEN_ANSWER: usize = 64 * 1024;
 impl TokenSource for ClientCredentials {
     fn token(&self, request: TokenRequest) -> BoxFuture<'_, Result<String, String>> {
         Box::pin(self.fetch(request))
+    }
+
+    /// A source that finds its token endpoint waits for the server's challenge.
+    fn waits_for_challenge(&self) -> bool {
+        self.discovers
     }
 }
 
@@ -219,9 +276,12 @@ pub(super) struct Link {
 
 struct SignedIn {
     url: String,
-    source: Arc<dyn TokenSource>,
+    /// Where tokens come from; none: requests carry no token, and a refusal is final.
+    source: Option<Arc<dyn TokenSource>>,
     timeout: Duration,
     scopes: Mutex<Vec<String>>,
+    lifecycle: rmcp::service::ClientLifecycleMode,
+    answering: super::answering::Answering,
 }
 
 /// Why a request failed, as far as signing in goes.
@@ -242,10 +302,13 @@ impl Link {
         }
     }
 
-    /// A connection to `url` with a token from `source`.
-    pub(super) async fn signed_in(
+    /// A connection to `url` over streamable HTTP speaking `lifecycle`, signed in by
+    /// `source` (if any), the server's questions answered by `answering`.
+    pub(super) async fn http(
         url: &str,
-        source: Arc<dyn TokenSource>,
+        source: Option<Arc<dyn TokenSource>>,
+        lifecycle: rmcp::service::ClientLifecycleMode,
+        answering: super::answering::Answering,
         timeout: Duration,
     ) -> Result<Self, Failed> {
         let signed_in = SignedIn {
@@ -253,14 +316,26 @@ impl Link {
             source,
             timeout,
             scopes: Mutex::new(Vec::new()),
+            lifecycle,
+            answering,
         };
-        let client = if signed_in.source.waits_for_challenge() {
+        let client = if signed_in
+            .source
+            .as_ref()
+            .is_none_or(|source| source.waits_for_challenge())
+        {
             // Without a token first; signed in when the server asks, as it asks.
             match signed_in.open(None).await {
                 Ok(client) => client,
-                Err(Opened::Challenged(challenge)) => {
+                Err(Opened::Challenged(challenge)) if signed_in.source.is_some() => {
                     let (scopes, header) = signed_in.asked_with(challenge);
                     signed_in.connect(scopes, Some(header)).await?
+                }
+                Err(Opened::Challenged(_)) => {
+                    return Err(Failed::Connect(
+                        "the server asks for an access token: give the toolset a token source"
+                            .to_owned(),
+                    ));
                 }
                 Err(Opened::Failed(failed)) => return Err(failed),
             }
@@ -282,7 +357,7 @@ impl Link {
     /// before and those the challenge names) and a new connection with it, once. `false`
     /// when the link does not sign in, or no new token could be had.
     pub(super) async fn renew(&self, used: &Arc<Client>, challenge: Challenge) -> bool {
-        let Some(signed_in) = &self.signed_in else {
+        let Some(signed_in) = self.signed_in.as_ref().filter(|s| s.source.is_some()) else {
             return false;
         };
         let mut current = self.client.write().await;
@@ -329,8 +404,10 @@ impl SignedIn {
         scopes: Vec<String>,
         challenge: Option<String>,
     ) -> Result<Client, Failed> {
-        let token = self
-            .source
+        let Some(source) = &self.source else {
+            return Err(Failed::Connect("no token source".to_owned()));
+        };
+        let token = source
             .token(TokenRequest {
                 resource: self.url.clone(),
                 scopes,
@@ -356,7 +433,11 @@ impl SignedIn {
             config = config.auth_header(token);
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        match tokio::time::timeout(self.timeout, ().serve(transport)).await {
+        let serving = self
+            .answering
+            .clone()
+            .serve_with_lifecycle(transport, self.lifecycle.clone());
+        match tokio::time::timeout(self.timeout, serving).await {
             Err(_) => Err(Opened::Failed(Failed::Timeout(self.timeout))),
             Ok(Ok(client)) => Ok(client),
             Ok(Err(err)) => Err(match initialize_challenge(&err) {

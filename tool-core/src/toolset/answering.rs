@@ -1,0 +1,77 @@
+//! What an MCP client answers when its server asks something of it: the application's
+//! [`Caller`] (its user's answers to elicitation forms; the progress the server reports),
+//! when the toolset was given one.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationCapability,
+    ErrorData, FormElicitationCapability, ProgressNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+
+use crate::caller::{Caller, Elicited};
+
+/// The client side of a connection: declares elicitation (form) when it has a caller to ask,
+/// and passes the server's questions and notices to it.
+#[derive(Clone, Default)]
+pub(super) struct Answering {
+    pub(super) caller: Option<Arc<dyn Caller>>,
+}
+
+impl rmcp::ClientHandler for Answering {
+    fn get_info(&self) -> ClientConfig {
+        let mut info = ClientConfig::default();
+        if self.caller.is_some() {
+            info.capabilities.elicitation = Some(
+                ElicitationCapability::default().with_form(FormElicitationCapability::default()),
+            );
+        }
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(caller) = &self.caller else {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ElicitationCreateRequestMethod,
+            >());
+        };
+        let ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } = request
+        else {
+            return Err(ErrorData::invalid_params(
+                "only form elicitation is supported",
+                None,
+            ));
+        };
+        let schema = serde_json::to_value(&requested_schema)
+            .map_err(|err| ErrorData::invalid_params(err.to_string(), None))?;
+        match caller.elicit(None, &message, &schema).await {
+            Ok(Elicited::Accepted(content)) => {
+                Ok(ElicitResult::new(ElicitationAction::Accept).with_content(content))
+            }
+            Ok(Elicited::Declined) => Ok(ElicitResult::new(ElicitationAction::Decline)),
+            Ok(Elicited::Cancelled) => Ok(ElicitResult::new(ElicitationAction::Cancel)),
+            Err(err) => Err(ErrorData::internal_error(err.to_string(), None)),
+        }
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _: NotificationContext<RoleClient>,
+    ) {
+        if let Some(caller) = &self.caller {
+            caller
+                .progress(params.progress, params.total, params.message.as_deref())
+                .await;
+        }
+    }
+}
