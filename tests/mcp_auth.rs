@@ -1136,3 +1136,110 @@ async fn what_one_user_started_is_unknown_to_another_user_s_token() {
     assert_eq!(waiting, [Some("bo".to_owned())]);
     http.shutdown().await.unwrap();
 }
+
+/// A person's consent, without a browser: the authorization URL is requested, and the
+/// redirect it answers with is the answer (after `tamper`, to play an attacker); each URL
+/// asked is kept in `asked`.
+fn consent(
+    asked: Arc<Mutex<Vec<String>>>,
+    tamper: fn(String) -> String,
+) -> toolsmith::toolset::AuthorizationCode {
+    toolsmith::toolset::AuthorizationCode::new("http://127.0.0.1:9/callback", move |url: String| {
+        asked.lock().unwrap().push(url.clone());
+        async move {
+            let addr: SocketAddr = url
+                .trim_start_matches("http://")
+                .split('/')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let path = &url[url.find(&addr.to_string()).unwrap() + addr.to_string().len()..];
+            let answer = exchange(
+                addr,
+                format!("GET {path} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n"),
+                |_| false,
+            )
+            .await;
+            header(&answer, "location")
+                .map(|location| tamper(location.to_owned()))
+                .ok_or_else(|| format!("no redirect: {answer}"))
+        }
+    })
+    .with_client("desk", None)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_signs_in_when_the_server_asks_and_steps_up_for_a_write() {
+    let Some(issuer) = issuer() else { return };
+    let (http, _) = protected(&issuer, ScopeListing::Show).await;
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let remote = McpToolset::http_signed_in(
+        "tickets",
+        &http.url(),
+        consent(Arc::clone(&asked), |location| location),
+    )
+    .await
+    .unwrap()
+    .trusted();
+    // Signed in once, when the server answered 401, for the scopes its challenge named.
+    {
+        let asked = asked.lock().unwrap();
+        assert_eq!(asked.len(), 1, "{asked:?}");
+        assert!(asked[0].contains("scope=tickets%3Aread"), "{}", asked[0]);
+        assert!(asked[0].contains("code_challenge="), "PKCE: {}", asked[0]);
+        assert!(asked[0].contains("resource="), "RFC 8707: {}", asked[0]);
+    }
+    let toolbox = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let ctx = ToolContext::new();
+    let read = toolbox.call("read_ticket", json!({"id": 7}), &ctx).await;
+    assert!(
+        read.to_json().contains("ticket 7 for johndoe"),
+        "{}",
+        read.to_json()
+    );
+    // A write needs more: the person is asked once more, for the write scope too.
+    let closed = toolbox.call("close_ticket", json!({"id": 7}), &ctx).await;
+    assert!(
+        closed.to_json().contains("closed 7 for johndoe"),
+        "{}",
+        closed.to_json()
+    );
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    assert!(asked[1].contains("tickets%3Awrite"), "{}", asked[1]);
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_response_naming_another_issuer_is_refused() {
+    let Some(issuer) = issuer() else { return };
+    let (http, _) = protected(&issuer, ScopeListing::Hide).await;
+    // A mix-up attack (RFC 9207): the response comes back naming another issuer.
+    let forged = |location: String| {
+        let (head, _) = location.split_once("&iss=").unwrap_or((&location, ""));
+        format!("{head}&iss=http%3A%2F%2F127.0.0.1%3A1")
+    };
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let refused = McpToolset::http_signed_in("tickets", &http.url(), consent(asked, forged)).await;
+    let err = refused.err().expect("the forged response is refused");
+    assert!(err.to_string().to_lowercase().contains("issuer"), "{err}");
+    http.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_credentials_find_their_token_endpoint_from_the_challenge() {
+    let Some(issuer) = issuer() else { return };
+    let (http, _) = protected(&issuer, ScopeListing::Hide).await;
+    let source = ClientCredentials::discovered("desk", "secret");
+    let toolbox = signed_in_proxies(&http.url(), source).await;
+    let read = toolbox
+        .call("read_ticket", json!({"id": 3}), &ToolContext::new())
+        .await;
+    assert!(
+        read.to_json().contains("ticket 3 for desk"),
+        "{}",
+        read.to_json()
+    );
+    http.shutdown().await.unwrap();
+}

@@ -244,3 +244,157 @@ async fn a_remote_server_is_untrusted_by_default() {
         Some(Effect::Read)
     );
 }
+
+/// A name, as the user gives it.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Name {
+    /// The name.
+    name: String,
+}
+
+/// Greets whoever the client's user says they are. Read-only. Not for strangers.
+#[tool(effect = "read", timeout = "30s")]
+async fn greet_user(ctx: &ToolContext) -> Result<String, toolsmith::ToolError> {
+    Ok(match ctx.elicit_as::<Name>("who", "Who are you?").await? {
+        toolsmith::caller::Elicited::Accepted(Name { name }) => format!("hello, {name}"),
+        toolsmith::caller::Elicited::Declined => "declined".to_owned(),
+        toolsmith::caller::Elicited::Cancelled => "cancelled".to_owned(),
+    })
+}
+
+/// The client's user, as an application shows them a form: answers with a fixed name, and
+/// counts the progress reports it is shown.
+#[derive(Clone, Default)]
+struct Ada {
+    progress: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl toolsmith::caller::Caller for Ada {
+    fn progress<'a>(
+        &'a self,
+        _: f64,
+        _: Option<f64>,
+        _: Option<&'a str>,
+    ) -> toolsmith::caller::BoxFuture<'a, ()> {
+        self.progress.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async {})
+    }
+    fn log<'a>(
+        &'a self,
+        _: toolsmith::caller::LogLevel,
+        _: &'a str,
+        _: Option<&'a serde_json::Value>,
+    ) -> toolsmith::caller::BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+    fn sample<'a>(
+        &'a self,
+        _: Option<&'a str>,
+        _: toolsmith::caller::Sampling,
+    ) -> toolsmith::caller::BoxFuture<
+        'a,
+        Result<toolsmith::caller::Sampled, toolsmith::caller::CallerError>,
+    > {
+        Box::pin(async { Err(toolsmith::caller::CallerError::not_supported("sampling")) })
+    }
+    fn roots<'a>(
+        &'a self,
+        _: Option<&'a str>,
+    ) -> toolsmith::caller::BoxFuture<
+        'a,
+        Result<Vec<toolsmith::caller::Root>, toolsmith::caller::CallerError>,
+    > {
+        Box::pin(async { Err(toolsmith::caller::CallerError::not_supported("roots")) })
+    }
+    fn elicit<'a>(
+        &'a self,
+        _: Option<&'a str>,
+        message: &'a str,
+        schema: &'a serde_json::Value,
+    ) -> toolsmith::caller::BoxFuture<
+        'a,
+        Result<toolsmith::caller::Elicited<serde_json::Value>, toolsmith::caller::CallerError>,
+    > {
+        assert_eq!(message, "Who are you?");
+        assert_eq!(schema["properties"]["name"]["type"], "string", "{schema}");
+        Box::pin(async {
+            Ok(toolsmith::caller::Elicited::Accepted(
+                json!({"name": "Ada"}),
+            ))
+        })
+    }
+}
+
+/// Reports progress twice, then adds. Pure, no side effects. Not for big numbers.
+#[tool(effect = "read")]
+async fn slow_add(
+    ctx: &ToolContext,
+    /// The first term.
+    #[arg(range(min = -1000, max = 1000))]
+    a: i64,
+    /// The second term.
+    #[arg(range(min = -1000, max = 1000))]
+    b: i64,
+) -> i64 {
+    ctx.progress(1.0, Some(2.0), Some("half")).await;
+    ctx.progress(2.0, Some(2.0), Some("done")).await;
+    a + b
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_speaks_either_lifecycle_and_its_user_answers_the_server_s_forms() {
+    use toolsmith::toolset::{Lifecycle, McpClientOptions};
+    let http = McpServer::new(Toolbox::new().with(Multiply).with(GreetUser).with(SlowAdd))
+        .bind_http("127.0.0.1:0")
+        .await
+        .unwrap();
+    let ctx = ToolContext::new();
+    for lifecycle in [Lifecycle::Initialize, Lifecycle::Discover, Lifecycle::Auto] {
+        let ada = Ada::default();
+        let options = McpClientOptions::default()
+            .with_lifecycle(lifecycle)
+            .with_caller(ada.clone());
+        let remote = McpToolset::http_with("here", &http.url(), options)
+            .await
+            .unwrap_or_else(|err| panic!("{lifecycle:?}: {err}"))
+            .trusted();
+        let toolbox = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+        let out = toolbox
+            .call("multiply", json!({"a": 6, "b": 7}), &ctx)
+            .await;
+        assert!(
+            out.to_json().contains("42"),
+            "{lifecycle:?}: {}",
+            out.to_json()
+        );
+        // The server's form reaches the application's user, whose answer reaches the tool.
+        let out = toolbox.call("greet_user", json!({}), &ctx).await;
+        assert!(
+            out.to_json().contains("hello, Ada"),
+            "{lifecycle:?}: {}",
+            out.to_json()
+        );
+        let out = toolbox
+            .call("slow_add", json!({"a": 1, "b": 2}), &ctx)
+            .await;
+        assert!(
+            out.to_json().contains('3'),
+            "{lifecycle:?}: {}",
+            out.to_json()
+        );
+        if lifecycle == Lifecycle::Initialize {
+            // Progress comes back on the call's stream in a session.
+            assert_eq!(ada.progress.load(Ordering::SeqCst), 2, "{lifecycle:?}");
+        }
+    }
+    // Without a caller the client declares no elicitation: the server cannot ask, and the
+    // tool is told so rather than waiting.
+    let remote = McpToolset::http("here", &http.url())
+        .await
+        .unwrap()
+        .trusted();
+    let toolbox = Toolbox::new().with_toolset(remote.tools().await.unwrap());
+    let out = toolbox.call("greet_user", json!({}), &ctx).await;
+    assert!(!out.to_json().contains("hello"), "{}", out.to_json());
+    http.shutdown().await.unwrap();
+}

@@ -3,6 +3,8 @@
 // (client credentials) whose claims the test chooses in the request's form fields: `resource`
 // (the audience), `sub`, `aud`, `scope`, `client_id`, `iss` (to forge another issuer's),
 // `exp_in` and `nbf_in` (seconds from now), `kid` (to name a key the server does not publish).
+// The authorization code flow (with PKCE) signs in `johndoe`: the token's scope and audience
+// are those the authorization request named, and the redirect carries the issuer (RFC 9207).
 // With the field `opaque`, the token is an opaque string instead, known only to this server:
 // its introspection endpoint (RFC 7662, HTTP Basic required) describes it until it is revoked
 // at the revocation endpoint (RFC 7009) or expires.
@@ -12,6 +14,8 @@ const { randomBytes } = require('crypto');
 
 // Opaque tokens: the token → the claims it was issued with.
 const opaque = new Map();
+// Authorization codes: the code → the scope and resource its authorization request named.
+const granted = new Map();
 
 function claimsOf(jwt) {
   return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
@@ -60,9 +64,19 @@ async function main() {
   const issuer = new OAuth2Issuer();
   await issuer.keys.generate('RS256');
   const service = new OAuth2Service(issuer);
+  service.on('beforeAuthorizeRedirect', (redirect, req) => {
+    const code = redirect.url.searchParams.get('code');
+    if (code) granted.set(code, { scope: req.query.scope, resource: req.query.resource });
+    redirect.url.searchParams.set('iss', issuer.url);
+  });
   service.on('beforeTokenSigning', (token, req) => {
     const body = req.body || {};
     const now = Math.floor(Date.now() / 1000);
+    const grant = body.grant_type === 'authorization_code' && granted.get(body.code);
+    if (grant) {
+      if (grant.scope !== undefined) token.payload.scope = grant.scope;
+      if (grant.resource !== undefined) token.payload.aud = grant.resource;
+    }
     // RFC 8707: a token asked for a resource is for that resource. A client that
     // authenticated with HTTP Basic is the token's subject unless the form names one.
     if (body.resource !== undefined) token.payload.aud = body.resource;
