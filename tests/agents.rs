@@ -510,3 +510,95 @@ async fn resumes_from_stored_state_in_another_process() {
     // The delete ran once, in the second process.
     assert_eq!(report["deleted"], 1);
 }
+
+/// Reads a whole page. Read-only. Not for writing pages.
+#[tool(effect = "read")]
+fn read_page(
+    /// The page.
+    #[arg(range(min = 1, max = 1000))]
+    page: u64,
+) -> String {
+    format!("page {page}: {}", "lorem ipsum ".repeat(500))
+}
+
+#[tokio::test]
+async fn older_results_are_shown_short_while_the_run_keeps_them_whole() {
+    use toolsmith::agent::Trim;
+    let model = ScriptedModel::new([
+        tool_use(&[("toolu_1", "read_page", json!({"page": 1}))]),
+        tool_use(&[("toolu_2", "read_page", json!({"page": 2}))]),
+        tool_use(&[("toolu_3", "read_page", json!({"page": 3}))]),
+        said("Three pages read."),
+    ]);
+    let trim = Trim::keep_last(1).with_preview(40).with_at_least(1_000);
+    let agent = Agent::new(Toolbox::new().with(ReadPage), ANTHROPIC, model.clone()).with_trim(trim);
+    let mut state = agent.start("Read three pages.");
+    let stop = agent.run(&mut state, &ToolContext::new()).await.unwrap();
+    assert_eq!(stop, Stop::Answered("Three pages read.".into()));
+    let requests = model.requests();
+    let result = |request: usize, message: usize| {
+        requests[request].body["messages"][message]["content"][0]["content"].to_string()
+    };
+    // The second request has one result: shown whole.
+    assert!(result(1, 2).len() > 5_000);
+    // The third: page 1 trimmed, page 2 whole; the fourth: pages 1 and 2 trimmed, page 3 whole.
+    assert!(
+        result(2, 2).contains("[trimmed: the first 40 of"),
+        "{}",
+        result(2, 2)
+    );
+    assert!(result(2, 4).len() > 5_000);
+    assert_eq!(
+        result(3, 2),
+        result(2, 2),
+        "a trimmed result stays as it was sent"
+    );
+    assert!(result(3, 4).contains("[trimmed"));
+    assert!(result(3, 6).len() > 5_000);
+    // Every call still has its result, and the run keeps every result whole.
+    for request in &requests {
+        let messages = request.body["messages"].as_array().unwrap();
+        let uses = messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .filter(|b| b["type"] == "tool_use")
+            .count();
+        let results = messages
+            .iter()
+            .flat_map(|m| m["content"].as_array().into_iter().flatten())
+            .filter(|b| b["type"] == "tool_result")
+            .count();
+        assert_eq!(uses, results);
+    }
+    assert!(
+        state.messages()[2]["content"][0]["content"]
+            .to_string()
+            .len()
+            > 5_000
+    );
+    // A state that trimmed resumes sealed like any other.
+    let stored = serde_json::to_string(&state).unwrap();
+    let mut resumed: RunState = serde_json::from_str(&stored).unwrap();
+    assert_eq!(
+        agent.run(&mut resumed, &ToolContext::new()).await.unwrap(),
+        stop
+    );
+
+    // Where Anthropic trims on its side: the conversation is sent whole, with its edit.
+    let model = ScriptedModel::new([said("ok")]);
+    let agent = Agent::new(Toolbox::new().with(ReadPage), ANTHROPIC, model.clone())
+        .with_trim(Trim::keep_last(2).on_provider());
+    let mut state = agent.start("Hi.");
+    agent.run(&mut state, &ToolContext::new()).await.unwrap();
+    let request = &model.requests()[0];
+    assert_eq!(
+        request.body["context_management"]["edits"][0]["type"],
+        "clear_tool_uses_20250919"
+    );
+    assert!(
+        request
+            .headers
+            .iter()
+            .any(|(n, v)| n == "anthropic-beta" && v.contains("context-management-2025-06-27"))
+    );
+}

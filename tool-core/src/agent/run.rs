@@ -169,6 +169,7 @@ pub struct Agent {
     request: ToolRequest,
     limits: Limits,
     events: Option<Events>,
+    trim: Option<super::Trim>,
 }
 
 impl Agent {
@@ -190,6 +191,7 @@ impl Agent {
             request: ToolRequest::default(),
             limits: Limits::default(),
             events: None,
+            trim: None,
         }
     }
 
@@ -205,6 +207,16 @@ impl Agent {
     #[must_use]
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Shows the model its older tool results as previews, as `trim` says ([`Trim`]: pairs
+    /// stay whole, the cached prefix holds, the run's state keeps every result whole).
+    ///
+    /// [`Trim`]: super::Trim
+    #[must_use]
+    pub fn with_trim(mut self, trim: super::Trim) -> Self {
+        self.trim = Some(trim);
         self
     }
 
@@ -460,12 +472,7 @@ impl Agent {
                 .request_for(&state.request, &turn_ctx)
                 .await
                 .map_err(AgentError::Request)?;
-            let request = ModelRequest {
-                dialect: self.dialect,
-                body: conversation::body(self.dialect, &state.messages, &block.fields),
-                turn: state.turns,
-                headers: block.headers.clone(),
-            };
+            let request = self.model_request(state, &block);
             self.emit(AgentEvent::ModelRequested { turn: state.turns });
             let response = self
                 .client
@@ -543,6 +550,45 @@ impl Agent {
     }
 
     /// The step of the run's next request.
+    /// The request for the model: the conversation as the trim policy shows it (or, where
+    /// the provider trims, whole with the provider's context edit) and the tool block.
+    fn model_request(
+        &self,
+        state: &mut RunState,
+        block: &crate::provider::ToolBlock,
+    ) -> ModelRequest {
+        let mut headers = block.headers.clone();
+        let body = match &self.trim {
+            Some(trim) if trim.by_provider(self.dialect) => {
+                let mut body = conversation::body(self.dialect, &state.messages, &block.fields);
+                let (edit, (name, value)) = trim.context_edit();
+                body["context_management"] = edit;
+                match headers
+                    .iter_mut()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&name))
+                {
+                    Some((_, betas)) => {
+                        betas.push(',');
+                        betas.push_str(&value);
+                    }
+                    None => headers.push((name, value)),
+                }
+                body
+            }
+            Some(trim) => {
+                let view = trim.view(self.dialect, &state.messages, &mut state.trimmed);
+                conversation::body(self.dialect, &view, &block.fields)
+            }
+            None => conversation::body(self.dialect, &state.messages, &block.fields),
+        };
+        ModelRequest {
+            dialect: self.dialect,
+            body,
+            turn: state.turns,
+            headers,
+        }
+    }
+
     fn step(&self, state: &RunState) -> RunStep {
         RunStep::new(state.turns, state.calls)
     }

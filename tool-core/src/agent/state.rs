@@ -48,6 +48,10 @@ pub struct RunState {
     pub(crate) awaiting: Option<Awaiting>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) answer: Option<String>,
+    /// The tool results the model is shown as previews ([`Trim`](super::Trim)): a message's
+    /// index and a result's index in it. Kept so that a result once trimmed stays trimmed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) trimmed: Vec<(usize, usize)>,
     /// Whose run it is, and which run: set when it first runs, and checked on every resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) owner: Option<Owner>,
@@ -155,6 +159,7 @@ impl RunState {
             usage: Usage::default(),
             awaiting: None,
             answer: None,
+            trimmed: Vec::new(),
             owner: None,
             seal: String::new(),
         }
