@@ -14,6 +14,8 @@
 mod common;
 #[path = "support/oracle.rs"]
 mod oracle;
+#[path = "support/replies.rs"]
+mod replies;
 
 use serde_json::{Map, Value, json};
 use toolsmith::provider::{Namespace, ToolChoice, ToolRequest, ToolSearch};
@@ -122,6 +124,48 @@ async fn provider_sdks_accept_our_json() {
             dialect.name().to_owned(),
             json!({"response": response, "messages": turn.messages}),
         );
+    }
+
+    // Trimmed conversations: a run of three turns whose older results are shown as previews;
+    // the conversation of its last request.
+    let mut trimmed = Map::new();
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::OpenAiResponses { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::Gemini,
+    ] {
+        let model = toolsmith::agent::ScriptedModel::new(
+            (1..=3).map(|n| replies::one_call(dialect, &format!("call_{n}"), "ping", &json!({}))),
+        );
+        let agent = toolsmith::agent::Agent::new(
+            toolsmith::Toolbox::new().with(common::Ping),
+            dialect,
+            model.clone(),
+        )
+        .with_trim(
+            toolsmith::agent::Trim::keep_last(0)
+                .with_preview(1)
+                .with_at_least(1),
+        )
+        .with_limits(toolsmith::agent::Limits {
+            max_turns: 3,
+            ..toolsmith::agent::Limits::default()
+        });
+        let mut state = agent.start("Ping three times.");
+        agent.run(&mut state, &ctx).await.unwrap();
+        let last = model.requests().pop().unwrap().body;
+        let conversation = last
+            .get("messages")
+            .or(last.get("input"))
+            .or(last.get("contents"))
+            .cloned()
+            .unwrap();
+        assert!(
+            conversation.to_string().contains("[trimmed"),
+            "{dialect}: {conversation}"
+        );
+        trimmed.insert(dialect.name().to_owned(), conversation);
     }
 
     // Tool blocks: each choice, parallel calls off and the Anthropic breakpoint, for the
@@ -315,7 +359,7 @@ async fn provider_sdks_accept_our_json() {
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
     let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
-    let bundle = json!({"tools": tools, "results": results, "turns": turns, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures, "hosted": hosted});
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "trimmed": trimmed, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures, "hosted": hosted});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

@@ -163,6 +163,18 @@ def main(path):
     check("gemini turn: one user content with every functionResponse",
           lambda: len(turn["messages"]) == 1 and len(turn["messages"][0]["parts"]) == 2 or (_ for _ in ()).throw(AssertionError(turn["messages"])))
 
+    # Trimmed conversations (older results shown as previews) are still each SDK's request
+    # conversation: every call with its result.
+    trimmed = bundle["trimmed"]
+    check("openai trimmed: list[ChatCompletionMessageParam]",
+          lambda: chat_messages.validate_python(trimmed["openai"], strict=True))
+    check("openai-responses trimmed: list[ResponseInputItemParam]",
+          lambda: input_items.validate_python(trimmed["openai-responses"], strict=True))
+    check("anthropic trimmed: list[MessageParam]",
+          lambda: message_params.validate_python(trimmed["anthropic"], strict=True))
+    for content in trimmed["gemini"]:
+        check("gemini trimmed: Content", lambda c=content: genai.Content.model_validate(c))
+
     # The streams tests/streaming.rs assembles calls from are each provider's own event types.
     def stream_events(name):
         with open(f"{bundle['streams']}/{name}", encoding="utf-8") as f:
