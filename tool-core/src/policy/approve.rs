@@ -483,6 +483,23 @@ impl Approvals {
             .unwrap_or_default()
     }
 
+    /// The requests waiting for a decision on calls of `principal` (`None`: calls made
+    /// without one), oldest first.
+    #[must_use]
+    pub fn pending_for(&self, principal: Option<&str>) -> Vec<PendingApproval> {
+        self.state
+            .lock()
+            .map(|state| {
+                state
+                    .pending
+                    .iter()
+                    .filter(|(p, _)| p.principal.as_deref() == principal)
+                    .map(|(p, _)| p.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Approves the pending call: the next identical call (same principal, tool and
     /// arguments) runs.
     pub fn approve(&self, pending: &PendingApproval) {

@@ -29,6 +29,42 @@ impl ApprovalDesk<'_> {
             .unwrap_or_default()
     }
 
+    /// The calls waiting for `principal`'s approval (`None`: calls made without one), oldest
+    /// first: what a UI shows the person signed in.
+    ///
+    /// ```
+    /// use toolsmith::policy::Approvals;
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive", requires_approval)]
+    /// async fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(DeleteNote).with_approver(Approvals::new());
+    /// for (user, id) in [("ada", 1), ("bo", 2), ("ada", 3)] {
+    ///     let ctx = ToolContext::new().with_principal(user);
+    ///     toolbox.call("delete_note", format!(r#"{{"id": {id}}}"#), &ctx).await;
+    /// }
+    /// let ada: Vec<_> = toolbox.approvals().pending_for(Some("ada")).into_iter().map(|p| p.arguments["id"].clone()).collect();
+    /// assert_eq!(ada, [1, 3]);
+    /// assert_eq!(toolbox.approvals().pending_for(Some("bo")).len(), 1);
+    /// assert!(toolbox.approvals().pending_for(None).is_empty());
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn pending_for(&self, principal: Option<&str>) -> Vec<PendingApproval> {
+        self.toolbox
+            .approval_store()
+            .map(|store| store.pending_for(principal))
+            .unwrap_or_default()
+    }
+
     /// Approves one call of the tool registered as `name` with these arguments, by the
     /// context's principal (single-use unless the store is [`reusable`](Approvals::reusable)).
     ///
