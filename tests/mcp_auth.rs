@@ -1136,7 +1136,10 @@ async fn what_one_user_started_is_unknown_to_another_user_s_token() {
     assert_eq!(waiting, [Some("bo".to_owned())]);
     // What a UI shows each of them.
     assert!(approvals.pending_for(Some("ada")).is_empty());
-    assert_eq!(approvals.pending_for(Some("bo"))[0].arguments, json!({"id": 4}));
+    assert_eq!(
+        approvals.pending_for(Some("bo"))[0].arguments,
+        json!({"id": 4})
+    );
     http.shutdown().await.unwrap();
 }
 
