@@ -18,9 +18,7 @@
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
-use toolsmith::caller::{
-    BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling,
-};
+use toolsmith::caller::{BoxFuture, Caller, CallerError, Elicited};
 use toolsmith::policy::{ApprovalDecision, ApprovalRequest};
 use toolsmith::toolset::{
     AuthorizationCode, ClientCredentials, Lifecycle, McpClientOptions, McpToolset,
@@ -153,26 +151,6 @@ fn sign_in(context: &Value) -> AuthorizationCode {
 struct TakesTheDefaults;
 
 impl Caller for TakesTheDefaults {
-    fn progress<'a>(&'a self, _: f64, _: Option<f64>, _: Option<&'a str>) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-
-    fn log<'a>(&'a self, _: LogLevel, _: &'a str, _: Option<&'a Value>) -> BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-
-    fn sample<'a>(
-        &'a self,
-        _: Option<&'a str>,
-        _: Sampling,
-    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
-        Box::pin(async { Err(CallerError::not_supported("sampling")) })
-    }
-
-    fn roots<'a>(&'a self, _: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
-        Box::pin(async { Err(CallerError::not_supported("roots")) })
-    }
-
     fn elicit<'a>(
         &'a self,
         _: Option<&'a str>,

@@ -279,33 +279,6 @@ impl toolsmith::caller::Caller for Ada {
         self.progress.fetch_add(1, Ordering::SeqCst);
         Box::pin(async {})
     }
-    fn log<'a>(
-        &'a self,
-        _: toolsmith::caller::LogLevel,
-        _: &'a str,
-        _: Option<&'a serde_json::Value>,
-    ) -> toolsmith::caller::BoxFuture<'a, ()> {
-        Box::pin(async {})
-    }
-    fn sample<'a>(
-        &'a self,
-        _: Option<&'a str>,
-        _: toolsmith::caller::Sampling,
-    ) -> toolsmith::caller::BoxFuture<
-        'a,
-        Result<toolsmith::caller::Sampled, toolsmith::caller::CallerError>,
-    > {
-        Box::pin(async { Err(toolsmith::caller::CallerError::not_supported("sampling")) })
-    }
-    fn roots<'a>(
-        &'a self,
-        _: Option<&'a str>,
-    ) -> toolsmith::caller::BoxFuture<
-        'a,
-        Result<Vec<toolsmith::caller::Root>, toolsmith::caller::CallerError>,
-    > {
-        Box::pin(async { Err(toolsmith::caller::CallerError::not_supported("roots")) })
-    }
     fn elicit<'a>(
         &'a self,
         _: Option<&'a str>,

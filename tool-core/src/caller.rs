@@ -216,6 +216,26 @@ impl fmt::Display for CallerError {
 
 /// What a tool's caller offers while the tool runs. The MCP server implements it from the
 /// client; an application can implement it to show progress or answer elicitations itself.
+/// Each method has the default of a caller that offers nothing: progress and logs go
+/// nowhere, and sampling, roots and elicitation are [`CallerError::not_supported`], at once.
+///
+/// ```
+/// use toolsmith::caller::{BoxFuture, Caller, CallerError, Elicited};
+/// use toolsmith::serde_json::{json, Value};
+///
+/// /// A user who answers every form with the same name, and offers nothing else.
+/// struct Ada;
+///
+/// impl Caller for Ada {
+///     fn elicit<'a>(&'a self, _: Option<&'a str>, _: &'a str, _: &'a Value)
+///         -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
+///         Box::pin(async { Ok(Elicited::Accepted(json!({"name": "Ada"}))) })
+///     }
+/// }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// assert!(Ada.roots(None).await.is_err());
+/// # });
+/// ```
 pub trait Caller: Send + Sync + 'static {
     /// Reports progress: `progress` of `total` (when known), with a message.
     fn progress<'a>(
@@ -223,7 +243,10 @@ pub trait Caller: Send + Sync + 'static {
         progress: f64,
         total: Option<f64>,
         message: Option<&'a str>,
-    ) -> BoxFuture<'a, ()>;
+    ) -> BoxFuture<'a, ()> {
+        let _ = (progress, total, message);
+        Box::pin(std::future::ready(()))
+    }
 
     /// Sends a log message, when `level` is at least the one the caller asked for.
     fn log<'a>(
@@ -231,7 +254,10 @@ pub trait Caller: Send + Sync + 'static {
         level: LogLevel,
         message: &'a str,
         data: Option<&'a Value>,
-    ) -> BoxFuture<'a, ()>;
+    ) -> BoxFuture<'a, ()> {
+        let _ = (level, message, data);
+        Box::pin(std::future::ready(()))
+    }
 
     /// Asks the caller's model for a completion. `key` names the request where the caller
     /// collects answers across rounds (`None`: one the caller picks).
@@ -239,10 +265,18 @@ pub trait Caller: Send + Sync + 'static {
         &'a self,
         key: Option<&'a str>,
         request: Sampling,
-    ) -> BoxFuture<'a, Result<Sampled, CallerError>>;
+    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
+        let _ = (key, request);
+        Box::pin(std::future::ready(Err(CallerError::not_supported(
+            "sampling",
+        ))))
+    }
 
     /// Asks the caller for its roots (the directories and files the tool may work in).
-    fn roots<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>>;
+    fn roots<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
+        let _ = key;
+        Box::pin(std::future::ready(Err(CallerError::not_supported("roots"))))
+    }
 
     /// Asks the caller's user for input in the form `schema` (a flat JSON Schema object);
     /// an accepted answer is returned only when it matches the schema. `key` as for
@@ -252,7 +286,12 @@ pub trait Caller: Send + Sync + 'static {
         key: Option<&'a str>,
         message: &'a str,
         schema: &'a Value,
-    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>>;
+    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
+        let _ = (key, message, schema);
+        Box::pin(std::future::ready(Err(CallerError::not_supported(
+            "elicitation",
+        ))))
+    }
 
     /// Lets the call go on in the background from here, where the caller runs calls that
     /// way (an MCP task); `true` when it does. Elsewhere, as by default, nothing happens and

@@ -120,12 +120,9 @@ pub(crate) fn usage(dialect: Dialect, response: &Value) -> (u64, u64) {
 }
 
 /// The request body: the conversation and the tool block's fields.
-pub(crate) fn body(dialect: Dialect, messages: &[Value], fields: &Map<String, Value>) -> Value {
+pub(crate) fn body(dialect: Dialect, messages: Vec<Value>, fields: &Map<String, Value>) -> Value {
     let mut body = Map::with_capacity(fields.len() + 1);
-    body.insert(
-        conversation_key(dialect).to_owned(),
-        Value::Array(messages.to_vec()),
-    );
+    body.insert(conversation_key(dialect).to_owned(), Value::Array(messages));
     for (key, value) in fields {
         body.insert(key.clone(), value.clone());
     }

@@ -560,7 +560,8 @@ impl Agent {
         let mut headers = block.headers.clone();
         let body = match &self.trim {
             Some(trim) if trim.by_provider(self.dialect) => {
-                let mut body = conversation::body(self.dialect, &state.messages, &block.fields);
+                let mut body =
+                    conversation::body(self.dialect, state.messages.clone(), &block.fields);
                 let (edit, (name, value)) = trim.context_edit();
                 body["context_management"] = edit;
                 match headers
@@ -577,9 +578,9 @@ impl Agent {
             }
             Some(trim) => {
                 let view = trim.view(self.dialect, &state.messages, &mut state.trimmed);
-                conversation::body(self.dialect, &view, &block.fields)
+                conversation::body(self.dialect, view, &block.fields)
             }
-            None => conversation::body(self.dialect, &state.messages, &block.fields),
+            None => conversation::body(self.dialect, state.messages.clone(), &block.fields),
         };
         ModelRequest {
             dialect: self.dialect,

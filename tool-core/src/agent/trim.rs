@@ -122,49 +122,43 @@ impl Trim {
         trimmed: &mut Vec<(usize, usize)>,
     ) -> Vec<Value> {
         let results = results(dialect, messages);
-        let marked: BTreeSet<(usize, usize)> = trimmed.iter().copied().collect();
         let old = results.len().saturating_sub(self.keep_last);
-        let fresh: Vec<&Found> = results[..old]
+        // The results this turn may trim, with the characters each would save (counted only
+        // for these: the ones trimmed before are not measured again).
+        let fresh: Vec<((usize, usize), usize)> = results[..old]
             .iter()
-            .filter(|found| !marked.contains(&found.at))
-            .filter(|found| !found.tool.as_ref().is_some_and(|t| self.except.contains(t)))
-            .filter(|found| found.chars > self.preview)
+            .filter(|found| trimmed.binary_search(&found.at).is_err())
+            .filter(|found| !found.tool.is_some_and(|t| self.except.contains(t)))
+            .filter_map(|found| {
+                let saves = chars(found.content).checked_sub(self.preview)?;
+                (saves > 0).then_some((found.at, saves))
+            })
             .collect();
-        let saving: usize = fresh.iter().map(|found| found.chars - self.preview).sum();
+        let saving: usize = fresh.iter().map(|(_, saves)| saves).sum();
         if !fresh.is_empty() && saving >= self.at_least {
-            trimmed.extend(fresh.iter().map(|found| found.at));
+            trimmed.extend(fresh.iter().map(|(at, _)| *at));
             trimmed.sort_unstable();
         }
-        if trimmed.is_empty() {
-            return messages.to_vec();
-        }
         let mut view = messages.to_vec();
-        let by_message: BTreeMap<usize, Vec<usize>> =
-            trimmed.iter().fold(BTreeMap::new(), |mut map, &(m, r)| {
-                map.entry(m).or_insert_with(Vec::new).push(r);
-                map
-            });
-        for (m, parts) in by_message {
+        for &(m, part) in trimmed.iter() {
             if let Some(message) = view.get_mut(m) {
-                for part in parts {
-                    shorten(dialect, message, part, self.preview);
-                }
+                shorten(dialect, message, part, self.preview);
             }
         }
         view
     }
 }
 
-/// A tool result in a conversation: where it is, its tool, how long its content is.
-struct Found {
+/// A tool result in a conversation: where it is, its tool, its content.
+struct Found<'a> {
     at: (usize, usize),
-    tool: Option<String>,
-    chars: usize,
+    tool: Option<&'a str>,
+    content: &'a Value,
 }
 
 /// The tool results of `messages`, in order.
-fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found> {
-    let mut names: BTreeMap<String, String> = BTreeMap::new();
+fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found<'_>> {
+    let mut names: BTreeMap<&str, &str> = BTreeMap::new();
     let mut found = Vec::new();
     for (m, message) in messages.iter().enumerate() {
         match dialect {
@@ -173,17 +167,17 @@ fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found> {
                     if let (Some(id), Some(name)) =
                         (call["id"].as_str(), call["function"]["name"].as_str())
                     {
-                        names.insert(id.to_owned(), name.to_owned());
+                        names.insert(id, name);
                     }
                 }
                 if message["role"] == "tool" {
                     let tool = message["tool_call_id"]
                         .as_str()
-                        .and_then(|id| names.get(id).cloned());
+                        .and_then(|id| names.get(id).copied());
                     found.push(Found {
                         at: (m, 0),
                         tool,
-                        chars: chars(&message["content"]),
+                        content: &message["content"],
                     });
                 }
             }
@@ -192,16 +186,16 @@ fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found> {
                     && let (Some(id), Some(name)) =
                         (message["call_id"].as_str(), message["name"].as_str())
                 {
-                    names.insert(id.to_owned(), name.to_owned());
+                    names.insert(id, name);
                 }
                 if message["type"] == "function_call_output" {
                     let tool = message["call_id"]
                         .as_str()
-                        .and_then(|id| names.get(id).cloned());
+                        .and_then(|id| names.get(id).copied());
                     found.push(Found {
                         at: (m, 0),
                         tool,
-                        chars: chars(&message["output"]),
+                        content: &message["output"],
                     });
                 }
             }
@@ -216,16 +210,16 @@ fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found> {
                         && let (Some(id), Some(name)) =
                             (block["id"].as_str(), block["name"].as_str())
                     {
-                        names.insert(id.to_owned(), name.to_owned());
+                        names.insert(id, name);
                     }
                     if block["type"] == "tool_result" {
                         let tool = block["tool_use_id"]
                             .as_str()
-                            .and_then(|id| names.get(id).cloned());
+                            .and_then(|id| names.get(id).copied());
                         found.push(Found {
                             at: (m, p),
                             tool,
-                            chars: chars(&block["content"]),
+                            content: &block["content"],
                         });
                     }
                 }
@@ -240,8 +234,8 @@ fn results(dialect: Dialect, messages: &[Value]) -> Vec<Found> {
                     if let Some(response) = part.get("functionResponse") {
                         found.push(Found {
                             at: (m, p),
-                            tool: response["name"].as_str().map(str::to_owned),
-                            chars: chars(&response["response"]),
+                            tool: response["name"].as_str(),
+                            content: &response["response"],
                         });
                     }
                 }
@@ -453,14 +447,14 @@ mod tests {
                 // A trim saves its minimum.
                 let found = results(dialect, &messages);
                 if !new.is_empty() {
-                    let saving: usize = found.iter().filter(|f| new.contains(&f.at)).map(|f| f.chars - preview).sum();
+                    let saving: usize = found.iter().filter(|f| new.contains(&f.at)).map(|f| chars(f.content) - preview).sum();
                     prop_assert!(saving >= at_least, "saved {} < {}", saving, at_least);
                 }
                 // The last results, and the excepted tool's, are whole.
                 for f in found.iter().rev().take(keep) {
                     prop_assert!(!trimmed.contains(&f.at));
                 }
-                for f in found.iter().filter(|f| f.tool.as_deref() == Some("read_contract")) {
+                for f in found.iter().filter(|f| f.tool == Some("read_contract")) {
                     prop_assert!(!trimmed.contains(&f.at));
                 }
                 previous = view;

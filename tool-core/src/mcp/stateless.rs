@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::request::McpRequest;
 use super::server::McpServer;
-use crate::caller::{BoxFuture, Caller, CallerError, Elicited, LogLevel, Root, Sampled, Sampling};
+use crate::caller::{BoxFuture, Caller, LogLevel};
 use crate::provider::Dialect;
 use crate::toolbox::Spelling;
 
@@ -343,26 +343,5 @@ impl Caller for Logs {
                 }));
             }
         })
-    }
-
-    fn sample<'a>(
-        &'a self,
-        _key: Option<&'a str>,
-        _request: Sampling,
-    ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
-        Box::pin(async { Err(CallerError::not_supported("sampling")) })
-    }
-
-    fn roots<'a>(&'a self, _key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
-        Box::pin(async { Err(CallerError::not_supported("roots")) })
-    }
-
-    fn elicit<'a>(
-        &'a self,
-        _key: Option<&'a str>,
-        _message: &'a str,
-        _schema: &'a Value,
-    ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
-        Box::pin(async { Err(CallerError::not_supported("elicitation")) })
     }
 }

@@ -267,14 +267,15 @@ impl std::fmt::Display for Failed {
     }
 }
 
-/// The connection to one server: its client, and for a signed-in one over HTTP, where a new
-/// token comes from and the scopes asked for so far.
+/// The connection to one server: its client, and over HTTP how to connect again (where a new
+/// token comes from, the scopes asked for so far).
 pub(super) struct Link {
     client: tokio::sync::RwLock<Arc<Client>>,
-    signed_in: Option<SignedIn>,
+    http: Option<Http>,
 }
 
-struct SignedIn {
+/// How a connection over HTTP is made again.
+struct Http {
     url: String,
     /// Where tokens come from; none: requests carry no token, and a refusal is final.
     source: Option<Arc<dyn TokenSource>>,
@@ -294,11 +295,11 @@ pub(super) struct Challenge {
 }
 
 impl Link {
-    /// A connection that never signs in (stdio, or HTTP without a token).
+    /// A connection that never signs in (stdio).
     pub(super) fn fixed(client: Client) -> Self {
         Self {
             client: tokio::sync::RwLock::new(Arc::new(client)),
-            signed_in: None,
+            http: None,
         }
     }
 
@@ -311,7 +312,7 @@ impl Link {
         answering: super::answering::Answering,
         timeout: Duration,
     ) -> Result<Self, Failed> {
-        let signed_in = SignedIn {
+        let http = Http {
             url: url.to_owned(),
             source,
             timeout,
@@ -319,17 +320,17 @@ impl Link {
             lifecycle,
             answering,
         };
-        let client = if signed_in
+        let client = if http
             .source
             .as_ref()
             .is_none_or(|source| source.waits_for_challenge())
         {
             // Without a token first; signed in when the server asks, as it asks.
-            match signed_in.open(None).await {
+            match http.open(None).await {
                 Ok(client) => client,
-                Err(Opened::Challenged(challenge)) if signed_in.source.is_some() => {
-                    let (scopes, header) = signed_in.asked_with(challenge);
-                    signed_in.connect(scopes, Some(header)).await?
+                Err(Opened::Challenged(challenge)) if http.source.is_some() => {
+                    let (scopes, header) = http.asked_with(challenge);
+                    http.connect(scopes, Some(header)).await?
                 }
                 Err(Opened::Challenged(_)) => {
                     return Err(Failed::Connect(
@@ -340,11 +341,11 @@ impl Link {
                 Err(Opened::Failed(failed)) => return Err(failed),
             }
         } else {
-            signed_in.connect(Vec::new(), None).await?
+            http.connect(Vec::new(), None).await?
         };
         Ok(Self {
             client: tokio::sync::RwLock::new(Arc::new(client)),
-            signed_in: Some(signed_in),
+            http: Some(http),
         })
     }
 
@@ -357,7 +358,7 @@ impl Link {
     /// before and those the challenge names) and a new connection with it, once. `false`
     /// when the link does not sign in, or no new token could be had.
     pub(super) async fn renew(&self, used: &Arc<Client>, challenge: Challenge) -> bool {
-        let Some(signed_in) = self.signed_in.as_ref().filter(|s| s.source.is_some()) else {
+        let Some(http) = self.http.as_ref().filter(|s| s.source.is_some()) else {
             return false;
         };
         let mut current = self.client.write().await;
@@ -365,8 +366,8 @@ impl Link {
         if !Arc::ptr_eq(&current, used) {
             return true;
         }
-        let (scopes, header) = signed_in.asked_with(challenge);
-        match signed_in.connect(scopes, Some(header)).await {
+        let (scopes, header) = http.asked_with(challenge);
+        match http.connect(scopes, Some(header)).await {
             Ok(client) => {
                 *current = Arc::new(client);
                 true
@@ -385,7 +386,7 @@ enum Opened {
     Failed(Failed),
 }
 
-impl SignedIn {
+impl Http {
     /// The scopes to ask for after `challenge` (those asked before and those it names, kept
     /// for the next time), and its header.
     fn asked_with(&self, challenge: Challenge) -> (Vec<String>, String) {
