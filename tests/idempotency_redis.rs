@@ -203,3 +203,95 @@ async fn large_results_kept_in_redis_are_read_by_another_process() {
         None
     );
 }
+
+#[tokio::test]
+async fn a_running_key_is_held_by_its_lease_and_renewed_only_for_its_call() {
+    use toolsmith::state::{IdempotencyStore, Reservation};
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisStore::open(&server.url).unwrap();
+    let lease = Duration::from_millis(300);
+    assert_eq!(
+        store.reserve("lease-a", "fp-1", lease).await.unwrap(),
+        Reservation::Reserved
+    );
+    // Renewed by its own call, it outlives its first lease.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    store.renew("lease-a", "fp-1", lease).await.unwrap();
+    // A renewal for other arguments changes nothing.
+    store
+        .renew("lease-a", "fp-2", Duration::from_secs(60))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(matches!(
+        store.reserve("lease-a", "fp-1", lease).await.unwrap(),
+        Reservation::InProgress { .. }
+    ));
+    // Not renewed (its process died), it is free after the lease.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert_eq!(
+        store.reserve("lease-a", "fp-1", lease).await.unwrap(),
+        Reservation::Reserved
+    );
+    // A finished call's result is kept for its time to live, not its lease.
+    store
+        .complete(
+            "lease-a",
+            "fp-1",
+            "{\"status\":\"success\",\"data\":1}",
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    store
+        .renew("lease-a", "fp-1", Duration::from_millis(1))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(matches!(
+        store.reserve("lease-a", "fp-1", lease).await.unwrap(),
+        Reservation::Done { .. }
+    ));
+}
+
+#[tokio::test]
+async fn checkpoints_are_kept_in_redis_whole_and_for_their_time() {
+    use toolsmith::state::CheckpointStore;
+    let Some(server) = RedisServer::start() else {
+        return;
+    };
+    let store = RedisStore::open(&server.url).unwrap();
+    store
+        .save("run-key", "{\"a\":1}", Duration::from_secs(60))
+        .await
+        .unwrap();
+    store
+        .save("run-key", "{\"a\":2}", Duration::from_secs(60))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.load("run-key").await.unwrap().as_deref(),
+        Some("{\"a\":2}")
+    );
+    let huge = "x".repeat(toolsmith::state::MAX_CHECKPOINT_BYTES + 1);
+    assert!(
+        store
+            .save("run-key", &huge, Duration::from_secs(60))
+            .await
+            .is_err()
+    );
+    assert_eq!(
+        store.load("run-key").await.unwrap().as_deref(),
+        Some("{\"a\":2}")
+    );
+    store
+        .save("short", "{}", Duration::from_millis(50))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    assert_eq!(store.load("short").await.unwrap(), None);
+    store.remove("run-key").await.unwrap();
+    assert_eq!(store.load("run-key").await.unwrap(), None);
+}

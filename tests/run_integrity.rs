@@ -459,7 +459,7 @@ async fn a_parsed_call_approved_after_it_paused_binds_what_will_run() {
 }
 
 #[tokio::test]
-async fn decisions_that_cannot_be_recorded_stay_in_the_state_every_one() {
+async fn decisions_in_the_state_reach_their_calls_whatever_the_approver() {
     let ctx = ToolContext::new().with_principal("ada");
     let two = tool_use(
         &[
@@ -468,38 +468,47 @@ async fn decisions_that_cannot_be_recorded_stay_in_the_state_every_one() {
         ],
         10,
     );
-    // A toolbox whose approver is no store: a decision recorded in the state cannot be
-    // written where this approver reads it.
+    // A toolbox whose approver is no store: a person's decision in the run's sealed state
+    // still reaches the very call it was made on, bound to its tool and arguments.
     let asking = Toolbox::new()
         .with(DeleteFile)
         .with_approver(|_: &toolsmith::policy::ApprovalRequest<'_>| {
             toolsmith::policy::ApprovalDecision::Pending
         })
         .with_state(toolsmith::state::State::memory().with_key(KEY));
-    let agent = Agent::new(asking, ANTHROPIC, ScriptedModel::new([two, said("Done.")]));
+    let agent = Agent::new(
+        asking,
+        ANTHROPIC,
+        ScriptedModel::new([two, said("Deleted both."), said("again")]),
+    );
     let mut state = agent.start("Delete both reports");
     let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else {
         panic!("expected a pause");
     };
     assert_eq!(pending.len(), 2);
     agent.approve(&mut state, &pending[0].path).unwrap();
-    agent.approve(&mut state, &pending[1].path).unwrap();
-    let err = agent.run(&mut state, &ctx).await.unwrap_err();
-    assert!(
-        err.to_string().contains("not an `Approvals` store"),
-        "{err}"
-    );
     assert_eq!(deleted("/srv/kept-1.pdf") + deleted("/srv/kept-2.pdf"), 0);
-    // The same state in a process whose toolbox keeps decisions: both are still there, and
-    // both calls run without anyone being asked again.
-    let approvals = Approvals::new();
-    let keeping = Agent::new(
-        toolbox(&approvals, Defaults::default(), Some(KEY)),
-        ANTHROPIC,
-        ScriptedModel::new([said("Deleted both.")]),
-    );
-    let stop = keeping.run(&mut state, &ctx).await.unwrap();
+    agent.approve(&mut state, &pending[1].path).unwrap();
+    let stop = agent.run(&mut state, &ctx).await.unwrap();
     assert!(matches!(stop, Stop::Answered(_)), "{stop:?}");
     assert_eq!(deleted("/srv/kept-1.pdf"), 1);
     assert_eq!(deleted("/srv/kept-2.pdf"), 1);
+    // Nothing of the decisions is left: the same calls from a new run wait again.
+    let mut again = agent.start("Delete both reports again");
+    let model_again = Agent::new(
+        Toolbox::new()
+            .with(DeleteFile)
+            .with_approver(|_: &toolsmith::policy::ApprovalRequest<'_>| {
+                toolsmith::policy::ApprovalDecision::Pending
+            })
+            .with_state(toolsmith::state::State::memory().with_key(KEY)),
+        ANTHROPIC,
+        ScriptedModel::new([tool_use(
+            &[("toolu_9", "delete_file", json!({"path": "/srv/kept-1.pdf"}))],
+            10,
+        )]),
+    );
+    let stop = model_again.run(&mut again, &ctx).await.unwrap();
+    assert!(matches!(stop, Stop::Paused(_)), "{stop:?}");
+    assert_eq!(deleted("/srv/kept-1.pdf"), 1);
 }

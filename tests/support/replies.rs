@@ -38,3 +38,21 @@ pub fn one_call(dialect: Dialect, id: &str, name: &str, arguments: &Value) -> Va
             {"name": name, "args": arguments}}]}}]}),
     }
 }
+
+/// An Anthropic message asking for `calls` (`(id, name, input)`).
+pub fn anthropic_calls(calls: &[(&str, &str, Value)]) -> Value {
+    let content: Vec<Value> = calls
+        .iter()
+        .map(
+            |(id, name, input)| json!({"type": "tool_use", "id": id, "name": name, "input": input}),
+        )
+        .collect();
+    json!({"role": "assistant", "content": content, "stop_reason": "tool_use",
+           "usage": {"input_tokens": 10, "output_tokens": 1}})
+}
+
+/// An Anthropic message answering in text.
+pub fn anthropic_said(text: &str) -> Value {
+    json!({"role": "assistant", "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+           "usage": {"input_tokens": 10, "output_tokens": 1}})
+}

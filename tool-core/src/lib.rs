@@ -53,7 +53,9 @@ pub mod policy;
 /// # });
 /// ```
 pub mod audit {
-    pub use crate::policy::audit::{AuditRecord, AuditSink, JsonLinesSink, MemorySink};
+    pub use crate::policy::audit::{
+        ApprovalNote, AuditRecord, AuditSink, JsonLinesSink, MemorySink,
+    };
 }
 
 pub mod toolset;

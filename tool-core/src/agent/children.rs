@@ -39,11 +39,6 @@ impl Children {
             .add(usage);
     }
 
-    /// The children that wait for a person, by the parent call's id.
-    pub(crate) fn take_waiting(&self) -> HashMap<String, RunState> {
-        std::mem::take(&mut *self.states())
-    }
-
     /// Tokens the children used in this batch.
     pub(crate) fn usage(&self) -> Usage {
         *self.usage.lock().unwrap_or_else(PoisonError::into_inner)

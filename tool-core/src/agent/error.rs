@@ -28,6 +28,12 @@ pub enum AgentError {
     Sealed(String),
     /// The run belongs to another principal, or is another run.
     NotOwner(String),
+    /// The checkpoint store could not keep or hand back the run
+    /// ([`Agent::with_checkpoints`](super::Agent::with_checkpoints)): the run stopped before
+    /// its next step, its state whole.
+    Checkpoint(crate::state::StoreError),
+    /// No checkpoint is kept under this run id for this principal.
+    UnknownRun(String),
 }
 
 impl fmt::Display for AgentError {
@@ -38,7 +44,13 @@ impl fmt::Display for AgentError {
             Self::Request(err) => write!(f, "the tool block cannot be built: {err}"),
             Self::Approval(err) => write!(f, "the decision cannot be recorded: {err}"),
             Self::NotPending(path) => write!(f, "no call waits for a decision at `{path}`"),
-            Self::Dialect(why) | Self::Sealed(why) | Self::NotOwner(why) => f.write_str(why),
+            Self::Checkpoint(err) => {
+                write!(f, "the run's checkpoint cannot be kept or read: {err}")
+            }
+            Self::Dialect(why)
+            | Self::Sealed(why)
+            | Self::NotOwner(why)
+            | Self::UnknownRun(why) => f.write_str(why),
         }
     }
 }

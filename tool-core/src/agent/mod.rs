@@ -42,10 +42,12 @@
 //! ```
 
 mod budget;
+mod checkpoints;
 mod children;
 mod client;
 mod conversation;
 mod delegate;
+mod durable;
 mod error;
 #[cfg(feature = "async-openai")]
 pub mod openai;
@@ -57,5 +59,5 @@ pub use client::{ModelClient, ModelError, ModelRequest, ScriptedModel};
 pub use delegate::AgentTool;
 pub use error::AgentError;
 pub use run::{Agent, AgentEvent, Limit, Limits, Stop};
-pub use state::{PendingCall, RunState, RunStep, Usage};
+pub use state::{PendingCall, RunState, RunStep, Usage, Verdict};
 pub use trim::Trim;

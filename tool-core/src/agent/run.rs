@@ -1,5 +1,6 @@
 //! The loop: ask the model, answer its calls, append, and go on.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -9,6 +10,7 @@ use crate::context::ToolContext;
 use crate::dialect::Dialect;
 use crate::error::ErrorCode;
 use crate::outcome::ToolOutcome;
+use crate::policy::decided::Decided;
 use crate::provider::{ToolCall, ToolRequest};
 use crate::toolbox::{ProviderToolbox, Toolbox};
 
@@ -17,7 +19,7 @@ use super::children::Children;
 use super::client::{ModelClient, ModelRequest};
 use super::conversation;
 use super::error::AgentError;
-use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage};
+use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage, Verdict};
 
 /// Where a run stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +172,7 @@ pub struct Agent {
     limits: Limits,
     events: Option<Events>,
     trim: Option<super::Trim>,
+    pub(super) checkpoints: Option<super::checkpoints::Checkpoints>,
 }
 
 impl Agent {
@@ -192,6 +195,7 @@ impl Agent {
             limits: Limits::default(),
             events: None,
             trim: None,
+            checkpoints: None,
         }
     }
 
@@ -254,7 +258,7 @@ impl Agent {
     }
 
     /// The key runs are sealed with: the toolbox state's.
-    fn key(&self) -> &[u8; 32] {
+    pub(super) fn key(&self) -> &[u8; 32] {
         self.toolbox.state_key()
     }
 
@@ -308,7 +312,7 @@ impl Agent {
     /// # });
     /// ```
     pub fn approve(&self, state: &mut RunState, path: &[String]) -> Result<(), AgentError> {
-        self.decide(state, path, None)
+        self.decide(state, path, &Verdict::approve())
     }
 
     /// Declines the waiting call at `path` for `reason`: the model is told, and the call never
@@ -323,17 +327,26 @@ impl Agent {
         path: &[String],
         reason: impl Into<String>,
     ) -> Result<(), AgentError> {
-        self.decide(state, path, Some(reason.into()))
+        self.decide(state, path, &Verdict::deny(reason))
     }
 
-    fn decide(
+    /// Records `verdict` (an approval or a denial, who decided and why) on the waiting call
+    /// at `path`. The decision binds the call as it waits (its tool and the hash of its
+    /// arguments) and stays in the sealed state until the call has run; the call's audit
+    /// record carries the approver and the reason. For a run kept in a checkpoint store,
+    /// [`decide_stored`](Self::decide_stored) loads, decides and saves in one step.
+    ///
+    /// # Errors
+    ///
+    /// As [`approve`](Self::approve).
+    pub fn decide(
         &self,
         state: &mut RunState,
         path: &[String],
-        denied: Option<String>,
+        verdict: &Verdict,
     ) -> Result<(), AgentError> {
         state.check_seal(self.key())?;
-        state.decide(path, denied)?;
+        state.decide(path, verdict)?;
         state.seal_with(self.key());
         Ok(())
     }
@@ -427,10 +440,24 @@ impl Agent {
         state: &mut RunState,
         ctx: &ToolContext,
     ) -> Result<Stop, AgentError> {
+        let new = state.owner.is_none();
         let ctx = self.bind(state, ctx)?;
+        if new {
+            // A run is kept from its start: one that dies before the model answers is
+            // resumed from its prompt.
+            self.checkpoint(state).await?;
+        }
         let result = self.run_bound(state, &ctx).await;
         state.seal_with(self.key());
-        result
+        // Wherever the run stops (an answer, a pause, a limit, an error after which it can
+        // go on), the state it stops in is its checkpoint.
+        match result {
+            Err(AgentError::Checkpoint(err)) => Err(AgentError::Checkpoint(err)),
+            result => {
+                self.checkpoint(state).await?;
+                result
+            }
+        }
     }
 
     async fn run_bound(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
@@ -546,6 +573,9 @@ impl Agent {
             if over {
                 return Ok(Stop::Limit(Limit::Calls));
             }
+            // The model's answer is kept before any of its calls runs: a run that dies now
+            // goes on with these calls, not with a new request.
+            self.checkpoint(state).await?;
         }
     }
 
@@ -594,47 +624,64 @@ impl Agent {
         RunStep::new(state.turns, state.calls)
     }
 
-    /// Records what a person decided on the waiting calls, before they run again. A decision
-    /// binds the call as the gate read it (after any repair and guard), the arguments the
-    /// person was shown. A decision that cannot be recorded stays, with the ones after it.
-    fn record_decisions(
+    /// What a person decided on the waiting calls, before they run again. A decision on a
+    /// call as the approval gate read it (after any repair and guard, the arguments the
+    /// person was shown) reaches that call in its context, bound to the tool and the hash;
+    /// it stays in the state until the call has run, so a run resumed after a crash neither
+    /// asks again nor leaves an approval behind for another call. Any other decision is
+    /// recorded with the toolbox's approver; one that cannot be recorded stays, with the
+    /// ones after it.
+    fn take_decisions(
         &self,
         awaiting: &mut Awaiting,
         provider: &ProviderToolbox<'_>,
         turn_ctx: &ToolContext,
-    ) -> Result<(), crate::policy::ApprovalError> {
+    ) -> Result<HashMap<String, Decided>, crate::policy::ApprovalError> {
+        let mut decided = HashMap::new();
+        let mut kept = Vec::new();
         let mut decisions = std::mem::take(&mut awaiting.decisions).into_iter();
         while let Some(decision) = decisions.next() {
             let Some(i) = awaiting.ids.iter().position(|id| *id == decision.call_id) else {
                 continue;
             };
-            let call = &awaiting.calls[i];
             let waited = awaiting
                 .pending
                 .iter()
                 .find(|p| p.path.len() == 1 && p.path[0] == decision.call_id)
                 .filter(|p| !p.registered.is_empty() && !p.arguments_hash.is_empty());
-            let recorded = match (waited, &decision.denied) {
-                (Some(p), denied) => self.toolbox.record_awaited(
-                    &p.registered,
-                    &p.arguments_hash,
-                    turn_ctx,
-                    denied.clone(),
-                ),
-                (None, None) => provider.approve(call, turn_ctx),
-                (None, Some(reason)) => provider.deny(call, turn_ctx, reason.clone()),
+            if let Some(p) = waited {
+                decided.insert(
+                    decision.call_id.clone(),
+                    Decided {
+                        tool: p.registered.clone(),
+                        hash: p.arguments_hash.clone(),
+                        denied: decision.denied.clone(),
+                        approver: decision.approver.clone(),
+                        reason: decision.reason.clone(),
+                    },
+                );
+                kept.push(decision);
+                continue;
+            }
+            let call = &awaiting.calls[i];
+            let recorded = match &decision.denied {
+                None => provider.approve(call, turn_ctx),
+                Some(reason) => provider.deny(call, turn_ctx, reason.clone()),
             };
             if let Err(err) = recorded {
-                awaiting.decisions.push(decision);
-                awaiting.decisions.extend(decisions);
+                kept.push(decision);
+                kept.extend(decisions);
+                awaiting.decisions = kept;
                 return Err(err);
             }
         }
-        Ok(())
+        awaiting.decisions = kept;
+        Ok(decided)
     }
 
-    /// Records the decisions, runs the calls of a waiting turn that have no answer yet, and
-    /// appends the results once every call has one. `Some` when the run stops here.
+    /// Runs the calls of a waiting turn that have no answer yet, keeping each answer as it
+    /// comes (a checkpoint after each), and appends the results once every call has one.
+    /// `Some` when the run stops here.
     async fn answer_calls(
         &self,
         state: &mut RunState,
@@ -655,10 +702,13 @@ impl Agent {
         let offer = awaiting.offer.clone();
         let provider = self.provider().answering(&offer);
         let turn_ctx = ctx.clone().with_extension(awaiting.step);
-        if let Err(err) = self.record_decisions(&mut awaiting, &provider, &turn_ctx) {
-            state.awaiting = Some(awaiting);
-            return Err(AgentError::Approval(err));
-        }
+        let mut decided = match self.take_decisions(&mut awaiting, &provider, &turn_ctx) {
+            Ok(decided) => decided,
+            Err(err) => {
+                state.awaiting = Some(awaiting);
+                return Err(AgentError::Approval(err));
+            }
+        };
         let children = Arc::new(Children::new(std::mem::take(&mut awaiting.children)));
         // What the delegated agents of this batch may spend: what the run has left after
         // the batch's own calls, and what any run above it has left.
@@ -678,85 +728,41 @@ impl Agent {
             .filter(|&i| awaiting.results[i].is_none())
             .collect();
         let batch: Vec<ToolCall> = todo.iter().map(|&i| awaiting.calls[i].clone()).collect();
-        // Each call in a context with its id (a provider's call id replaces it).
+        // Each call in a context with its id (a provider's call id replaces it), and the
+        // person's decision on it, if there is one.
         let contexts: Vec<ToolContext> = todo
             .iter()
-            .map(|&i| call_ctx.clone().with_call_id(awaiting.ids[i].as_str()))
+            .map(|&i| {
+                let ctx = call_ctx.clone().with_call_id(awaiting.ids[i].as_str());
+                match decided.remove(&awaiting.ids[i]) {
+                    Some(decision) => ctx.with_extension(decision),
+                    None => ctx,
+                }
+            })
             .collect();
         let futures = batch
             .iter()
             .zip(&contexts)
             .map(|(call, ctx)| provider.run(call, ctx))
             .collect();
-        let outcomes = crate::toolbox::join::JoinAll::new(futures).await;
-        let mut waiting = children.take_waiting();
-        state.usage.add(children.usage());
-        // The delegated agents' calls are the run's too.
-        state.calls = state.calls.saturating_add(budget.calls());
+        let mut running = crate::toolbox::join::JoinAll::new(futures);
         awaiting.pending.clear();
-        let has_approver = self.toolbox.has_approver();
         let calls_before = state.calls;
-        for ((&i, call), outcome) in todo.iter().zip(&batch).zip(&outcomes) {
-            let id = awaiting.ids[i].clone();
-            if let ToolOutcome::Error(err) = outcome
-                && err.code() == ErrorCode::ApprovalRequired
-            {
-                if let Some(child) = waiting.remove(&id) {
-                    for pending in child.pending() {
-                        let mut path = vec![id.clone()];
-                        path.extend(pending.path.iter().cloned());
-                        awaiting.pending.push(PendingCall {
-                            path,
-                            ..pending.clone()
-                        });
-                    }
-                    awaiting.children.insert(id, child);
-                    continue;
-                }
-                if has_approver {
-                    let pending = match err.awaited() {
-                        Some(awaited) => PendingCall {
-                            path: vec![id],
-                            tool: call.name.clone(),
-                            arguments: awaited.arguments.clone(),
-                            arguments_hash: awaited.hash.clone(),
-                            repairs: awaited.repairs.clone(),
-                            message: err.message().to_owned(),
-                            registered: awaited.tool.clone(),
-                        },
-                        None => PendingCall {
-                            path: vec![id],
-                            tool: call.name.clone(),
-                            arguments: shown_arguments(&provider, call),
-                            arguments_hash: String::new(),
-                            repairs: Vec::new(),
-                            message: err.message().to_owned(),
-                            registered: String::new(),
-                        },
-                    };
-                    awaiting.pending.push(pending);
-                    continue;
-                }
+        while let Some((k, outcome)) = running.next().await {
+            let i = todo[k];
+            let settled = Settled {
+                i,
+                call: &batch[k],
+                outcome: &outcome,
+            };
+            if self.settle(state, &mut awaiting, &provider, &children, settled) {
+                self.checkpoint_awaiting(state, &mut awaiting).await?;
             }
-            if call.name == crate::provider::LOCAL_SEARCH_TOOL && outcome.is_success() {
-                let found = outcome
-                    .data()
-                    .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
-                    .map(|data| crate::provider::found_names(&data))
-                    .unwrap_or_default();
-                awaiting.found.extend(found);
-            }
-            self.emit(AgentEvent::ToolFinished {
-                call: call.clone(),
-                envelope: outcome.to_json(),
-                value: matches!(outcome, ToolOutcome::Viewed(_))
-                    .then(|| outcome.data().map(|data| data.get().to_owned()))
-                    .flatten(),
-                artifacts: outcome.artifacts().to_vec(),
-            });
-            awaiting.results[i] = Some(provider.encode(call, outcome));
-            state.calls = state.calls.saturating_add(1);
         }
+        drop(running);
+        // The delegated agents' calls and tokens are the run's too.
+        state.usage.add(children.usage());
+        state.calls = state.calls.saturating_add(budget.calls());
         // A delegated agent's answered calls count against its parent's limits as they
         // happen (its own delegated agents' were counted on their way up).
         if let Some(parent) = &parent {
@@ -774,6 +780,89 @@ impl Agent {
         state.request = state.request.after_calls(n).with_revealed(awaiting.found);
         Ok(None)
     }
+
+    /// Takes one call's outcome into the waiting turn: a call that waits for a person (or a
+    /// delegated agent that does) joins the pending ones, any other outcome is the call's
+    /// result. `true` when the call has its result (the turn changed for good).
+    fn settle(
+        &self,
+        state: &mut RunState,
+        awaiting: &mut Awaiting,
+        provider: &ProviderToolbox<'_>,
+        children: &Children,
+        settled: Settled<'_>,
+    ) -> bool {
+        let Settled { i, call, outcome } = settled;
+        let id = awaiting.ids[i].clone();
+        // The decision on this call (if any) has done its work.
+        awaiting.decisions.retain(|d| d.call_id != id);
+        if let ToolOutcome::Error(err) = outcome
+            && err.code() == ErrorCode::ApprovalRequired
+        {
+            if let Some(child) = children.take(&id) {
+                for pending in child.pending() {
+                    let mut path = vec![id.clone()];
+                    path.extend(pending.path.iter().cloned());
+                    awaiting.pending.push(PendingCall {
+                        path,
+                        ..pending.clone()
+                    });
+                }
+                awaiting.children.insert(id, child);
+                return false;
+            }
+            if self.toolbox.has_approver() {
+                let pending = match err.awaited() {
+                    Some(awaited) => PendingCall {
+                        path: vec![id],
+                        tool: call.name.clone(),
+                        arguments: awaited.arguments.clone(),
+                        arguments_hash: awaited.hash.clone(),
+                        repairs: awaited.repairs.clone(),
+                        message: err.message().to_owned(),
+                        registered: awaited.tool.clone(),
+                    },
+                    None => PendingCall {
+                        path: vec![id],
+                        tool: call.name.clone(),
+                        arguments: shown_arguments(provider, call),
+                        arguments_hash: String::new(),
+                        repairs: Vec::new(),
+                        message: err.message().to_owned(),
+                        registered: String::new(),
+                    },
+                };
+                awaiting.pending.push(pending);
+                return false;
+            }
+        }
+        if call.name == crate::provider::LOCAL_SEARCH_TOOL && outcome.is_success() {
+            let found = outcome
+                .data()
+                .and_then(|data| serde_json::from_str::<Value>(data.get()).ok())
+                .map(|data| crate::provider::found_names(&data))
+                .unwrap_or_default();
+            awaiting.found.extend(found);
+        }
+        self.emit(AgentEvent::ToolFinished {
+            call: call.clone(),
+            envelope: outcome.to_json(),
+            value: matches!(outcome, ToolOutcome::Viewed(_))
+                .then(|| outcome.data().map(|data| data.get().to_owned()))
+                .flatten(),
+            artifacts: outcome.artifacts().to_vec(),
+        });
+        awaiting.results[i] = Some(provider.encode(call, outcome));
+        state.calls = state.calls.saturating_add(1);
+        true
+    }
+}
+
+/// One call's outcome as it comes: the call's index in its turn, the call, the outcome.
+struct Settled<'a> {
+    i: usize,
+    call: &'a ToolCall,
+    outcome: &'a ToolOutcome,
 }
 
 /// A call's arguments as a person deciding on it sees them: parsed when the provider sent

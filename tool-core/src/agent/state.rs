@@ -92,7 +92,7 @@ impl Usage {
 }
 
 /// A model turn whose calls are not all answered yet.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Awaiting {
     pub(crate) calls: Vec<ToolCall>,
     /// What the request these calls answer offered the model.
@@ -146,6 +146,86 @@ pub(crate) struct Decision {
     pub(crate) call_id: String,
     /// `None`: approved; the reason it was declined otherwise.
     pub(crate) denied: Option<String>,
+    /// Who decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) approver: Option<String>,
+    /// Why an approval was given (a denial's reason is `denied`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) reason: Option<String>,
+}
+
+/// A person's decision on a waiting call, for [`Agent::decide`](super::Agent::decide): an
+/// approval or a denial, who decided and why. The decision is bound to the call as it
+/// waits (its tool and the hash of its arguments), kept in the run's sealed state until the
+/// call has run, and written to the call's audit record with the approver and the reason; a
+/// denial's reason is also what the model is told (checked as tool output is, and cut to 500
+/// characters).
+///
+/// ```
+/// use toolsmith::agent::Verdict;
+/// let yes = Verdict::approve().by("lin@example.com").because("ticket 7 is a duplicate");
+/// let no = Verdict::deny("ticket 8 is evidence in an open case").by("lin@example.com");
+/// assert!(yes.is_approval() && !no.is_approval());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    denied: Option<String>,
+    approver: Option<String>,
+    reason: Option<String>,
+}
+
+impl Verdict {
+    /// An approval: the call runs, once, with the arguments the person was shown.
+    #[must_use]
+    pub fn approve() -> Self {
+        Self {
+            denied: None,
+            approver: None,
+            reason: None,
+        }
+    }
+
+    /// A denial for `reason`: the call never runs, and the model is told why.
+    #[must_use]
+    pub fn deny(reason: impl Into<String>) -> Self {
+        Self {
+            denied: Some(reason.into()),
+            approver: None,
+            reason: None,
+        }
+    }
+
+    /// Who decided (as the application names people), for the audit.
+    #[must_use]
+    pub fn by(mut self, approver: impl Into<String>) -> Self {
+        self.approver = Some(approver.into());
+        self
+    }
+
+    /// Why it was approved, for the audit (a denial's reason is given to [`deny`](Self::deny)).
+    #[must_use]
+    pub fn because(mut self, reason: impl Into<String>) -> Self {
+        match &mut self.denied {
+            Some(denied) => *denied = reason.into(),
+            None => self.reason = Some(reason.into()),
+        }
+        self
+    }
+
+    /// Whether it is an approval.
+    #[must_use]
+    pub fn is_approval(&self) -> bool {
+        self.denied.is_none()
+    }
+
+    pub(crate) fn decision(&self, call_id: String) -> Decision {
+        Decision {
+            call_id,
+            denied: self.denied.clone(),
+            approver: self.approver.clone(),
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 impl RunState {
@@ -287,11 +367,7 @@ impl RunState {
     }
 
     /// Records a decision on the waiting call at `path` (sealed by the agent that records it).
-    pub(crate) fn decide(
-        &mut self,
-        path: &[String],
-        denied: Option<String>,
-    ) -> Result<(), AgentError> {
+    pub(crate) fn decide(&mut self, path: &[String], verdict: &Verdict) -> Result<(), AgentError> {
         let not_pending = || AgentError::NotPending(path.join("/"));
         let awaiting = self.awaiting.as_mut().ok_or_else(not_pending)?;
         if !awaiting.pending.iter().any(|p| p.path == path) {
@@ -300,17 +376,14 @@ impl RunState {
         match path {
             [id] => {
                 awaiting.decisions.retain(|d| d.call_id != *id);
-                awaiting.decisions.push(Decision {
-                    call_id: id.clone(),
-                    denied,
-                });
+                awaiting.decisions.push(verdict.decision(id.clone()));
                 Ok(())
             }
             [parent, rest @ ..] => awaiting
                 .children
                 .get_mut(parent)
                 .ok_or_else(not_pending)?
-                .decide(rest, denied),
+                .decide(rest, verdict),
             [] => Err(not_pending()),
         }
     }
@@ -329,7 +402,7 @@ impl RunState {
 /// let ctx = ToolContext::new().with_extension(RunStep::new(1, 2));
 /// assert_eq!(ctx.get::<RunStep>().unwrap().turn, 1);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct RunStep {
     /// Model requests made before this one.

@@ -23,6 +23,12 @@ pub struct IdempotencyPolicy {
     /// How long a duplicate waits for a call still running, before a retryable error
     /// (default 10 s).
     pub wait: Duration,
+    /// How long a running call holds its key without a sign of life (default 30 s). The
+    /// reservation is renewed every third of it while the call runs, however long it
+    /// takes; if the process running it dies, the key is free again after `lease`, and the
+    /// call made again (a resumed run's) runs with the same key instead of waiting for a
+    /// day.
+    pub lease: Duration,
 }
 
 impl Default for IdempotencyPolicy {
@@ -30,6 +36,7 @@ impl Default for IdempotencyPolicy {
         Self {
             ttl: Duration::from_secs(24 * 3600),
             wait: Duration::from_secs(10),
+            lease: Duration::from_secs(30),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
 use super::audit::redact;
+use super::decided::{Decided, MAX_DENIAL_REASON};
 use super::step::{Call, Done, Flow, Next, Step};
 
 /// A call waiting for a person's decision: the tool, its canonical arguments and their hash.
@@ -668,9 +669,25 @@ impl Approve {
             definition: def,
             repairs: &checked.repairs,
         };
-        let mut decision = match &self.approver {
-            Some(approver) => approver.decide(&request).await,
-            None => ApprovalDecision::Pending,
+        // A decision a person made on this very call of a run (carried in the run's sealed
+        // state, bound to the tool and the arguments' hash) holds without asking the store:
+        // nothing is left granted for another call, and a resumed run never asks twice.
+        let decided = call
+            .ctx
+            .get::<Decided>()
+            .filter(|d| d.tool == def.name() && d.hash == hash);
+        let mut decision = match (decided, &self.approver) {
+            (Some(decided), approver) => {
+                if let Some(approvals) = approver.as_ref().and_then(|a| a.approvals()) {
+                    approvals.forget_pending(&Ticket::of(&request));
+                }
+                match &decided.denied {
+                    None => ApprovalDecision::Approved,
+                    Some(reason) => ApprovalDecision::Denied(reason.clone()),
+                }
+            }
+            (None, Some(approver)) => approver.decide(&request).await,
+            (None, None) => ApprovalDecision::Pending,
         };
         if decision == ApprovalDecision::Pending
             && let Some(PromptForApproval(prompt)) = call.ctx.get::<PromptForApproval>()
@@ -720,9 +737,6 @@ impl Approve {
         }
     }
 }
-
-/// The most characters of a person's reason for a denial that the model is shown.
-const MAX_DENIAL_REASON: usize = 500;
 
 /// A person's reason for a denial as the model is shown it: checked as a tool's output is
 /// (secrets and server paths redacted, text that could steer a model escaped), control

@@ -49,7 +49,7 @@ impl Step for Idempotent {
                 refusal: None,
                 repairs: call.repairs,
             };
-            let done = next.run(inner).await;
+            let done = self.run_holding(&key, next.run(inner).into_future()).await;
             match &done.ran {
                 // Refused before it ran (a person has not approved it yet, a budget, an open
                 // circuit): nothing happened, so nothing is kept.
@@ -89,7 +89,7 @@ impl Idempotent {
         let waited_from = Instant::now();
         loop {
             match store
-                .reserve(stored, &key.fingerprint, policy.ttl)
+                .reserve(stored, &key.fingerprint, policy.lease)
                 .await
                 .map_err(unavailable)?
             {
@@ -123,6 +123,39 @@ impl Idempotent {
                 }
             }
         }
+    }
+
+    /// Runs the call, renewing its key's lease every third of the lease until it is done.
+    async fn run_holding<T>(&self, key: &CallKey, call: impl std::future::Future<Output = T>) -> T {
+        let Some(stored) = &key.stored else {
+            return call.await;
+        };
+        let every = (self.policy.lease / 3).max(Duration::from_millis(10));
+        let beat = async {
+            loop {
+                match timer(every) {
+                    Some(pause) => pause.await,
+                    None => std::future::pending::<()>().await,
+                }
+                if let Err(err) = self
+                    .store
+                    .renew(stored, &key.fingerprint, self.policy.lease)
+                    .await
+                {
+                    tracing::warn!(%err, "the idempotency store could not renew a running call's key");
+                }
+            }
+        };
+        let mut call = std::pin::pin!(call);
+        let mut beat = std::pin::pin!(beat);
+        std::future::poll_fn(|cx| {
+            if let std::task::Poll::Ready(done) = call.as_mut().poll(cx) {
+                return std::task::Poll::Ready(done);
+            }
+            let _ = beat.as_mut().poll(cx);
+            std::task::Poll::Pending
+        })
+        .await
     }
 
     /// Frees the key: the call did not run.

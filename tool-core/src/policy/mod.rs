@@ -26,7 +26,7 @@
 //! # let _ = toolbox;
 //! ```
 
-mod approve;
+pub(crate) mod approve;
 mod attempt;
 pub(crate) mod audit;
 mod authorize;
@@ -35,6 +35,7 @@ mod checks;
 mod circuit;
 mod classify;
 mod compose;
+pub(crate) mod decided;
 mod defaults;
 mod enable;
 mod fallback;

@@ -27,8 +27,9 @@ pub enum Reservation {
 /// Where idempotency keys and first results are kept. `reserve` must be atomic: of concurrent
 /// reservations of one key, exactly one gets `Reserved`.
 pub trait IdempotencyStore: Send + Sync + 'static {
-    /// Reserves `key` for a call whose arguments have `fingerprint`, for `ttl`, unless it is
-    /// held or done.
+    /// Reserves `key` for a call whose arguments have `fingerprint`, for `ttl` (the
+    /// policy's lease: the reservation is renewed while the call runs, so one whose process
+    /// died is free again after it), unless it is held or done.
     fn reserve<'a>(
         &'a self,
         key: &'a str,
@@ -45,6 +46,14 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// Frees the reservation so that a retry can run (after a retryable failure).
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+    /// Holds the running reservation of `key` (for a call with `fingerprint`) for `lease`
+    /// more from now; nothing when the key is not running for that fingerprint.
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>>;
     /// What is stored under `key`, if anything.
     fn lookup<'a>(&'a self, key: &'a str)
     -> BoxFuture<'a, Result<Option<Reservation>, StoreError>>;
@@ -70,6 +79,14 @@ impl<S: IdempotencyStore> IdempotencyStore for std::sync::Arc<S> {
     }
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         (**self).release(key)
+    }
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        (**self).renew(key, fingerprint, lease)
     }
     fn lookup<'a>(
         &'a self,

@@ -296,6 +296,28 @@ impl IdempotencyStore for MemoryIdempotencyStore {
         Box::pin(async move { result })
     }
 
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        let result = self.inner.lock().map_err(|_| poisoned()).map(|mut inner| {
+            if let Some((
+                Slot::Running {
+                    fingerprint: fp,
+                    until,
+                },
+                _,
+            )) = inner.slots.get_mut(key)
+                && fp == fingerprint
+            {
+                *until = Instant::now() + lease;
+            }
+        });
+        Box::pin(async move { result })
+    }
+
     fn release<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         let result = self.inner.lock().map_err(|_| poisoned()).map(|mut inner| {
             if matches!(inner.slots.get(key), Some((Slot::Running { .. }, _)))

@@ -10,6 +10,7 @@
 //! | run budgets | [`BudgetStore`] | each toolbox counts in its own memory |
 //! | circuit breakers | [`CircuitStore`] | each toolbox keeps its circuits |
 //! | MCP tasks, seen by every replica | [`TaskStore`] | [`MemoryTaskStore`] |
+//! | agent runs' checkpoints | [`CheckpointStore`] | [`MemoryCheckpointStore`] |
 //!
 //! Every store fails with one error, [`StoreError`]. [`State`] names the stores a toolbox uses
 //! and the key it signs cursors and result ids with:
@@ -17,6 +18,7 @@
 //! [`SharedApprovals`](crate::policy::SharedApprovals), an approver on the same Redis.
 //! docs/deployment.md says what each store keeps, its bounds, and how it fails.
 
+mod checkpoints;
 mod circuits;
 mod error;
 mod family;
@@ -29,6 +31,7 @@ mod results;
 mod runs;
 mod tasks;
 
+pub use checkpoints::{CheckpointStore, MAX_CHECKPOINT_BYTES, MemoryCheckpointStore};
 pub use circuits::{Admission, CircuitStore};
 pub use error::StoreError;
 pub use family::State;

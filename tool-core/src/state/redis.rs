@@ -88,6 +88,13 @@ impl RedisStore {
     }
 }
 
+/// Extends a running reservation's lease. KEYS: the key; ARGV: its running entry, the lease
+/// in ms.
+const RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+";
+
 fn millis(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }
@@ -352,6 +359,26 @@ impl IdempotencyStore for RedisStore {
         })
     }
 
+    /// One script: the key's lease is extended only while it still holds this call's
+    /// running entry.
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        lease: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let entry = json!({"fp": fingerprint, "state": "running"}).to_string();
+            let mut eval = redis::cmd("EVAL");
+            eval.arg(RENEW)
+                .arg(1)
+                .arg(self.key(key))
+                .arg(entry)
+                .arg(millis(lease));
+            self.run::<()>(eval).await
+        })
+    }
+
     fn lookup<'a>(
         &'a self,
         key: &'a str,
@@ -466,6 +493,49 @@ impl super::tasks::TaskStore for RedisStore {
         Box::pin(async move {
             let cmd = script(TASK_TAKE, &[format!("toolsmith:task:{id}:inbox")]);
             self.run::<Vec<String>>(cmd).await
+        })
+    }
+}
+
+impl super::checkpoints::CheckpointStore for RedisStore {
+    /// `SET toolsmith:checkpoint:<key> <state> PX <ttl>`: one command, so a checkpoint is replaced
+    /// whole or not at all.
+    fn save<'a>(
+        &'a self,
+        key: &'a str,
+        state: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if state.len() > super::checkpoints::MAX_CHECKPOINT_BYTES {
+                return Err(StoreError(format!(
+                    "a checkpoint of {} bytes is larger than the store takes ({} bytes)",
+                    state.len(),
+                    super::checkpoints::MAX_CHECKPOINT_BYTES
+                )));
+            }
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(format!("toolsmith:checkpoint:{key}"))
+                .arg(state)
+                .arg("PX")
+                .arg(millis(ttl));
+            self.run::<()>(cmd).await
+        })
+    }
+
+    fn load<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<String>, StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(format!("toolsmith:checkpoint:{key}"));
+            self.run::<Option<String>>(cmd).await
+        })
+    }
+
+    fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("DEL");
+            cmd.arg(format!("toolsmith:checkpoint:{key}"));
+            self.run::<()>(cmd).await
         })
     }
 }

@@ -144,29 +144,6 @@ impl Toolbox {
         Ok(())
     }
 
-    /// Records a decision on the call an `approval_required` error waited on: the tool's
-    /// registered name and the hash of the arguments it will run with, as the gate read them
-    /// (after any repair and input guard), for the context's principal.
-    pub(crate) fn record_awaited(
-        &self,
-        tool: &str,
-        hash: &str,
-        ctx: &ToolContext,
-        denial: Option<String>,
-    ) -> Result<(), ApprovalError> {
-        let approvals = self.approval_store().ok_or(ApprovalError::NoStore)?;
-        let ticket = Ticket {
-            principal: ctx.principal().map(str::to_owned),
-            tool: tool.to_owned(),
-            hash: hash.to_owned(),
-        };
-        match denial {
-            None => approvals.grant_approval(ticket),
-            Some(reason) => approvals.grant_denial(ticket, reason),
-        }
-        Ok(())
-    }
-
     /// What a decision binds: the tool (looked up by its registered name, or by `dialect`'s
     /// spelling), the principal and the hash of the canonical arguments.
     fn ticket(

@@ -23,6 +23,32 @@ impl<'a, T> JoinAll<'a, T> {
     }
 }
 
+impl<T> JoinAll<'_, T> {
+    /// The next future to finish, with its index among those given; `None` once all have
+    /// (outputs taken this way are not in the joined output).
+    pub(crate) async fn next(&mut self) -> Option<(usize, T)> {
+        std::future::poll_fn(|cx| self.poll_next(cx)).await
+    }
+
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<(usize, T)>> {
+        let mut running = false;
+        for (i, slot) in self.futures.iter_mut().enumerate() {
+            if let Some(future) = slot {
+                if let Poll::Ready(value) = future.as_mut().poll(cx) {
+                    *slot = None;
+                    return Poll::Ready(Some((i, value)));
+                }
+                running = true;
+            }
+        }
+        if running {
+            Poll::Pending
+        } else {
+            Poll::Ready(None)
+        }
+    }
+}
+
 impl<T> Unpin for JoinAll<'_, T> {}
 
 impl<T> Future for JoinAll<'_, T> {

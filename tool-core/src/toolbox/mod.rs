@@ -1024,6 +1024,7 @@ impl Toolbox {
             duration_ms: 0,
             output: None,
             artifacts: Vec::new(),
+            approval: None,
         };
         for sink in self.settings.sinks.iter() {
             sink.record(&record);

@@ -1,0 +1,333 @@
+//! The crash matrix: seeded agent runs of reads, writes and deletions that wait for a person,
+//! each run in real child processes (the `durable` example's worker) with checkpoints and
+//! idempotency keys in Redis, and killed with SIGKILL at one of twelve step boundaries. The
+//! run is then resumed in a fresh process, as often as it takes, and compared with the same
+//! seed run without a kill: the same final answer, no side effect applied twice, no approval
+//! asked twice, none lost.
+//!
+//! Needs the example built (`scripts/test.sh` builds every example first) and `redis-server`.
+
+#[path = "support/redis.rs"]
+mod redis_server;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use redis_server::RedisServer;
+
+/// The step boundaries a worker can be killed at.
+const POINTS: [&str; 12] = [
+    "model.before",      // the model is being asked
+    "model.after",       // it answered; the answer is not kept yet
+    "checkpoint.before", // a checkpoint is being saved
+    "checkpoint.after",  // it was saved; the next step has not started
+    "tool.before",       // a tool started, before its effect
+    "read.inside",       // inside a read
+    "tool.inside",       // inside a write, after its effect, before it returned
+    "tool.after",        // a tool returned; its result is not kept yet
+    "paused",            // the run waits for a person
+    "decision.before",   // a person's decision is being recorded
+    "decision.after",    // it was recorded
+    "resume.loaded",     // a resumed run was loaded, before it goes on
+];
+
+/// Seeded runs in the matrix.
+const RUNS: u64 = 120;
+
+fn example() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join("examples").join("durable");
+    path.exists().then_some(path)
+}
+
+/// How one run went.
+#[derive(Debug, Default)]
+struct Run {
+    answer: String,
+    killed_at: Option<String>,
+    /// Every call path a person decided on, in order.
+    decided: Vec<String>,
+    /// Pending calls shown again after a person decided on them.
+    asked_twice: usize,
+    processes: usize,
+}
+
+/// A person's seeded verdict on `path`.
+fn verdict(seed: u64, path: &str) -> &'static str {
+    let h = path
+        .bytes()
+        .fold(seed, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    if h % 3 == 0 { "deny" } else { "approve" }
+}
+
+/// Runs one worker to its end or its kill; its last meaningful line.
+fn worker(bin: &Path, args: &[&str], kill: &mut Option<String>, run: &mut Run) -> String {
+    run.processes += 1;
+    let mut args: Vec<&str> = args.to_vec();
+    if let Some(kill) = kill.as_deref() {
+        args.push(kill);
+    }
+    let mut child = Command::new(bin)
+        .arg("worker")
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the worker starts");
+    let stdout = child.stdout.take().expect("its stdout");
+    let mut last = String::new();
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        if let Some(point) = line.strip_prefix("KILLME ") {
+            // SIGKILL, from outside, at the step boundary.
+            child.kill().expect("the worker is killed");
+            run.killed_at = Some(point.to_owned());
+            *kill = None;
+            let _ = child.wait();
+            return if last.starts_with("PAUSED") {
+                last
+            } else {
+                "KILLED".into()
+            };
+        }
+        last = line;
+    }
+    let _ = child.wait();
+    last
+}
+
+/// Drives run `run_id` of `seed` to its answer: runs it, decides what waits, resumes after a
+/// pause or a kill.
+fn drive(bin: &Path, redis: &str, dir: &str, run_id: &str, seed: u64, kill: Option<String>) -> Run {
+    let mut kill = kill;
+    let mut run = Run::default();
+    let seed_s = seed.to_string();
+    let mut started = false;
+    let mut to_decide: Vec<String> = Vec::new();
+    for _ in 0..60 {
+        if let Some(path) = to_decide.first().cloned() {
+            let said = worker(
+                bin,
+                &[
+                    "decide",
+                    redis,
+                    dir,
+                    run_id,
+                    &seed_s,
+                    &path,
+                    verdict(seed, &path),
+                ],
+                &mut kill,
+                &mut run,
+            );
+            match said.as_str() {
+                "DECIDED" => {
+                    run.decided.push(path);
+                    to_decide.remove(0);
+                }
+                "KILLED" => {}
+                other => panic!("run {run_id}: the decision ended with `{other}`"),
+            }
+            continue;
+        }
+        let mode = if started { "resume" } else { "run" };
+        let said = worker(
+            bin,
+            &[mode, redis, dir, run_id, &seed_s],
+            &mut kill,
+            &mut run,
+        );
+        if said != "KILLED" || started || run.killed_at.is_some() {
+            started = true;
+        }
+        if let Some(text) = said.strip_prefix("ANSWER ") {
+            run.answer = text.to_owned();
+            return run;
+        }
+        if let Some(paths) = said.strip_prefix("PAUSED ") {
+            for path in paths.split(' ') {
+                if run.decided.iter().any(|d| d == path) {
+                    run.asked_twice += 1;
+                } else if !to_decide.iter().any(|d| d == path) {
+                    to_decide.push(path.to_owned());
+                }
+            }
+            continue;
+        }
+        assert!(
+            said == "KILLED",
+            "run {run_id}: the worker ended with `{said}`"
+        );
+    }
+    panic!("run {run_id} did not finish in 60 processes");
+}
+
+/// The effects applied for each run, as (effect, how many times).
+fn effects(dir: &Path) -> BTreeMap<String, BTreeMap<String, usize>> {
+    let mut by_run: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir)
+        .expect("the ledger")
+        .map_while(Result::ok)
+    {
+        if !entry.file_name().to_string_lossy().starts_with("effect-") {
+            continue;
+        }
+        let text = std::fs::read_to_string(entry.path()).expect("an effect");
+        let (run, effect) = text.trim_end().split_once('\t').expect("run\teffect");
+        *by_run
+            .entry(run.to_owned())
+            .or_default()
+            .entry(effect.to_owned())
+            .or_default() += 1;
+    }
+    by_run
+}
+
+/// A killed run: its seed, run id, the point it was to be killed at, and how it went.
+type Killed = (u64, String, &'static str, Run);
+
+/// One lane of the matrix: each seed's uninterrupted run, then its killed runs. Each seed is
+/// killed at a step boundary its run reaches: from its own point in the rotation (the 1st,
+/// 2nd or 3rd time there), the next ones until one kills it. Runs that never reached their
+/// point are checked all the same.
+fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Vec<Killed>) {
+    let mut baselines = Vec::new();
+    let mut crashed = Vec::new();
+    for &seed in seeds {
+        let base = drive(bin, url, dir, &format!("base-{seed}"), seed, None);
+        assert!(base.killed_at.is_none());
+        assert_eq!(base.asked_twice, 0);
+        baselines.push((seed, base));
+        let first = usize::try_from(seed).expect("small") % POINTS.len();
+        let nth = 1 + (seed / POINTS.len() as u64) % 3;
+        for attempt in 0..POINTS.len() * 2 {
+            let point = POINTS[(first + attempt / 2) % POINTS.len()];
+            let n = if attempt % 2 == 0 { nth } else { 1 };
+            let id = format!("crash-{seed}-{attempt}");
+            let run = drive(bin, url, dir, &id, seed, Some(format!("{point}:{n}")));
+            let killed = run.killed_at.is_some();
+            crashed.push((seed, id, point, run));
+            if killed {
+                break;
+            }
+        }
+    }
+    (baselines, crashed)
+}
+
+#[derive(Default)]
+struct Row {
+    runs: usize,
+    killed: usize,
+    duplicated: usize,
+    asked_twice: usize,
+    lost: usize,
+    same_answer: usize,
+}
+
+#[test]
+fn runs_killed_at_every_step_boundary_finish_as_if_never_killed() {
+    let Some(bin) = example() else {
+        eprintln!("the durable example is not built: skipping (scripts/test.sh builds it)");
+        return;
+    };
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("toolsmith-crash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a ledger directory");
+    let dir_s = dir.display().to_string();
+    let mut rows: BTreeMap<&str, Row> = BTreeMap::new();
+    // Seeds in four lanes at once: the workers mostly wait (on Redis, on a dead process's
+    // lease), so the matrix takes a quarter of the time on two cores.
+    let lanes: Vec<Vec<u64>> = (0..4)
+        .map(|lane| (1..=RUNS).filter(|s| s % 4 == lane).collect())
+        .collect();
+    let (url, bin) = (&redis.url, &bin);
+    let dir_s = &dir_s;
+    let mut baselines: BTreeMap<u64, Run> = BTreeMap::new();
+    let mut crashed = Vec::new();
+    std::thread::scope(|scope| {
+        let lanes: Vec<_> = lanes
+            .iter()
+            .map(|seeds| scope.spawn(move || lane(bin, url, dir_s, seeds)))
+            .collect();
+        for lane in lanes {
+            let (base, crash) = lane.join().expect("a lane of the matrix");
+            baselines.extend(base);
+            crashed.extend(crash);
+        }
+    });
+    let applied = effects(&dir);
+    let empty = BTreeMap::new();
+    for (seed, id, point, run) in &crashed {
+        let seed = *seed;
+        let base = &baselines[&seed];
+        let row = rows.entry(point).or_default();
+        row.runs += 1;
+        row.killed += usize::from(run.killed_at.is_some());
+        let mine = applied.get(id.as_str()).unwrap_or(&empty);
+        let theirs = applied.get(&format!("base-{seed}")).unwrap_or(&empty);
+        row.duplicated += mine.values().map(|n| n - 1).sum::<usize>();
+        assert_eq!(
+            mine.keys().collect::<Vec<_>>(),
+            theirs.keys().collect::<Vec<_>>(),
+            "{id}, killed at {point}: other effects than the uninterrupted run's"
+        );
+        row.asked_twice += run.asked_twice;
+        let asked: BTreeSet<&String> = run.decided.iter().collect();
+        let expected: BTreeSet<&String> = base.decided.iter().collect();
+        row.lost += expected.difference(&asked).count();
+        row.same_answer += usize::from(run.answer == base.answer);
+    }
+    println!(
+        "| kill point | runs | killed there | duplicated effects | approvals asked twice | pending approvals lost | same answer as uninterrupted |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut total = Row::default();
+    for (point, row) in &rows {
+        println!(
+            "| `{point}` | {} | {} | {} | {} | {} | {} |",
+            row.runs, row.killed, row.duplicated, row.asked_twice, row.lost, row.same_answer
+        );
+        total.runs += row.runs;
+        total.killed += row.killed;
+        total.duplicated += row.duplicated;
+        total.asked_twice += row.asked_twice;
+        total.lost += row.lost;
+        total.same_answer += row.same_answer;
+    }
+    println!(
+        "| all | {} | {} | {} | {} | {} | {} |",
+        total.runs,
+        total.killed,
+        total.duplicated,
+        total.asked_twice,
+        total.lost,
+        total.same_answer
+    );
+    let processes: usize = crashed.iter().map(|(.., r)| r.processes).sum();
+    println!(
+        "{} runs of {RUNS} seeds, {} killed, in {processes} worker processes",
+        crashed.len(),
+        total.killed
+    );
+    assert_eq!(total.duplicated, 0, "a side effect was applied twice");
+    assert_eq!(total.asked_twice, 0, "an approval was asked twice");
+    assert_eq!(total.lost, 0, "a pending approval was lost");
+    assert_eq!(total.same_answer, total.runs, "a run answered otherwise");
+    for point in POINTS {
+        assert!(
+            rows.get(point).is_some_and(|row| row.killed >= 3),
+            "no run was killed at `{point}`"
+        );
+    }
+    assert!(
+        total.killed >= 100,
+        "only {} runs were killed",
+        total.killed
+    );
+    assert!(total.killed as u64 <= RUNS, "one kill per seed");
+    let _ = std::fs::remove_dir_all(&dir);
+}

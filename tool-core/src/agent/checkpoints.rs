@@ -1,0 +1,47 @@
+//! Where an agent keeps its runs' checkpoints: the store, how long, and each run's key.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use crate::state::CheckpointStore;
+
+/// Where an agent keeps its runs' checkpoints, and for how long.
+#[derive(Clone)]
+pub(super) struct Checkpoints {
+    pub(super) store: Arc<dyn CheckpointStore>,
+    pub(super) ttl: Duration,
+}
+
+impl Checkpoints {
+    pub(super) fn new(store: impl CheckpointStore) -> Self {
+        Self {
+            store: Arc::new(store),
+            ttl: DEFAULT_TTL,
+        }
+    }
+}
+
+/// How long a checkpoint is kept after a run's last step, by default: seven days.
+const DEFAULT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The store's key for a principal's run: a SHA-256 over both, each framed by its length, so
+/// one principal's run id never names another's checkpoint.
+pub(super) fn checkpoint_key(principal: Option<&str>, run_id: &str) -> String {
+    let mut hash = Sha256::new();
+    hash.update(b"toolsmith checkpoint\n");
+    match principal {
+        Some(p) => {
+            hash.update([1]);
+            hash.update((p.len() as u64).to_be_bytes());
+            hash.update(p.as_bytes());
+        }
+        None => hash.update([0]),
+    }
+    hash.update((run_id.len() as u64).to_be_bytes());
+    hash.update(run_id.as_bytes());
+    let mut key = String::with_capacity(64);
+    crate::json::canonical::push_hex(&mut key, &hash.finalize());
+    key
+}

@@ -1,0 +1,190 @@
+//! Checkpoints: a run kept after each step that changes it, and resumed by its run id in any
+//! process.
+
+use std::time::Duration;
+
+use crate::context::ToolContext;
+use crate::state::{CheckpointStore, MAX_CHECKPOINT_BYTES};
+
+use super::checkpoints::{Checkpoints, checkpoint_key};
+use super::error::AgentError;
+use super::run::{Agent, Stop};
+use super::state::{Awaiting, RunState, Verdict};
+
+impl Agent {
+    /// Keeps each run in `store` after every step that changes it: the model's answer, each
+    /// tool call's result, a pause, a decision, and wherever the run stops. The next step
+    /// starts only once the last is kept; a store that cannot keep it stops the run with
+    /// [`AgentError::Checkpoint`] (its state whole in your hands). [`resume`](Self::resume)
+    /// goes on from the last checkpoint in any process with the same toolbox and key
+    /// ([`State::with_key`](crate::state::State::with_key)).
+    ///
+    /// A call that had started when the process died, and whose result was not kept, runs
+    /// again when the run is resumed: a read simply runs again, and a write goes through its
+    /// idempotency key (the same key, derived from the run, the principal and the
+    /// arguments), so it replays the first result when that was kept, and otherwise hands
+    /// the tool the same [`idempotency_key`](crate::ToolContext::idempotency_key) to give the
+    /// system it writes to. For a fleet, or runs that survive the process, keep checkpoints
+    /// and idempotency keys in Redis (docs/agents.md, "Runs that survive a crash").
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel, Stop};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::state::MemoryCheckpointStore;
+    /// use toolsmith::{Dialect, ToolContext, Toolbox};
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([json!({"role": "assistant", "stop_reason": "end_turn",
+    ///     "content": [{"type": "text", "text": "Hi."}]})]);
+    /// let agent = Agent::new(Toolbox::new(), Dialect::Anthropic { strict: false }, model)
+    ///     .with_checkpoints(MemoryCheckpointStore::default());
+    /// let ctx = ToolContext::new().with_principal("ada").with_run_id("run-7");
+    /// let mut state = agent.start("Hello");
+    /// agent.run(&mut state, &ctx).await.unwrap();
+    /// // Kept under its run id, for its principal only.
+    /// assert_eq!(agent.load("run-7", &ctx).await.unwrap(), state);
+    /// let bo = ToolContext::new().with_principal("bo");
+    /// assert!(agent.load("run-7", &bo).await.is_err());
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_checkpoints(mut self, store: impl CheckpointStore) -> Self {
+        self.checkpoints = Some(Checkpoints::new(store));
+        self
+    }
+
+    /// How long a checkpoint is kept after the run's last step (default seven days); no
+    /// effect without [`with_checkpoints`](Self::with_checkpoints).
+    #[must_use]
+    pub fn with_checkpoint_ttl(mut self, ttl: Duration) -> Self {
+        if let Some(checkpoints) = &mut self.checkpoints {
+            checkpoints.ttl = ttl;
+        }
+        self
+    }
+
+    /// Seals `state` and keeps it as its run's checkpoint (nothing without a store, or for a
+    /// state that has not run).
+    pub(super) async fn checkpoint(&self, state: &mut RunState) -> Result<(), AgentError> {
+        let Some(checkpoints) = &self.checkpoints else {
+            return Ok(());
+        };
+        let Some(owner) = &state.owner else {
+            return Ok(());
+        };
+        let key = checkpoint_key(owner.principal.as_deref(), &owner.run_id);
+        state.seal_with(self.key());
+        let text = serde_json::to_string(state).map_err(|err| {
+            AgentError::Checkpoint(crate::state::StoreError(format!(
+                "the run's state cannot be written: {err}"
+            )))
+        })?;
+        checkpoints
+            .store
+            .save(&key, &text, checkpoints.ttl)
+            .await
+            .map_err(AgentError::Checkpoint)
+    }
+
+    /// [`checkpoint`](Self::checkpoint) of a state whose waiting turn is held apart while its
+    /// calls run.
+    pub(super) async fn checkpoint_awaiting(
+        &self,
+        state: &mut RunState,
+        awaiting: &mut Awaiting,
+    ) -> Result<(), AgentError> {
+        if self.checkpoints.is_none() {
+            return Ok(());
+        }
+        state.awaiting = Some(std::mem::take(awaiting));
+        let saved = self.checkpoint(state).await;
+        if let Some(back) = state.awaiting.take() {
+            *awaiting = back;
+        }
+        saved
+    }
+
+    /// The last checkpoint of run `run_id` of the context's principal, its seal checked.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::UnknownRun`] when no checkpoint is kept under that run id for that
+    /// principal (another principal's run is unknown too); [`AgentError::Checkpoint`] when
+    /// the store cannot be reached or holds something unreadable; [`AgentError::Sealed`] when
+    /// the checkpoint was edited in the store or sealed with another key.
+    pub async fn load(&self, run_id: &str, ctx: &ToolContext) -> Result<RunState, AgentError> {
+        let unknown = || {
+            AgentError::UnknownRun(format!(
+                "no run `{}` is kept for this principal; start it, or check the run id",
+                crate::echo::echo(run_id)
+            ))
+        };
+        let Some(checkpoints) = &self.checkpoints else {
+            return Err(unknown());
+        };
+        let key = checkpoint_key(ctx.principal(), run_id);
+        let text = checkpoints
+            .store
+            .load(&key)
+            .await
+            .map_err(AgentError::Checkpoint)?
+            .ok_or_else(unknown)?;
+        if text.len() > MAX_CHECKPOINT_BYTES {
+            return Err(AgentError::Checkpoint(crate::state::StoreError(format!(
+                "the checkpoint is larger than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
+            ))));
+        }
+        let state: RunState = serde_json::from_str(&text).map_err(|_| {
+            AgentError::Sealed(
+                "the run's checkpoint cannot be resumed: it is not a run state this library writes"
+                    .to_owned(),
+            )
+        })?;
+        state.check_seal(self.key())?;
+        let owned = state.owner.as_ref().is_some_and(|owner| {
+            owner.run_id == run_id && owner.principal.as_deref() == ctx.principal()
+        });
+        if !owned {
+            return Err(unknown());
+        }
+        Ok(state)
+    }
+
+    /// Goes on with run `run_id` from its last checkpoint ([`load`](Self::load), then
+    /// [`run`](Self::run)): in this process after an error, or in any other after this one
+    /// died. The run's calls that had no kept result run again (writes through their
+    /// idempotency keys); its decisions hold; a call waiting for a person still waits.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load) and [`run`](Self::run).
+    pub async fn resume(
+        &self,
+        run_id: &str,
+        ctx: &ToolContext,
+    ) -> Result<(RunState, Stop), AgentError> {
+        let mut state = self.load(run_id, ctx).await?;
+        let stop = self.run(&mut state, ctx).await?;
+        Ok((state, stop))
+    }
+
+    /// Records `verdict` on the call waiting at `path` in run `run_id` of the context's
+    /// principal, and keeps the run with the decision, before anything else happens: a
+    /// process that dies after this returns loses nothing, and the run that resumes finds
+    /// the decision. The decided state is returned.
+    ///
+    /// # Errors
+    ///
+    /// As [`load`](Self::load) and [`decide`](Self::decide).
+    pub async fn decide_stored(
+        &self,
+        run_id: &str,
+        ctx: &ToolContext,
+        path: &[String],
+        verdict: &Verdict,
+    ) -> Result<RunState, AgentError> {
+        let mut state = self.load(run_id, ctx).await?;
+        self.decide(&mut state, path, verdict)?;
+        self.checkpoint(&mut state).await?;
+        Ok(state)
+    }
+}
