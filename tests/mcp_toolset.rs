@@ -356,7 +356,14 @@ async fn a_client_speaks_either_lifecycle_and_its_user_answers_the_server_s_form
             out.to_json()
         );
         if lifecycle == Lifecycle::Initialize {
-            // Progress comes back on the call's stream in a session.
+            // Progress comes back on the call's stream in a session; a notification may be
+            // handed to the client's handler just after the result it preceded.
+            for _ in 0..200 {
+                if ada.progress.load(Ordering::SeqCst) >= 2 {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
             assert_eq!(ada.progress.load(Ordering::SeqCst), 2, "{lifecycle:?}");
         }
     }

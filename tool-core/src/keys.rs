@@ -60,8 +60,75 @@ pub(crate) fn key_from_secret(secret: &[u8]) -> [u8; 32] {
     Sha256::digest(secret).into()
 }
 
+/// The longest signed token [`verify`] reads.
+const MAX_TOKEN: usize = 16 << 10;
+
+/// `text` in hex, as bytes; `None` for anything else or anything longer than `max` bytes.
+pub(crate) fn decode_hex(text: &str, max: usize) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 || text.len() > max * 2 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn mac(key: &[u8; 32], purpose: &str, payload: &[u8]) -> Option<hmac::Hmac<Sha256>> {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<Sha256>::new_from_slice(key).ok()?;
+    mac.update(purpose.as_bytes());
+    mac.update(b"\n");
+    mac.update(payload);
+    Some(mac)
+}
+
+/// `payload` signed under `key` for `purpose` (an HMAC-SHA256 over both): the payload in hex,
+/// a dot, the signature in hex. A token signed for one purpose is refused for another.
+pub(crate) fn sign(key: &[u8; 32], purpose: &str, payload: &[u8]) -> String {
+    use hmac::Mac;
+    let mut token = String::with_capacity(payload.len() * 2 + 65);
+    crate::json::canonical::push_hex(&mut token, payload);
+    token.push('.');
+    if let Some(mac) = mac(key, purpose, payload) {
+        crate::json::canonical::push_hex(&mut token, &mac.finalize().into_bytes());
+    }
+    token
+}
+
+/// The payload of a token [`sign`] made under `key` for `purpose`, its signature checked in
+/// constant time; `None` for a token forged, altered, signed with another key or for another
+/// purpose, or longer than 16 KiB.
+pub(crate) fn verify(key: &[u8; 32], purpose: &str, token: &str) -> Option<Vec<u8>> {
+    use hmac::Mac;
+    if token.len() > MAX_TOKEN {
+        return None;
+    }
+    let (payload, signature) = token.split_once('.')?;
+    let payload = decode_hex(payload, MAX_TOKEN)?;
+    let signature = decode_hex(signature, 32)?;
+    mac(key, purpose, &payload)?.verify_slice(&signature).ok()?;
+    Some(payload)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_token_holds_only_as_signed() {
+        let key = [7u8; 32];
+        let token = super::sign(&key, "decision", b"{\"a\":1}");
+        assert_eq!(
+            super::verify(&key, "decision", &token).as_deref(),
+            Some(&b"{\"a\":1}"[..])
+        );
+        assert_eq!(super::verify(&[8u8; 32], "decision", &token), None);
+        assert_eq!(super::verify(&key, "cursor", &token), None);
+        let altered = token.replacen("31", "32", 1);
+        assert_eq!(super::verify(&key, "decision", &altered), None);
+        assert_eq!(super::verify(&key, "decision", "zz.zz"), None);
+        assert_eq!(super::verify(&key, "decision", &"a".repeat(40_000)), None);
+    }
+
     #[test]
     fn keys_differ_and_ids_are_hex() {
         assert_ne!(super::random_key(), super::random_key());

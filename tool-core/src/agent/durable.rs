@@ -9,9 +9,103 @@ use crate::state::{CheckpointStore, MAX_CHECKPOINT_BYTES};
 use super::checkpoints::{Checkpoints, checkpoint_key};
 use super::error::AgentError;
 use super::run::{Agent, Stop};
-use super::state::{Awaiting, RunState, Verdict};
+use super::state::{Awaiting, RunState};
+use super::token::read_token;
+use crate::policy::Verdict;
 
 impl Agent {
+    /// Records `verdict` on the call `token` names ([`PendingCall::token`]), in `state`: a
+    /// decision that travelled through a UI or another process. The token is checked (made
+    /// by an agent with this key, unaltered) and must name this run and a call still waiting
+    /// in it with the same tool and arguments.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Sealed`] for a token forged, altered or signed with another key;
+    /// [`AgentError::NotOwner`] when it names another run; [`AgentError::NotPending`] when the
+    /// call no longer waits with those arguments.
+    pub fn decide_signed(
+        &self,
+        state: &mut RunState,
+        token: &str,
+        verdict: &Verdict,
+    ) -> Result<(), AgentError> {
+        let signed = read_token(self.key(), token)?;
+        let ours = state
+            .owner
+            .as_ref()
+            .is_some_and(|owner| owner.run_id == signed.run && owner.principal == signed.principal);
+        if !ours {
+            return Err(AgentError::NotOwner(
+                "the decision's token names another run".to_owned(),
+            ));
+        }
+        let waiting = state.pending().iter().any(|p| {
+            p.path == signed.path && p.registered == signed.tool && p.arguments_hash == signed.hash
+        });
+        if !waiting {
+            return Err(AgentError::NotPending(signed.path.join("/")));
+        }
+        self.decide(state, &signed.path, verdict)
+    }
+
+    /// [`decide_signed`](Self::decide_signed) on the run the token names, loaded from the
+    /// checkpoint store and kept again with the decision: a UI process needs only the token
+    /// and the person's verdict. The decided state is returned.
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel, Stop, Verdict};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::state::MemoryCheckpointStore;
+    /// use toolsmith::policy::Approvals;
+    /// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
+    /// #[tool(effect = "destructive")]
+    /// fn delete_ticket(
+    ///     /// The ticket.
+    ///     id: u64,
+    /// ) -> String {
+    ///     format!("ticket {id} deleted")
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let model = ScriptedModel::new([json!({"role": "assistant", "stop_reason": "tool_use",
+    ///     "content": [{"type": "tool_use", "id": "toolu_1", "name": "delete_ticket", "input": {"id": 7}}]})]);
+    /// let toolbox = Toolbox::new().with(DeleteTicket).with_approver(Approvals::new());
+    /// let agent = Agent::new(toolbox, Dialect::Anthropic { strict: false }, model)
+    ///     .with_checkpoints(MemoryCheckpointStore::default());
+    /// let ctx = ToolContext::new().with_principal("ada").with_run_id("run-9");
+    /// let Stop::Paused(pending) = agent.run(&mut agent.start("Delete 7"), &ctx).await.unwrap() else { panic!() };
+    /// // The UI shows the call and sends back its token with the person's decision.
+    /// let verdict = Verdict::deny("ticket 7 is evidence").by("lin");
+    /// let state = agent.decide_signed_stored(&pending[0].token, &verdict).await.unwrap();
+    /// assert_eq!(state.run_id(), Some("run-9"));
+    /// // A token altered on the way is refused.
+    /// let altered = format!("5b{}", &pending[0].token[2..]);
+    /// assert!(agent.decide_signed_stored(&altered, &verdict).await.is_err());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`decide_signed`](Self::decide_signed) and [`load`](Self::load).
+    pub async fn decide_signed_stored(
+        &self,
+        token: &str,
+        verdict: &Verdict,
+    ) -> Result<RunState, AgentError> {
+        let signed = read_token(self.key(), token)?;
+        let mut ctx = ToolContext::new();
+        if let Some(principal) = &signed.principal {
+            ctx = ctx.with_principal(principal.as_str());
+        }
+        let mut state = self.load(&signed.run, &ctx).await?;
+        self.decide_signed(&mut state, token, verdict)?;
+        self.checkpoint(&mut state).await?;
+        Ok(state)
+    }
+
     /// Keeps each run in `store` after every step that changes it: the model's answer, each
     /// tool call's result, a pause, a decision, and wherever the run stops. The next step
     /// starts only once the last is kept; a store that cannot keep it stops the run with

@@ -53,11 +53,13 @@ mod error;
 pub mod openai;
 mod run;
 mod state;
+mod token;
 mod trim;
 
+pub use crate::policy::Verdict;
 pub use client::{ModelClient, ModelError, ModelRequest, ScriptedModel};
 pub use delegate::AgentTool;
 pub use error::AgentError;
 pub use run::{Agent, AgentEvent, Limit, Limits, Stop};
-pub use state::{PendingCall, RunState, RunStep, Usage, Verdict};
+pub use state::{PendingCall, RunState, RunStep, Usage};
 pub use trim::Trim;

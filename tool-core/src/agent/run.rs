@@ -19,7 +19,8 @@ use super::children::Children;
 use super::client::{ModelClient, ModelRequest};
 use super::conversation;
 use super::error::AgentError;
-use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage, Verdict};
+use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage};
+use crate::policy::Verdict;
 
 /// Where a run stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -769,6 +770,11 @@ impl Agent {
             parent.spend(state.calls.saturating_sub(calls_before), 0);
         }
         if !awaiting.pending.is_empty() {
+            if let Some(owner) = &state.owner {
+                for pending in &mut awaiting.pending {
+                    pending.token = super::token::decision_token(self.key(), owner, pending);
+                }
+            }
             let pending = awaiting.pending.clone();
             self.emit(AgentEvent::Paused(pending.clone()));
             state.awaiting = Some(awaiting);
@@ -820,6 +826,7 @@ impl Agent {
                         arguments_hash: awaited.hash.clone(),
                         repairs: awaited.repairs.clone(),
                         message: err.message().to_owned(),
+                        token: String::new(),
                         registered: awaited.tool.clone(),
                     },
                     None => PendingCall {
@@ -829,6 +836,7 @@ impl Agent {
                         arguments_hash: String::new(),
                         repairs: Vec::new(),
                         message: err.message().to_owned(),
+                        token: String::new(),
                         registered: String::new(),
                     },
                 };

@@ -9,17 +9,7 @@ use crate::dialect::Dialect;
 use crate::provider::{ToolCall, ToolRequest};
 
 use super::error::AgentError;
-
-/// `text` in hex, as bytes; `None` for anything else.
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if text.len() % 2 != 0 || text.len() > 128 {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
-        .collect()
-}
+use crate::policy::Verdict;
 
 /// Everything a run has done and has still to do: the conversation, the tool block's
 /// request (a forced choice, the tools search revealed), what was counted against the
@@ -135,6 +125,12 @@ pub struct PendingCall {
     pub repairs: Vec<String>,
     /// What the call was answered with while it waits.
     pub message: String,
+    /// The call signed for a person's decision made elsewhere: a UI shows the call and
+    /// sends this back with the decision ([`Agent::decide_signed`](super::Agent::decide_signed)),
+    /// which refuses a token forged, altered or signed with another key. It names the run,
+    /// its principal, the call's path, the tool and the arguments' hash.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub token: String,
     /// The tool's registered name, which the decision binds.
     #[serde(default)]
     pub(crate) registered: String,
@@ -154,76 +150,14 @@ pub(crate) struct Decision {
     pub(crate) reason: Option<String>,
 }
 
-/// A person's decision on a waiting call, for [`Agent::decide`](super::Agent::decide): an
-/// approval or a denial, who decided and why. The decision is bound to the call as it
-/// waits (its tool and the hash of its arguments), kept in the run's sealed state until the
-/// call has run, and written to the call's audit record with the approver and the reason; a
-/// denial's reason is also what the model is told (checked as tool output is, and cut to 500
-/// characters).
-///
-/// ```
-/// use toolsmith::agent::Verdict;
-/// let yes = Verdict::approve().by("lin@example.com").because("ticket 7 is a duplicate");
-/// let no = Verdict::deny("ticket 8 is evidence in an open case").by("lin@example.com");
-/// assert!(yes.is_approval() && !no.is_approval());
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
-    denied: Option<String>,
-    approver: Option<String>,
-    reason: Option<String>,
-}
-
-impl Verdict {
-    /// An approval: the call runs, once, with the arguments the person was shown.
-    #[must_use]
-    pub fn approve() -> Self {
+impl Decision {
+    /// `verdict` on the call `call_id`.
+    pub(crate) fn of(verdict: &Verdict, call_id: String) -> Self {
         Self {
-            denied: None,
-            approver: None,
-            reason: None,
-        }
-    }
-
-    /// A denial for `reason`: the call never runs, and the model is told why.
-    #[must_use]
-    pub fn deny(reason: impl Into<String>) -> Self {
-        Self {
-            denied: Some(reason.into()),
-            approver: None,
-            reason: None,
-        }
-    }
-
-    /// Who decided (as the application names people), for the audit.
-    #[must_use]
-    pub fn by(mut self, approver: impl Into<String>) -> Self {
-        self.approver = Some(approver.into());
-        self
-    }
-
-    /// Why it was approved, for the audit (a denial's reason is given to [`deny`](Self::deny)).
-    #[must_use]
-    pub fn because(mut self, reason: impl Into<String>) -> Self {
-        match &mut self.denied {
-            Some(denied) => *denied = reason.into(),
-            None => self.reason = Some(reason.into()),
-        }
-        self
-    }
-
-    /// Whether it is an approval.
-    #[must_use]
-    pub fn is_approval(&self) -> bool {
-        self.denied.is_none()
-    }
-
-    pub(crate) fn decision(&self, call_id: String) -> Decision {
-        Decision {
             call_id,
-            denied: self.denied.clone(),
-            approver: self.approver.clone(),
-            reason: self.reason.clone(),
+            denied: verdict.denied.clone(),
+            approver: verdict.approver.clone(),
+            reason: verdict.reason.clone(),
         }
     }
 }
@@ -279,7 +213,7 @@ impl RunState {
         if self.seal.is_empty() {
             return refused("it carries no seal");
         }
-        let Some(seal) = decode_hex(&self.seal) else {
+        let Some(seal) = crate::keys::decode_hex(&self.seal, 64) else {
             return refused("its seal is not one this library writes");
         };
         let Some(mac) = self.keyed(key) else {
@@ -376,7 +310,7 @@ impl RunState {
         match path {
             [id] => {
                 awaiting.decisions.retain(|d| d.call_id != *id);
-                awaiting.decisions.push(verdict.decision(id.clone()));
+                awaiting.decisions.push(Decision::of(verdict, id.clone()));
                 Ok(())
             }
             [parent, rest @ ..] => awaiting

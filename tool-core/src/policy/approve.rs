@@ -21,7 +21,7 @@ use crate::spec::{Annotations, Effect};
 use crate::tool::{BoxFuture, Tool};
 
 use super::audit::redact;
-use super::decided::{Decided, MAX_DENIAL_REASON};
+use super::decided::{ApprovalNote, Decided, MAX_DENIAL_REASON, Verdict};
 use super::step::{Call, Done, Flow, Next, Step};
 
 /// A call waiting for a person's decision: the tool, its canonical arguments and their hash.
@@ -103,6 +103,15 @@ pub trait Approver: Send + Sync + 'static {
     /// The decision for this exact call.
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision>;
 
+    /// [`decide`](Self::decide), with who decided and why when the approver knows
+    /// (the stores do): the call's audit record carries it. By default, no note.
+    fn decide_noted<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, (ApprovalDecision, Option<ApprovalNote>)> {
+        Box::pin(async move { (self.decide(request).await, None) })
+    }
+
     /// The in-memory store behind this approver, if it is one: what
     /// [`Toolbox::approvals`](crate::Toolbox::approvals) works on.
     fn approvals(&self) -> Option<&Approvals> {
@@ -182,6 +191,8 @@ impl fmt::Debug for PromptForApproval {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Ticket {
     pub(crate) principal: Option<String>,
+    /// The run the call belongs to: a decision on one run's call is not another run's.
+    pub(crate) run: Option<String>,
     pub(crate) tool: String,
     pub(crate) hash: String,
 }
@@ -190,14 +201,31 @@ impl Ticket {
     pub(crate) fn of(request: &ApprovalRequest<'_>) -> Self {
         Self {
             principal: request.ctx.principal().map(str::to_owned),
+            run: request.ctx.run_id().map(str::to_owned),
             tool: request.tool.to_owned(),
             hash: request.arguments_hash.to_owned(),
         }
     }
 }
 
-/// A call waiting for a person: what they need to decide, and what to pass back to
-/// [`Approvals::approve`] or [`Approvals::deny`].
+/// Where an approval request is in its life: waiting, decided, or past its time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ApprovalStatus {
+    /// Waiting for a person.
+    Pending,
+    /// A person approved it.
+    Approved,
+    /// A person declined it.
+    Denied,
+    /// Nobody decided before it expired, or the approval expired unused.
+    Expired,
+}
+
+/// An approval request as a store keeps it: what a person needs to decide, and, once
+/// decided, who decided, why and until when ([`ApprovalRecord`] is the same type). Pass it
+/// back to [`Approvals::decide`] (or `approve`, `deny`).
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct PendingApproval {
@@ -229,8 +257,28 @@ pub struct PendingApproval {
     /// How the arguments were repaired before they could be read (empty: they were not):
     /// the person decides on the repaired arguments, knowing they were.
     pub repairs: Vec<String>,
-    ticket: Ticket,
+    /// Where the request is in its life.
+    pub status: ApprovalStatus,
+    /// Who decided, once someone did.
+    pub approver: Option<String>,
+    /// Why: the approval's reason, or the denial's.
+    pub reason: Option<String>,
+    /// When it was decided.
+    pub decided_at: Option<SystemTime>,
+    /// When it stops waiting (pending), or when its approval lapses (approved).
+    pub expires_at: Option<SystemTime>,
+    /// The request signed for a decision made elsewhere, when it was listed through a
+    /// toolbox ([`ApprovalDesk::pending_for`](crate::toolbox::ApprovalDesk::pending_for)): a UI
+    /// sends it back with the person's verdict
+    /// ([`ApprovalDesk::decide_signed`](crate::toolbox::ApprovalDesk::decide_signed)), which
+    /// refuses a token forged, altered or signed with another key. Empty otherwise.
+    pub token: String,
+    pub(crate) ticket: Ticket,
 }
+
+/// An approval request with its lifecycle: [`PendingApproval`] under the name a history
+/// of decided requests reads better with.
+pub type ApprovalRecord = PendingApproval;
 
 impl PendingApproval {
     /// About how many bytes the request holds: its arguments as JSON, and its texts.
@@ -271,8 +319,29 @@ impl PendingApproval {
             call_id: request.ctx.call_id().map(str::to_owned),
             requested_at: SystemTime::now(),
             repairs: request.repairs.to_vec(),
+            status: ApprovalStatus::Pending,
+            approver: None,
+            reason: None,
+            decided_at: None,
+            expires_at: None,
+            token: String::new(),
             ticket: Ticket::of(request),
         }
+    }
+
+    /// The record as decided by `verdict`, its approval good for `ttl`.
+    fn decided(mut self, verdict: &Verdict, ttl: Duration) -> Self {
+        let now = SystemTime::now();
+        self.status = if verdict.is_approval() {
+            ApprovalStatus::Approved
+        } else {
+            ApprovalStatus::Denied
+        };
+        self.approver.clone_from(&verdict.approver);
+        self.reason = verdict.denied.clone().or_else(|| verdict.reason.clone());
+        self.decided_at = Some(now);
+        self.expires_at = verdict.is_approval().then(|| now + ttl);
+        self
     }
 }
 
@@ -302,6 +371,10 @@ pub enum ApprovalError {
     /// The toolbox's approver is not an [`Approvals`] store: record the decision where that
     /// approver reads it.
     NoStore,
+    /// A decision's token was not signed by this toolbox's key, or was altered.
+    Forged,
+    /// The request a decision's token names no longer waits (decided, expired, or not kept).
+    NotPending,
 }
 
 impl fmt::Display for ApprovalError {
@@ -326,6 +399,12 @@ impl fmt::Display for ApprovalError {
             Self::NoStore => f.write_str(
                 "this toolbox's approver is not an `Approvals` store; record the decision with your approver",
             ),
+            Self::Forged => f.write_str(
+                "the decision's token is not one this toolbox signed (forged, altered, or signed with another key); decide on the request as the toolbox lists it",
+            ),
+            Self::NotPending => f.write_str(
+                "the request this decision names no longer waits: it was decided, it expired, or the store no longer keeps it",
+            ),
         }
     }
 }
@@ -337,9 +416,11 @@ enum Grant {
         until: Option<Instant>,
         /// Calls it still lets through; `None` for any number until it expires.
         uses: Option<u32>,
+        note: Option<Box<ApprovalNote>>,
     },
     Denied {
         reason: String,
+        note: Option<Box<ApprovalNote>>,
     },
 }
 
@@ -350,6 +431,10 @@ struct State {
     pending: VecDeque<(PendingApproval, usize)>,
     /// The sum of the pending requests' sizes.
     pending_bytes: usize,
+    /// Decided and expired requests, oldest first, each with its size in bytes.
+    history: VecDeque<(PendingApproval, usize)>,
+    /// The sum of their sizes.
+    history_bytes: usize,
 }
 
 impl State {
@@ -368,17 +453,57 @@ impl State {
         self.pending.push_back((pending, bytes));
     }
 
-    /// Forgets the pending request of `ticket`.
-    fn remove_pending(&mut self, ticket: &Ticket) {
-        let mut freed = 0;
-        self.pending.retain(|(p, bytes)| {
-            let keep = p.ticket != *ticket;
-            if !keep {
-                freed += bytes;
+    /// Takes the pending request of `ticket` off the waiting list.
+    fn remove_pending(&mut self, ticket: &Ticket) -> Option<PendingApproval> {
+        let at = self.pending.iter().position(|(p, _)| p.ticket == *ticket)?;
+        let (pending, bytes) = self.pending.remove(at)?;
+        self.pending_bytes -= bytes;
+        Some(pending)
+    }
+
+    /// Keeps a decided or expired request in the history, dropping the oldest while the
+    /// kept ones are over [`MAX_PENDING`] or [`MAX_PENDING_BYTES`].
+    fn add_history(&mut self, record: PendingApproval) {
+        let bytes = record.weight()
+            + record.reason.as_ref().map_or(0, String::len)
+            + record.approver.as_ref().map_or(0, String::len);
+        while !self.history.is_empty()
+            && (self.history.len() >= MAX_PENDING || self.history_bytes + bytes > MAX_PENDING_BYTES)
+        {
+            if let Some((_, dropped)) = self.history.pop_front() {
+                self.history_bytes -= dropped;
             }
-            keep
-        });
-        self.pending_bytes -= freed;
+        }
+        self.history_bytes += bytes;
+        self.history.push_back((record, bytes));
+    }
+
+    /// Moves the requests that waited past their time into the history, as expired.
+    fn expire_pending(&mut self, now: SystemTime) {
+        while let Some(at) = self
+            .pending
+            .iter()
+            .position(|(p, _)| p.expires_at.is_some_and(|until| until <= now))
+        {
+            if let Some((mut record, bytes)) = self.pending.remove(at) {
+                self.pending_bytes -= bytes;
+                record.status = ApprovalStatus::Expired;
+                self.add_history(record);
+            }
+        }
+    }
+
+    /// Marks the latest approved record of `ticket` in the history as expired.
+    fn mark_expired(&mut self, ticket: &Ticket) {
+        if let Some((record, _)) = self
+            .history
+            .iter_mut()
+            .rev()
+            .find(|(r, _)| r.ticket == *ticket)
+            && record.status == ApprovalStatus::Approved
+        {
+            record.status = ApprovalStatus::Expired;
+        }
     }
 }
 
@@ -431,6 +556,7 @@ const MAX_GRANTS: usize = 65_536;
 pub struct Approvals {
     state: Arc<Mutex<State>>,
     ttl: Duration,
+    ttl_for: Arc<HashMap<String, Duration>>,
     reusable: bool,
 }
 
@@ -439,6 +565,7 @@ impl Default for Approvals {
         Self {
             state: Arc::default(),
             ttl: Duration::from_secs(15 * 60),
+            ttl_for: Arc::default(),
             reusable: false,
         }
     }
@@ -448,6 +575,7 @@ impl fmt::Debug for Approvals {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Approvals")
             .field("ttl", &self.ttl)
+            .field("ttl_for", &self.ttl_for)
             .field("reusable", &self.reusable)
             .finish_non_exhaustive()
     }
@@ -460,11 +588,35 @@ impl Approvals {
         Self::default()
     }
 
-    /// Approvals given from now on expire after `ttl`.
+    /// Approvals given from now on expire after `ttl`, and requests wait as long (every
+    /// tool without a time of its own, [`with_ttl_for`](Self::with_ttl_for)).
     #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
         self
+    }
+
+    /// Approvals of `tool` (its registered name) expire after `ttl`, and its requests wait
+    /// as long: a risky tool's approval can be good for a minute while the rest keep the
+    /// store's time.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::policy::Approvals;
+    /// let approvals = Approvals::new()
+    ///     .with_ttl(Duration::from_secs(3600))
+    ///     .with_ttl_for("wire_money", Duration::from_secs(60));
+    /// # let _ = approvals;
+    /// ```
+    #[must_use]
+    pub fn with_ttl_for(mut self, tool: impl Into<String>, ttl: Duration) -> Self {
+        Arc::make_mut(&mut self.ttl_for).insert(tool.into(), ttl);
+        self
+    }
+
+    /// How long an approval of `tool` holds, and its request waits.
+    fn ttl_of(&self, tool: &str) -> Duration {
+        self.ttl_for.get(tool).copied().unwrap_or(self.ttl)
     }
 
     /// Approvals given from now on let any number of identical calls through until they
@@ -475,53 +627,157 @@ impl Approvals {
         self
     }
 
-    /// The requests waiting for a decision, oldest first.
+    fn state(&self) -> Option<std::sync::MutexGuard<'_, State>> {
+        self.state.lock().ok()
+    }
+
+    /// The requests waiting for a decision, oldest first (those past their time are moved
+    /// to the history as expired).
     #[must_use]
     pub fn pending(&self) -> Vec<PendingApproval> {
-        self.state
-            .lock()
-            .map(|state| state.pending.iter().map(|(p, _)| p.clone()).collect())
-            .unwrap_or_default()
+        self.pending_where(|_| true)
     }
 
     /// The requests waiting for a decision on calls of `principal` (`None`: calls made
     /// without one), oldest first.
     #[must_use]
     pub fn pending_for(&self, principal: Option<&str>) -> Vec<PendingApproval> {
-        self.state
-            .lock()
-            .map(|state| {
-                state
-                    .pending
-                    .iter()
-                    .filter(|(p, _)| p.principal.as_deref() == principal)
-                    .map(|(p, _)| p.clone())
-                    .collect()
-            })
-            .unwrap_or_default()
+        self.pending_where(|p| p.principal.as_deref() == principal)
     }
 
-    /// Approves the pending call: the next identical call (same principal, tool and
-    /// arguments) runs.
+    fn pending_where(&self, keep: impl Fn(&PendingApproval) -> bool) -> Vec<PendingApproval> {
+        let Some(mut state) = self.state() else {
+            return Vec::new();
+        };
+        state.expire_pending(SystemTime::now());
+        state
+            .pending
+            .iter()
+            .filter(|(p, _)| keep(p))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// Every request the store keeps, in its lifecycle: those decided or expired (the last
+    /// 1,024, at most 16 MiB), oldest first, then those waiting. For a UI's history and an
+    /// operator's review.
+    ///
+    /// ```
+    /// use toolsmith::policy::{Approvals, ApprovalStatus, Verdict};
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive")]
+    /// fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let approvals = Approvals::new();
+    /// let toolbox = Toolbox::new().with(DeleteNote).with_approver(approvals.clone());
+    /// let ctx = ToolContext::new().with_principal("ada");
+    /// toolbox.call("delete_note", r#"{"id": 1}"#, &ctx).await;
+    /// toolbox.call("delete_note", r#"{"id": 2}"#, &ctx).await;
+    /// let waiting = approvals.pending_for(Some("ada"));
+    /// approvals.decide(&waiting[0], &Verdict::approve().by("lin").because("a duplicate"));
+    /// approvals.decide(&waiting[1], &Verdict::deny("still in use").by("lin"));
+    /// let records = approvals.records_for(Some("ada"));
+    /// assert_eq!(records[0].status, ApprovalStatus::Approved);
+    /// assert_eq!(records[1].status, ApprovalStatus::Denied);
+    /// assert_eq!(records[1].reason.as_deref(), Some("still in use"));
+    /// assert_eq!(records[1].approver.as_deref(), Some("lin"));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn records(&self) -> Vec<ApprovalRecord> {
+        self.records_where(|_| true)
+    }
+
+    /// [`records`](Self::records) of calls of `principal`.
+    #[must_use]
+    pub fn records_for(&self, principal: Option<&str>) -> Vec<ApprovalRecord> {
+        self.records_where(|p| p.principal.as_deref() == principal)
+    }
+
+    fn records_where(&self, keep: impl Fn(&PendingApproval) -> bool) -> Vec<ApprovalRecord> {
+        let Some(mut state) = self.state() else {
+            return Vec::new();
+        };
+        state.expire_pending(SystemTime::now());
+        state
+            .history
+            .iter()
+            .chain(state.pending.iter())
+            .filter(|(p, _)| keep(p))
+            .map(|(p, _)| p.clone())
+            .collect()
+    }
+
+    /// Records `verdict` on the request of `ticket` if it is still waiting.
+    pub(crate) fn decide_waiting(
+        &self,
+        ticket: &Ticket,
+        verdict: &Verdict,
+    ) -> Result<(), ApprovalError> {
+        let waiting = self.state().and_then(|mut state| {
+            state.expire_pending(SystemTime::now());
+            state
+                .pending
+                .iter()
+                .find(|(p, _)| p.ticket == *ticket)
+                .map(|(p, _)| p.clone())
+        });
+        let pending = waiting.ok_or(ApprovalError::NotPending)?;
+        self.decide(&pending, verdict);
+        Ok(())
+    }
+
+    /// Records `verdict` on the pending call: an approval lets the next identical call (same
+    /// principal, run, tool and arguments) run; a denial refuses identical calls with
+    /// `approval_denied` and the reason. Who decided and why go to the request's record and
+    /// to the audit record of the call it decides.
+    pub fn decide(&self, pending: &PendingApproval, verdict: &Verdict) {
+        let ttl = self.ttl_of(&pending.tool);
+        let note = Some(Box::new(ApprovalNote::of(
+            verdict.denied.as_ref(),
+            verdict.approver.as_ref(),
+            verdict.reason.as_ref(),
+        )));
+        let grant = match &verdict.denied {
+            None => Grant::Approved {
+                until: Instant::now().checked_add(ttl),
+                uses: (!self.reusable).then_some(1),
+                note,
+            },
+            Some(reason) => Grant::Denied {
+                reason: reason.clone(),
+                note,
+            },
+        };
+        let record = pending.clone().decided(verdict, ttl);
+        self.grant_recorded(pending.ticket.clone(), grant, Some(record));
+    }
+
+    /// Approves the pending call: the next identical call (same principal, run, tool and
+    /// arguments) runs. [`decide`](Self::decide) with who approved and why.
     pub fn approve(&self, pending: &PendingApproval) {
-        self.grant_approval(pending.ticket.clone());
+        self.decide(pending, &Verdict::approve());
     }
 
     /// Declines the pending call: identical calls are refused with `approval_denied` and the
     /// reason.
     pub fn deny(&self, pending: &PendingApproval, reason: impl Into<String>) {
-        self.grant(
-            pending.ticket.clone(),
-            Grant::Denied {
-                reason: reason.into(),
-            },
-        );
+        self.decide(pending, &Verdict::deny(reason));
     }
 
     pub(crate) fn grant_approval(&self, ticket: Ticket) {
         let grant = Grant::Approved {
-            until: Instant::now().checked_add(self.ttl),
+            until: Instant::now().checked_add(self.ttl_of(&ticket.tool)),
             uses: (!self.reusable).then_some(1),
+            note: None,
         };
         self.grant(ticket, grant);
     }
@@ -545,21 +801,37 @@ impl Approvals {
         }
     }
 
-    fn forget_pending(&self, ticket: &Ticket) {
+    pub(crate) fn forget_pending(&self, ticket: &Ticket) {
         if let Ok(mut state) = self.state.lock() {
             state.remove_pending(ticket);
         }
     }
 
     pub(crate) fn grant_denial(&self, ticket: Ticket, reason: String) {
-        self.grant(ticket, Grant::Denied { reason });
+        self.grant(ticket, Grant::Denied { reason, note: None });
     }
 
+    /// Keeps `grant` for `ticket`, the waiting request (if any) moved to the history as
+    /// decided.
     fn grant(&self, ticket: Ticket, grant: Grant) {
+        self.grant_recorded(ticket, grant, None);
+    }
+
+    fn grant_recorded(&self, ticket: Ticket, grant: Grant, record: Option<PendingApproval>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        state.remove_pending(&ticket);
+        let waited = state.remove_pending(&ticket);
+        if let Some(record) = record {
+            state.add_history(record);
+        } else if let Some(waited) = waited {
+            let verdict = match &grant {
+                Grant::Approved { .. } => Verdict::approve(),
+                Grant::Denied { reason, .. } => Verdict::deny(reason.clone()),
+            };
+            let ttl = self.ttl_of(&ticket.tool);
+            state.add_history(waited.decided(&verdict, ttl));
+        }
         if state.grants.len() >= MAX_GRANTS && !state.grants.contains_key(&ticket) {
             let now = Instant::now();
             state.grants.retain(|_, grant| match grant {
@@ -576,37 +848,51 @@ impl Approvals {
         state.grants.insert(ticket, grant);
     }
 
-    /// The decision for a request: an approval is used up by the call it lets through; a call
-    /// nobody has decided on is remembered as pending.
-    fn lookup(&self, request: &ApprovalRequest<'_>) -> ApprovalDecision {
+    /// The decision for a request, with who decided and why: an approval is used up by the
+    /// call it lets through; a call nobody has decided on is remembered as pending (until
+    /// the tool's time runs out).
+    fn lookup(&self, request: &ApprovalRequest<'_>) -> (ApprovalDecision, Option<ApprovalNote>) {
         let Ok(mut state) = self.state.lock() else {
-            return ApprovalDecision::Pending;
+            return (ApprovalDecision::Pending, None);
         };
         let ticket = Ticket::of(request);
         let decision = match state.grants.get_mut(&ticket) {
             None => None,
-            Some(Grant::Denied { reason }) => Some(ApprovalDecision::Denied(reason.clone())),
-            Some(Grant::Approved { until, uses }) => {
+            Some(Grant::Denied { reason, note }) => Some((
+                ApprovalDecision::Denied(reason.clone()),
+                note.as_deref().cloned(),
+            )),
+            Some(Grant::Approved { until, uses, note }) => {
                 if until.is_some_and(|until| Instant::now() >= until) {
-                    Some(ApprovalDecision::Expired)
+                    Some((ApprovalDecision::Expired, None))
                 } else {
+                    let note = note.as_deref().cloned();
                     if let Some(left) = uses {
                         *left = left.saturating_sub(1);
                         if *left == 0 {
                             state.grants.remove(&ticket);
                         }
                     }
-                    Some(ApprovalDecision::Approved)
+                    Some((ApprovalDecision::Approved, note))
                 }
             }
         };
         match decision {
-            Some(decision) => decision,
+            Some((ApprovalDecision::Expired, _)) => {
+                state.grants.remove(&ticket);
+                state.mark_expired(&ticket);
+                (ApprovalDecision::Expired, None)
+            }
+            Some(decided) => decided,
             None => {
+                let now = SystemTime::now();
+                state.expire_pending(now);
                 if !state.pending.iter().any(|(p, _)| p.ticket == ticket) {
-                    state.add_pending(PendingApproval::new(request));
+                    let mut pending = PendingApproval::new(request);
+                    pending.expires_at = Some(now + self.ttl_of(request.tool));
+                    state.add_pending(pending);
                 }
-                ApprovalDecision::Pending
+                (ApprovalDecision::Pending, None)
             }
         }
     }
@@ -614,8 +900,16 @@ impl Approvals {
 
 impl Approver for Approvals {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
-        let decision = self.lookup(request);
+        let (decision, _) = self.lookup(request);
         Box::pin(async move { decision })
+    }
+
+    fn decide_noted<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, (ApprovalDecision, Option<ApprovalNote>)> {
+        let decided = self.lookup(request);
+        Box::pin(async move { decided })
     }
 
     fn approvals(&self) -> Option<&Approvals> {
@@ -630,7 +924,14 @@ impl Approver for Approvals {
 
 impl Approver for Arc<Approvals> {
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
-        (**self).decide(request)
+        Approver::decide(&**self, request)
+    }
+
+    fn decide_noted<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, (ApprovalDecision, Option<ApprovalNote>)> {
+        (**self).decide_noted(request)
     }
 
     fn approvals(&self) -> Option<&Approvals> {
@@ -656,10 +957,14 @@ pub(crate) fn needs_approval(def: &ToolDefinition) -> bool {
 }
 
 impl Approve {
-    /// Nothing when the call may go on (its arguments read once), or why it may not.
-    async fn decide(&self, call: &mut Call<'_>) -> Result<(), ToolError> {
+    /// Nothing when the call may go on (its arguments read once), or why it may not; with
+    /// who decided and why, when that is known.
+    async fn decide(&self, call: &mut Call<'_>) -> (Result<(), ToolError>, Option<ApprovalNote>) {
         let def = self.tool.definition();
-        let checked = call.read_once(def)?;
+        let checked = match call.read_once(def) {
+            Ok(checked) => checked,
+            Err(err) => return (Err(err), None),
+        };
         let hash = checked.hash();
         let request = ApprovalRequest {
             tool: def.name(),
@@ -676,18 +981,19 @@ impl Approve {
             .ctx
             .get::<Decided>()
             .filter(|d| d.tool == def.name() && d.hash == hash);
-        let mut decision = match (decided, &self.approver) {
+        let (mut decision, note) = match (decided, &self.approver) {
             (Some(decided), approver) => {
                 if let Some(approvals) = approver.as_ref().and_then(|a| a.approvals()) {
                     approvals.forget_pending(&Ticket::of(&request));
                 }
-                match &decided.denied {
+                let decision = match &decided.denied {
                     None => ApprovalDecision::Approved,
                     Some(reason) => ApprovalDecision::Denied(reason.clone()),
-                }
+                };
+                (decision, Some(decided.note()))
             }
-            (None, Some(approver)) => approver.decide(&request).await,
-            (None, None) => ApprovalDecision::Pending,
+            (None, Some(approver)) => approver.decide_noted(&request).await,
+            (None, None) => (ApprovalDecision::Pending, None),
         };
         if decision == ApprovalDecision::Pending
             && let Some(PromptForApproval(prompt)) = call.ctx.get::<PromptForApproval>()
@@ -700,7 +1006,7 @@ impl Approve {
             decision = answer;
         }
         let name = def.name();
-        match decision {
+        let verdict = match decision {
             ApprovalDecision::Approved => Ok(()),
             ApprovalDecision::Pending if self.approver.is_none() => Err(ToolError::new(
                 ErrorCode::ApprovalRequired,
@@ -734,7 +1040,8 @@ impl Approve {
                     ),
                 ))
             }
-        }
+        };
+        (verdict, note)
     }
 }
 
@@ -750,11 +1057,16 @@ fn denial_reason(reason: &str) -> String {
 impl Step for Approve {
     fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(async move {
-            if let Err(err) = self.decide(&mut call).await {
-                return Done::refused(err);
+            let (verdict, note) = self.decide(&mut call).await;
+            let note = note.map(Box::new);
+            if let Err(err) = verdict {
+                let mut done = Done::refused(err);
+                done.approval = note;
+                return done;
             }
             let (read, ctx) = (call.read, call.ctx);
-            let done = next.run(call).await;
+            let mut done = next.run(call).await;
+            done.approval = note;
             // Approved, then refused before it ran (an open circuit, the run's budget): the
             // action a person approved has not happened, so the approval stays for it and
             // nobody is asked again.

@@ -17,7 +17,7 @@ use crate::arguments::Arguments;
 use crate::limits::InputLimits;
 use crate::outcome::{OutputNotes, ToolOutcome};
 
-use super::decided::{Decided, MAX_DENIAL_REASON};
+pub use super::decided::ApprovalNote;
 use super::step::{Call, Done, Flow, Next, Ran, Role, Step};
 
 /// What happened in one call. Arguments marked `#[arg(sensitive)]` are `"[redacted]"`.
@@ -71,41 +71,6 @@ pub struct AuditRecord {
     /// when it was decided in an agent run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval: Option<ApprovalNote>,
-}
-
-/// A person's decision on the call, as the audit keeps it: made in an agent run
-/// ([`Agent::decide`](crate::agent::Agent::decide)) with who decided and why.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct ApprovalNote {
-    /// `approved` or `denied`.
-    pub decision: &'static str,
-    /// Who decided, as the application named them.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub approver: Option<String>,
-    /// Why (secrets and paths redacted, cut to 500 characters).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-/// A decision as the audit record keeps it: who decided and why, the reason with secrets
-/// redacted and cut short.
-fn approval_note(decided: &Decided) -> ApprovalNote {
-    ApprovalNote {
-        decision: if decided.denied.is_some() {
-            "denied"
-        } else {
-            "approved"
-        },
-        approver: decided.approver.clone(),
-        reason: decided
-            .denied
-            .as_ref()
-            .or(decided.reason.as_ref())
-            .map(|r| {
-                crate::echo::echo_to(&crate::output::redact(r), MAX_DENIAL_REASON).into_owned()
-            }),
-    }
 }
 
 /// Receives every audit record. Implementations must not block for long: they run on the
@@ -284,11 +249,7 @@ impl Audit {
                 principal: ctx.principal().map(str::to_owned),
                 tool: name.to_owned(),
                 arguments,
-                approval: checked.and_then(|checked| {
-                    ctx.get::<Decided>()
-                        .filter(|d| d.hash == checked.hash())
-                        .map(approval_note)
-                }),
+                approval: done.approval.as_deref().cloned(),
                 arguments_hash: checked.map(|checked| checked.hash().to_owned()),
                 repairs: checked
                     .map(|checked| checked.repairs.clone())

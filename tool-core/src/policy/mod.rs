@@ -56,11 +56,12 @@ pub use crate::spec::{CircuitPolicy, RateLimit, RetryPolicy, RunBudget, ToolPoli
 #[cfg(feature = "redis")]
 pub use approve::shared::SharedApprovals;
 pub use approve::{
-    ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRequest, Approvals, Approver,
-    PendingApproval, PromptForApproval,
+    ApprovalDecision, ApprovalError, ApprovalPrompt, ApprovalRecord, ApprovalRequest,
+    ApprovalStatus, Approvals, Approver, PendingApproval, PromptForApproval,
 };
 pub(crate) use approve::{Ticket, needs_approval};
 pub use authorize::Authorizer;
+pub use decided::Verdict;
 pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};

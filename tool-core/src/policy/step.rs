@@ -70,12 +70,18 @@ impl Ran {
 pub(crate) struct Done {
     pub(crate) ran: Ran,
     pub(crate) attempts: u32,
+    /// A person's decision the call ran (or was refused) on, for its audit record.
+    pub(crate) approval: Option<Box<super::decided::ApprovalNote>>,
 }
 
 impl Done {
     #[inline]
     pub(crate) fn new(ran: Ran, attempts: u32) -> Self {
-        Self { ran, attempts }
+        Self {
+            ran,
+            attempts,
+            approval: None,
+        }
     }
 
     /// A call refused before any attempt.

@@ -9,6 +9,9 @@ use crate::provider::{Dialect, ToolCall};
 
 use super::{ApprovalDesk, ProviderToolbox, Toolbox};
 
+/// What a toolbox's decision tokens sign for.
+const DECISION: &str = "toolsmith decision on a waiting request";
+
 impl Toolbox {
     /// The toolbox as the person who decides approvals sees it: the calls waiting, and
     /// decisions by registered name.
@@ -23,10 +26,87 @@ impl ApprovalDesk<'_> {
     /// an [`Approvals`] store (empty otherwise).
     #[must_use]
     pub fn pending(&self) -> Vec<PendingApproval> {
-        self.toolbox
+        self.signed(
+            self.toolbox
+                .approval_store()
+                .map(Approvals::pending)
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Each request with its [`token`](PendingApproval::token), signed with the toolbox
+    /// state's key.
+    fn signed(&self, mut requests: Vec<PendingApproval>) -> Vec<PendingApproval> {
+        for request in &mut requests {
+            let ticket = &request.ticket;
+            let payload =
+                serde_json::json!([ticket.principal, ticket.run, ticket.tool, ticket.hash]);
+            request.token = crate::keys::sign(
+                self.toolbox.state_key(),
+                DECISION,
+                payload.to_string().as_bytes(),
+            );
+        }
+        requests
+    }
+
+    /// Records `verdict` on the request `token` names ([`PendingApproval::token`]): a
+    /// decision that travelled through a UI or another process. The token is checked (signed
+    /// with this toolbox state's key, unaltered) and the request must still wait.
+    ///
+    /// ```
+    /// use toolsmith::policy::{Approvals, ApprovalStatus, Verdict};
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive")]
+    /// async fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let approvals = Approvals::new();
+    /// let toolbox = Toolbox::new().with(DeleteNote).with_approver(approvals.clone());
+    /// let ctx = ToolContext::new().with_principal("ada").with_run_id("run-1");
+    /// toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await;
+    /// // The UI lists what waits for ada, and sends back a token with her decision.
+    /// let token = toolbox.approvals().pending_for(Some("ada"))[0].token.clone();
+    /// let altered = format!("{}{}", &token[..token.len() - 1], if token.ends_with('0') { '1' } else { '0' });
+    /// assert!(toolbox.approvals().decide_signed(&altered, &Verdict::approve()).is_err());
+    /// toolbox.approvals().decide_signed(&token, &Verdict::approve().by("ada")).unwrap();
+    /// assert!(toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+    /// assert_eq!(approvals.records()[0].status, ApprovalStatus::Approved);
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::Forged`] for a token forged, altered or signed with another key;
+    /// [`ApprovalError::NotPending`] when the request no longer waits;
+    /// [`ApprovalError::NoStore`] when the approver is not an [`Approvals`] store.
+    pub fn decide_signed(
+        &self,
+        token: &str,
+        verdict: &crate::policy::Verdict,
+    ) -> Result<(), ApprovalError> {
+        let payload = crate::keys::verify(self.toolbox.state_key(), DECISION, token)
+            .ok_or(ApprovalError::Forged)?;
+        let (principal, run, tool, hash): (Option<String>, Option<String>, String, String) =
+            serde_json::from_slice(&payload).map_err(|_| ApprovalError::Forged)?;
+        let store = self
+            .toolbox
             .approval_store()
-            .map(Approvals::pending)
-            .unwrap_or_default()
+            .ok_or(ApprovalError::NoStore)?;
+        let ticket = Ticket {
+            principal,
+            run,
+            tool,
+            hash,
+        };
+        store.decide_waiting(&ticket, verdict)
     }
 
     /// The calls waiting for `principal`'s approval (`None`: calls made without one), oldest
@@ -59,10 +139,12 @@ impl ApprovalDesk<'_> {
     /// ```
     #[must_use]
     pub fn pending_for(&self, principal: Option<&str>) -> Vec<PendingApproval> {
-        self.toolbox
-            .approval_store()
-            .map(|store| store.pending_for(principal))
-            .unwrap_or_default()
+        self.signed(
+            self.toolbox
+                .approval_store()
+                .map(|store| store.pending_for(principal))
+                .unwrap_or_default(),
+        )
     }
 
     /// Approves one call of the tool registered as `name` with these arguments, by the
@@ -185,6 +267,7 @@ impl Toolbox {
         let approvals = self.approval_store().ok_or(ApprovalError::NoStore)?;
         let ticket = Ticket {
             principal: ctx.principal().map(str::to_owned),
+            run: ctx.run_id().map(str::to_owned),
             tool: def.name().to_owned(),
             hash,
         };

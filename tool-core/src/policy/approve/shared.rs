@@ -7,13 +7,17 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{ApprovalDecision, ApprovalRequest, Approver, PendingApproval, Ticket};
+use super::{
+    ApprovalDecision, ApprovalNote, ApprovalRequest, Approver, PendingApproval, Ticket, Verdict,
+};
 use crate::spec::{Annotations, Effect};
 use crate::state::RedisStore;
 use crate::tool::BoxFuture;
 
-/// Takes a decision: `{"approved"}`, `{"denied", reason}`, or `{"pending"}` after recording
-/// the request (once). The waiting requests are bounded: an index (a sorted set by expiry) and
+/// Takes a decision: `{"approved", note}`, `{"denied", note}`, or `{"pending"}` after
+/// recording the request (once). A grant is `approved:<uses>` or `approved:any` or `denied`,
+/// then a line with who decided and why (JSON) and, for a denial, the reason; the note handed
+/// back is what follows the first line. The waiting requests are bounded: an index (a sorted set by expiry) and
 /// their sizes (a hash) let the script drop the expired ones and then the oldest, while more
 /// than ARGV[4] requests or ARGV[5] bytes are kept. KEYS: the grant, the pending request, the
 /// index, the sizes; ARGV: the request's record, how long it waits in ms, now in ms, the
@@ -21,12 +25,28 @@ use crate::tool::BoxFuture;
 const DECIDE: &str = r"
 local g = redis.call('GET', KEYS[1])
 if g then
-  if string.sub(g, 1, 7) == 'denied:' then return {'denied', string.sub(g, 8)} end
-  if g ~= 'approved:any' then
-    local left = tonumber(string.sub(g, 10))
-    if left <= 1 then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], 'approved:' .. (left - 1), 'KEEPTTL') end
+  local nl = string.find(g, '\n', 1, true)
+  local head = g
+  local rest = ''
+  if nl then
+    head = string.sub(g, 1, nl - 1)
+    rest = string.sub(g, nl + 1)
   end
-  return {'approved', ''}
+  if string.sub(head, 1, 6) == 'denied' then
+    if not nl then rest = '\n' .. string.sub(g, 8) end
+    return {'denied', rest}
+  end
+  if head ~= 'approved:any' then
+    local left = tonumber(string.sub(head, 10))
+    if left <= 1 then
+      redis.call('DEL', KEYS[1])
+    elseif nl then
+      redis.call('SET', KEYS[1], 'approved:' .. (left - 1) .. '\n' .. rest, 'KEEPTTL')
+    else
+      redis.call('SET', KEYS[1], 'approved:' .. (left - 1), 'KEEPTTL')
+    end
+  end
+  return {'approved', rest}
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return {'pending', ''} end
 local now = tonumber(ARGV[3])
@@ -97,6 +117,7 @@ pub(crate) const MAX_SHARED_PENDING_BYTES: usize = 64 << 20;
 pub struct SharedApprovals {
     store: Arc<RedisStore>,
     ttl: Duration,
+    ttl_for: Arc<std::collections::HashMap<String, Duration>>,
     reusable: bool,
 }
 
@@ -126,6 +147,13 @@ struct Record {
     requested_at_ms: u64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     repairs: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expires_at_ms: Option<u64>,
+}
+
+fn unix_ms(time: std::time::SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Record {
@@ -142,11 +170,9 @@ impl Record {
             principal: pending.principal.clone(),
             run_id: pending.run_id.clone(),
             call_id: pending.call_id.clone(),
-            requested_at_ms: pending
-                .requested_at
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+            requested_at_ms: unix_ms(pending.requested_at),
             repairs: pending.repairs.clone(),
+            expires_at_ms: pending.expires_at.map(unix_ms),
         }
     }
 
@@ -167,6 +193,7 @@ impl Record {
         PendingApproval {
             ticket: Ticket {
                 principal: self.principal.clone(),
+                run: self.run_id.clone(),
                 tool: self.tool.clone(),
                 hash: self.arguments_hash.clone(),
             },
@@ -183,18 +210,38 @@ impl Record {
             call_id: self.call_id,
             requested_at: UNIX_EPOCH + Duration::from_millis(self.requested_at_ms),
             repairs: self.repairs,
+            status: super::ApprovalStatus::Pending,
+            approver: None,
+            reason: None,
+            decided_at: None,
+            token: String::new(),
+            expires_at: self
+                .expires_at_ms
+                .map(|ms| UNIX_EPOCH + Duration::from_millis(ms)),
         }
     }
 }
 
-/// The name a decision goes by in Redis: a hash of who, what and which arguments.
+/// The name a decision goes by in Redis: a hash of who, in which run, what and which
+/// arguments.
 fn key(kind: &str, ticket: &Ticket) -> String {
     use sha2::Digest;
-    let who = serde_json::json!([ticket.principal, ticket.tool, ticket.hash]).to_string();
+    let who =
+        serde_json::json!([ticket.principal, ticket.run, ticket.tool, ticket.hash]).to_string();
     let digest = sha2::Sha256::digest(who.as_bytes());
     let mut hex = String::with_capacity(64);
     crate::json::canonical::push_hex(&mut hex, &digest);
     format!("toolsmith:approval:{kind}:{hex}")
+}
+
+/// A grant's note, as [`SharedApprovals::decide`] wrote it.
+fn read_note(text: &str) -> Option<ApprovalNote> {
+    let note: Value = serde_json::from_str(text).ok()?;
+    let field = |name: &str| note[name].as_str().map(str::to_owned);
+    let denied = (note["decision"] == "denied").then(|| field("reason").unwrap_or_default());
+    let mut read = ApprovalNote::of(denied.as_ref(), field("approver").as_ref(), None);
+    read.reason = field("reason");
+    Some(read)
 }
 
 fn millis(d: Duration) -> u64 {
@@ -208,8 +255,21 @@ impl SharedApprovals {
         Self {
             store,
             ttl: Duration::from_secs(15 * 60),
+            ttl_for: Arc::default(),
             reusable: false,
         }
+    }
+
+    /// Approvals of `tool` (its registered name) expire after `ttl`, and its requests wait
+    /// as long ([`Approvals::with_ttl_for`](super::Approvals::with_ttl_for)).
+    #[must_use]
+    pub fn with_ttl_for(mut self, tool: impl Into<String>, ttl: Duration) -> Self {
+        Arc::make_mut(&mut self.ttl_for).insert(tool.into(), ttl);
+        self
+    }
+
+    fn ttl_of(&self, tool: &str) -> Duration {
+        self.ttl_for.get(tool).copied().unwrap_or(self.ttl)
     }
 
     /// Approvals given from now on expire after `ttl` (and requests wait as long).
@@ -260,18 +320,42 @@ impl SharedApprovals {
         Ok(found)
     }
 
+    /// Records `verdict` on the pending call, for the whole fleet, with who decided and why
+    /// (the call's audit record carries them).
+    ///
+    /// # Errors
+    ///
+    /// A [`StoreError`](crate::state::StoreError) when Redis cannot be reached.
+    pub async fn decide(
+        &self,
+        pending: &PendingApproval,
+        verdict: &Verdict,
+    ) -> Result<(), crate::state::StoreError> {
+        let head = match (&verdict.denied, self.reusable) {
+            (Some(_), _) => "denied",
+            (None, true) => "approved:any",
+            (None, false) => "approved:1",
+        };
+        let note = ApprovalNote::of(
+            verdict.denied.as_ref(),
+            verdict.approver.as_ref(),
+            verdict.reason.as_ref(),
+        );
+        let grant = format!(
+            "{head}\n{}\n{}",
+            serde_json::to_string(&note).unwrap_or_default(),
+            verdict.denied.as_deref().unwrap_or_default()
+        );
+        self.decide_on(&pending.ticket, &grant).await
+    }
+
     /// Approves the pending call, for the whole fleet.
     ///
     /// # Errors
     ///
     /// A [`StoreError`](crate::state::StoreError) when Redis cannot be reached.
     pub async fn approve(&self, pending: &PendingApproval) -> Result<(), crate::state::StoreError> {
-        let grant = if self.reusable {
-            "approved:any"
-        } else {
-            "approved:1"
-        };
-        self.decide_on(&pending.ticket, grant).await
+        self.decide(pending, &Verdict::approve()).await
     }
 
     /// Declines the pending call, for the whole fleet.
@@ -284,8 +368,7 @@ impl SharedApprovals {
         pending: &PendingApproval,
         reason: impl Into<String>,
     ) -> Result<(), crate::state::StoreError> {
-        let grant = format!("denied:{}", reason.into());
-        self.decide_on(&pending.ticket, &grant).await
+        self.decide(pending, &Verdict::deny(reason)).await
     }
 
     async fn decide_on(
@@ -301,7 +384,7 @@ impl SharedApprovals {
             .arg(INDEX)
             .arg(SIZES)
             .arg(grant)
-            .arg(millis(self.ttl));
+            .arg(millis(self.ttl_of(&ticket.tool)));
         self.store.command::<i64>(cmd).await?;
         Ok(())
     }
@@ -324,9 +407,19 @@ impl Approver for SharedApprovals {
     }
 
     fn decide<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ApprovalDecision> {
+        Box::pin(async move { self.decide_noted(request).await.0 })
+    }
+
+    fn decide_noted<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+    ) -> BoxFuture<'a, (ApprovalDecision, Option<ApprovalNote>)> {
         Box::pin(async move {
             let ticket = Ticket::of(request);
-            let record = Record::of(&PendingApproval::new(request));
+            let wait = self.ttl_of(request.tool);
+            let mut pending = PendingApproval::new(request);
+            pending.expires_at = Some(std::time::SystemTime::now() + wait);
+            let record = Record::of(&pending);
             let mut cmd = redis::cmd("EVAL");
             let now = std::time::SystemTime::now()
                 .duration_since(UNIX_EPOCH)
@@ -338,15 +431,21 @@ impl Approver for SharedApprovals {
                 .arg(INDEX)
                 .arg(SIZES)
                 .arg(serde_json::to_string(&record).unwrap_or_default())
-                .arg(millis(self.ttl))
+                .arg(millis(wait))
                 .arg(now)
                 .arg(MAX_SHARED_PENDING)
                 .arg(MAX_SHARED_PENDING_BYTES);
             match self.store.command::<(String, String)>(cmd).await {
-                Ok((decision, _)) if decision == "approved" => ApprovalDecision::Approved,
-                Ok((decision, reason)) if decision == "denied" => ApprovalDecision::Denied(reason),
-                Ok(_) => ApprovalDecision::Pending,
-                Err(err) => ApprovalDecision::Unavailable(err.0),
+                Ok((decision, rest)) if decision == "approved" => {
+                    let (note, _) = rest.split_once('\n').unwrap_or((&rest, ""));
+                    (ApprovalDecision::Approved, read_note(note))
+                }
+                Ok((decision, rest)) if decision == "denied" => {
+                    let (note, reason) = rest.split_once('\n').unwrap_or(("", &rest));
+                    (ApprovalDecision::Denied(reason.to_owned()), read_note(note))
+                }
+                Ok(_) => (ApprovalDecision::Pending, None),
+                Err(err) => (ApprovalDecision::Unavailable(err.0), None),
             }
         })
     }
