@@ -1756,6 +1756,35 @@ mod tasks {
         http_server.shutdown().await.unwrap();
     }
 
+    /// Summarizes a long log. Read-only. Not for writing logs.
+    #[tool(effect = "read", long_running)]
+    async fn summarize_log(
+        /// The log's name.
+        #[arg(length(max = 40))]
+        name: String,
+    ) -> String {
+        format!("{name}: 3 errors")
+    }
+
+    #[tokio::test]
+    async fn a_long_running_tool_is_a_task_tool_without_being_named_one() {
+        let http_server = McpServer::new(Toolbox::new().with(SummarizeLog))
+            .bind_local_http(0)
+            .await
+            .unwrap();
+        let addr = http_server.local_addr();
+        let created = call(addr, "summarize_log", json!({"name": "api"}), with_tasks()).await;
+        assert_eq!(created["result"]["resultType"], "task", "{created}");
+        let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+        let done = settled(addr, &id).await;
+        assert_eq!(done["result"]["status"], "completed", "{done}");
+        assert!(done.to_string().contains("api: 3 errors"), "{done}");
+        // A client without tasks gets an ordinary call.
+        let plain = call(addr, "summarize_log", json!({"name": "db"}), json!({})).await;
+        assert!(plain.to_string().contains("db: 3 errors"), "{plain}");
+        http_server.shutdown().await.unwrap();
+    }
+
     fn uuid_like(id: &str) -> bool {
         id.len() == 36 && id.chars().filter(|c| *c == '-').count() == 4
     }

@@ -21,6 +21,22 @@ use serde_json::{Map, Value, json};
 use toolsmith::provider::{Namespace, ToolChoice, ToolRequest, ToolSearch};
 use toolsmith::{Dialect, ToolCall, ToolContext};
 
+/// Builds the weekly report. Read-only: it gathers data. Not for sending the report.
+#[toolsmith::tool(effect = "read", long_running)]
+async fn build_report() -> &'static str {
+    "report ready"
+}
+
+/// The conversation of the last request `model` was sent, in its provider's field.
+fn last_conversation(model: &toolsmith::agent::ScriptedModel) -> Value {
+    let last = model.requests().pop().unwrap().body;
+    last.get("messages")
+        .or(last.get("input"))
+        .or(last.get("contents"))
+        .cloned()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn provider_sdks_accept_our_json() {
     let Some(python) = oracle::python("the provider SDK oracles") else {
@@ -154,18 +170,60 @@ async fn provider_sdks_accept_our_json() {
         });
         let mut state = agent.start("Ping three times.");
         agent.run(&mut state, &ctx).await.unwrap();
-        let last = model.requests().pop().unwrap().body;
-        let conversation = last
-            .get("messages")
-            .or(last.get("input"))
-            .or(last.get("contents"))
-            .cloned()
-            .unwrap();
+        let conversation = last_conversation(&model);
         assert!(
             conversation.to_string().contains("[trimmed"),
             "{dialect}: {conversation}"
         );
         trimmed.insert(dialect.name().to_owned(), conversation);
+    }
+
+    // A run whose call is a long-running tool's task: the turn waits on it (nothing sent to
+    // the model), and the conversation of the request after it is done.
+    let mut tasked = Map::new();
+    for dialect in [
+        Dialect::OpenAiChat { strict: false },
+        Dialect::OpenAiResponses { strict: false },
+        Dialect::Anthropic { strict: false },
+        Dialect::Gemini,
+    ] {
+        let model = toolsmith::agent::ScriptedModel::new([
+            replies::one_call(dialect, "call_1", "build_report", &json!({})),
+            replies::one_call(dialect, "call_2", "ping", &json!({})),
+        ]);
+        let agent = toolsmith::agent::Agent::new(
+            toolsmith::Toolbox::new()
+                .with(BuildReport)
+                .with(common::Ping),
+            dialect,
+            model.clone(),
+        )
+        .with_limits(toolsmith::agent::Limits {
+            max_turns: 2,
+            ..toolsmith::agent::Limits::default()
+        });
+        let mut state = agent.start("Build the report.");
+        let stop = agent.run(&mut state, &ctx).await.unwrap();
+        assert!(
+            matches!(stop, toolsmith::agent::Stop::Waiting(_)),
+            "{dialect}: {stop:?}"
+        );
+        assert_eq!(
+            model.requests().len(),
+            1,
+            "{dialect}: nothing sent while it runs"
+        );
+        let mut stop = stop;
+        while matches!(stop, toolsmith::agent::Stop::Waiting(_)) {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            stop = agent.run(&mut state, &ctx).await.unwrap();
+        }
+        let conversation = last_conversation(&model);
+        assert!(
+            conversation.to_string().contains("report ready"),
+            "{dialect}: {conversation}"
+        );
+        tasked.insert(dialect.name().to_owned(), conversation);
     }
 
     // Tool blocks: each choice, parallel calls off and the Anthropic breakpoint, for the
@@ -359,7 +417,7 @@ async fn provider_sdks_accept_our_json() {
         "/tests/fixtures/mcp-schema-2025-11-25.json"
     );
     let streams = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/streams");
-    let bundle = json!({"tools": tools, "results": results, "turns": turns, "trimmed": trimmed, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures, "hosted": hosted});
+    let bundle = json!({"tools": tools, "results": results, "turns": turns, "trimmed": trimmed, "tasked": tasked, "blocks": blocks, "tokens": tokens, "streams": streams, "mcp_schema": fixtures, "hosted": hosted});
     let path = std::env::temp_dir().join(format!("toolsmith-oracle-{}.json", std::process::id()));
     std::fs::write(&path, serde_json::to_vec_pretty(&bundle).unwrap()).unwrap();
     oracle::run(

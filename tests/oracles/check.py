@@ -165,15 +165,17 @@ def main(path):
 
     # Trimmed conversations (older results shown as previews) are still each SDK's request
     # conversation: every call with its result.
-    trimmed = bundle["trimmed"]
-    check("openai trimmed: list[ChatCompletionMessageParam]",
-          lambda: chat_messages.validate_python(trimmed["openai"], strict=True))
-    check("openai-responses trimmed: list[ResponseInputItemParam]",
-          lambda: input_items.validate_python(trimmed["openai-responses"], strict=True))
-    check("anthropic trimmed: list[MessageParam]",
-          lambda: message_params.validate_python(trimmed["anthropic"], strict=True))
-    for content in trimmed["gemini"]:
-        check("gemini trimmed: Content", lambda c=content: genai.Content.model_validate(c))
+    # Conversations the loop sent: a trimmed run's, and a run's that waited on a task.
+    for kind in ("trimmed", "tasked"):
+        runs = bundle[kind]
+        check(f"openai {kind}: list[ChatCompletionMessageParam]",
+              lambda r=runs: chat_messages.validate_python(r["openai"], strict=True))
+        check(f"openai-responses {kind}: list[ResponseInputItemParam]",
+              lambda r=runs: input_items.validate_python(r["openai-responses"], strict=True))
+        check(f"anthropic {kind}: list[MessageParam]",
+              lambda r=runs: message_params.validate_python(r["anthropic"], strict=True))
+        for content in runs["gemini"]:
+            check(f"gemini {kind}: Content", lambda c=content: genai.Content.model_validate(c))
 
     # The streams tests/streaming.rs assembles calls from are each provider's own event types.
     def stream_events(name):

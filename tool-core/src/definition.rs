@@ -26,6 +26,7 @@ pub struct ToolDefinition {
     annotations: Annotations,
     effect: Option<Effect>,
     requires_approval: bool,
+    long_running: bool,
     lint_levels: &'static [(&'static str, LintLevel)],
     param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
     policy: ToolPolicy,
@@ -78,6 +79,7 @@ impl ToolDefinition {
             annotations: spec.annotations.with_effect(spec.effect),
             effect: spec.effect,
             requires_approval: spec.requires_approval,
+            long_running: spec.long_running,
             lint_levels: spec.lint_levels,
             param_lint_levels: spec
                 .params
@@ -170,6 +172,7 @@ impl ToolDefinition {
             annotations: Annotations::default(),
             effect: None,
             requires_approval: false,
+            long_running: false,
             lint_levels: &[],
             param_lint_levels: Vec::new(),
             policy: ToolPolicy::default(),
@@ -206,6 +209,7 @@ impl ToolDefinition {
             annotations: self.annotations,
             effect: self.effect,
             requires_approval: self.requires_approval,
+            long_running: self.long_running,
             lint_levels: self.lint_levels,
             param_lint_levels: self.param_lint_levels.clone(),
             policy: self.policy.clone(),
@@ -481,6 +485,27 @@ impl ToolDefinition {
     #[must_use]
     pub fn requires_approval(&self) -> bool {
         self.requires_approval
+    }
+
+    /// Whether calls run as tasks (`#[tool(long_running)]`): in the agent loop the turn waits
+    /// on the task, and the run goes on with its result when it is done; over MCP the tool is
+    /// a task tool.
+    #[must_use]
+    pub fn long_running(&self) -> bool {
+        self.long_running
+    }
+
+    /// Declares calls of this tool long-running ([`long_running`](Self::long_running)).
+    ///
+    /// ```
+    /// let def = toolsmith::ToolDefinition::new("build_index", "Builds the search index. Writes data.", toolsmith::serde_json::json!({"type": "object"}))
+    ///     .with_long_running(true);
+    /// assert!(def.long_running());
+    /// ```
+    #[must_use]
+    pub fn with_long_running(mut self, long_running: bool) -> Self {
+        self.long_running = long_running;
+        self
     }
 
     /// The level of `lint` for this tool, or for its parameter `param`.

@@ -32,6 +32,8 @@ pub struct ToolSpec {
     pub effect: Option<Effect>,
     /// `#[tool(requires_approval)]`.
     pub requires_approval: bool,
+    /// `#[tool(long_running)]`.
+    pub long_running: bool,
     /// The level of every lint for this tool (crate config and `#[tool]` settings).
     pub lint_levels: &'static [(&'static str, LintLevel)],
     /// `#[tool(timeout = "5s")]`, in milliseconds.
@@ -206,6 +208,7 @@ impl ToolSpec {
         output_schema: no_output_schema,
         effect: None,
         requires_approval: false,
+        long_running: false,
         lint_levels: &[],
         timeout_ms: None,
         max_attempts: None,

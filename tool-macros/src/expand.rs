@@ -286,6 +286,10 @@ fn spec_fields(tool: &ToolFn) -> Vec<TokenStream> {
         "requires_approval",
         tool.args.requires_approval.is_some().then(|| quote!(true)),
     );
+    set(
+        "long_running",
+        tool.args.long_running.is_some().then(|| quote!(true)),
+    );
     let levels: Vec<TokenStream> = tool
         .lint_levels
         .iter()

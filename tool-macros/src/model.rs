@@ -41,6 +41,8 @@ pub(crate) struct ToolArgs {
     pub(crate) effect: Option<LitStr>,
     /// `requires_approval`.
     pub(crate) requires_approval: Option<Span>,
+    /// `long_running`.
+    pub(crate) long_running: Option<Span>,
     /// `allow(...)`, `warn(...)`, `deny(...)`.
     pub(crate) levels: Vec<LevelSetting>,
     /// `timeout = "5s"`, in milliseconds.

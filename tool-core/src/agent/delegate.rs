@@ -243,7 +243,13 @@ impl AgentTool {
         let child_ctx = self.child_context(ctx);
         let before = state.usage();
         // A saved child's state is inside its parent's, sealed with it.
-        let stop = self.agent.run_sealed(&mut state, &child_ctx).await;
+        let mut stop = self.agent.run_sealed(&mut state, &child_ctx).await;
+        // A child waiting on its long-running calls' tasks is waited for here: the parent's
+        // call is the child's whole run (bounded by the agent tool's own timeout).
+        while let Ok(Stop::Waiting(_)) = stop {
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+            stop = self.agent.run_sealed(&mut state, &child_ctx).await;
+        }
         if let Some(children) = children {
             let after = state.usage();
             children.spend(Usage {
@@ -280,6 +286,10 @@ impl AgentTool {
                     ),
                 }
             }
+            // Waited for above.
+            Ok(Stop::Waiting(_)) => ToolOutcome::Error(ToolError::internal(
+                "a delegated agent stopped while its tasks ran",
+            )),
             Ok(Stop::Limit(limit)) => ToolOutcome::Error(ToolError::new(
                 ErrorCode::BudgetExhausted,
                 format!(

@@ -14,7 +14,7 @@ use super::token::read_token;
 use crate::policy::Verdict;
 
 impl Agent {
-    /// Records `verdict` on the call `token` names ([`PendingCall::token`]), in `state`: a
+    /// Records `verdict` on the call `token` names ([`PendingCall::token`](super::PendingCall::token)), in `state`: a
     /// decision that travelled through a UI or another process. The token is checked (made
     /// by an agent with this key, unaltered) and must name this run and a call still waiting
     /// in it with the same tool and arguments.

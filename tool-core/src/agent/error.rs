@@ -34,6 +34,9 @@ pub enum AgentError {
     Checkpoint(crate::state::StoreError),
     /// No checkpoint is kept under this run id for this principal.
     UnknownRun(String),
+    /// The task store could not be reached for a long-running call's task: the run stopped
+    /// before its next step, its state whole.
+    Tasks(crate::state::StoreError),
 }
 
 impl fmt::Display for AgentError {
@@ -44,6 +47,10 @@ impl fmt::Display for AgentError {
             Self::Request(err) => write!(f, "the tool block cannot be built: {err}"),
             Self::Approval(err) => write!(f, "the decision cannot be recorded: {err}"),
             Self::NotPending(path) => write!(f, "no call waits for a decision at `{path}`"),
+            Self::Tasks(err) => write!(
+                f,
+                "a long-running call's task cannot be started or read: {err}"
+            ),
             Self::Checkpoint(err) => {
                 write!(f, "the run's checkpoint cannot be kept or read: {err}")
             }

@@ -53,6 +53,7 @@ mod error;
 pub mod openai;
 mod run;
 mod state;
+mod tasks;
 mod token;
 mod trim;
 

@@ -78,6 +78,11 @@ pub enum Stop {
     /// A limit was reached before the model answered. A turn whose calls would pass the call
     /// limit waits, unrun, in the state.
     Limit(Limit),
+    /// Calls of long-running tools (`#[tool(long_running)]`) run as tasks, and the turn
+    /// waits on them: their call ids. Nothing is sent to the model until every call of the
+    /// turn has its result; run the state again (here or in any process sharing the task
+    /// store) and it goes on once they are done.
+    Waiting(Vec<String>),
 }
 
 /// What happens in a run, as it happens, for a UI ([`Agent::with_events`]).
@@ -166,7 +171,7 @@ type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 /// of runs, each in its own [`RunState`].
 #[derive(Clone)]
 pub struct Agent {
-    toolbox: Arc<Toolbox>,
+    pub(super) toolbox: Arc<Toolbox>,
     dialect: Dialect,
     client: Arc<dyn ModelClient>,
     request: ToolRequest,
@@ -566,6 +571,7 @@ impl Agent {
                 pending: Vec::new(),
                 decisions: Vec::new(),
                 children: Default::default(),
+                tasks: Default::default(),
             });
             let over = u32::try_from(n).map_or(true, |n| {
                 state.calls.saturating_add(n) > self.limits.max_calls
@@ -741,18 +747,57 @@ impl Agent {
                 }
             })
             .collect();
-        let futures = batch
+        awaiting.pending.clear();
+        // Long-running calls are tasks: taken when done, started when not running, waited on.
+        let tasks = match self
+            .sort_tasks(&mut awaiting, &provider, &batch, &todo, ctx)
+            .await
+        {
+            Ok(tasks) => tasks,
+            Err(err) => {
+                state.awaiting = Some(awaiting);
+                return Err(err);
+            }
+        };
+        let mut on_tasks = Vec::new();
+        if !tasks.start.is_empty() {
+            // The tasks' ids are kept before any starts: a run resumed elsewhere looks them up.
+            self.checkpoint_awaiting(state, &mut awaiting).await?;
+            for &k in &tasks.start {
+                let id = &awaiting.ids[todo[k]];
+                let task = awaiting.tasks.get(id).cloned().unwrap_or_default();
+                let started = self
+                    .start_task(task, batch[k].clone(), contexts[k].clone(), offer.clone())
+                    .await;
+                if let Err(err) = started {
+                    state.awaiting = Some(awaiting);
+                    return Err(err);
+                }
+                on_tasks.push(id.clone());
+            }
+        }
+        on_tasks.extend(tasks.working.iter().map(|&k| awaiting.ids[todo[k]].clone()));
+        let calls_before = state.calls;
+        for (k, outcome) in &tasks.done {
+            let settled = Settled {
+                i: todo[*k],
+                call: &batch[*k],
+                outcome,
+            };
+            if self.settle(state, &mut awaiting, &provider, &children, settled) {
+                self.checkpoint_awaiting(state, &mut awaiting).await?;
+            }
+        }
+        let futures = tasks
+            .plain
             .iter()
-            .zip(&contexts)
-            .map(|(call, ctx)| provider.run(call, ctx))
+            .map(|&k| provider.run(&batch[k], &contexts[k]))
             .collect();
         let mut running = crate::toolbox::join::JoinAll::new(futures);
-        awaiting.pending.clear();
-        let calls_before = state.calls;
-        while let Some((k, outcome)) = running.next().await {
-            let i = todo[k];
+        while let Some((j, outcome)) = running.next().await {
+            let k = tasks.plain[j];
             let settled = Settled {
-                i,
+                i: todo[k],
                 call: &batch[k],
                 outcome: &outcome,
             };
@@ -780,6 +825,10 @@ impl Agent {
             state.awaiting = Some(awaiting);
             return Ok(Some(Stop::Paused(pending)));
         }
+        if !on_tasks.is_empty() {
+            state.awaiting = Some(awaiting);
+            return Ok(Some(Stop::Waiting(on_tasks)));
+        }
         let n = awaiting.calls.len();
         let results = awaiting.results.into_iter().flatten().collect();
         state.messages.extend(provider.group(results));
@@ -800,8 +849,9 @@ impl Agent {
     ) -> bool {
         let Settled { i, call, outcome } = settled;
         let id = awaiting.ids[i].clone();
-        // The decision on this call (if any) has done its work.
+        // The decision on this call (if any) has done its work, and so has its task.
         awaiting.decisions.retain(|d| d.call_id != id);
+        awaiting.tasks.remove(&id);
         if let ToolOutcome::Error(err) = outcome
             && err.code() == ErrorCode::ApprovalRequired
         {

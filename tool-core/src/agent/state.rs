@@ -101,6 +101,9 @@ pub(crate) struct Awaiting {
     pub(crate) decisions: Vec<Decision>,
     /// The state of each delegated agent that is waiting, by the parent call's id.
     pub(crate) children: BTreeMap<String, RunState>,
+    /// The task each long-running call runs as, by the call's id, until its result is taken.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) tasks: BTreeMap<String, String>,
 }
 
 /// A call waiting for a person's decision.

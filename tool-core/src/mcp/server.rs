@@ -127,6 +127,16 @@ impl fmt::Debug for McpServer {
     }
 }
 
+/// The toolbox's long-running tools (`#[tool(long_running)]`) as task tools a client may take
+/// as tasks ([`TaskSupport::Optional`]); `with_task_tool` overrides each.
+fn long_running_tasks(toolbox: &Toolbox) -> tasks::Tasks {
+    let mut tasks = tasks::Tasks::default();
+    for def in toolbox.definitions().filter(|def| def.long_running()) {
+        tasks.tools.insert(def.name().into(), TaskSupport::Optional);
+    }
+    tasks
+}
+
 impl McpServer {
     /// A server for `toolbox`, introducing itself as `toolsmith` with this crate's version.
     ///
@@ -138,6 +148,7 @@ impl McpServer {
     #[must_use]
     pub fn new(toolbox: Toolbox) -> Self {
         let toolbox_limits = tool_limits(&toolbox);
+        let tasks = long_running_tasks(&toolbox);
         let tools = toolbox
             .definitions()
             .filter_map(|def| {
@@ -176,7 +187,7 @@ impl McpServer {
                 #[cfg(feature = "mcp-auth")]
                 gate: None,
                 runs: RunScope::default(),
-                tasks: tasks::Tasks::default(),
+                tasks,
                 used_states: Arc::default(),
             }),
             peers: Arc::default(),

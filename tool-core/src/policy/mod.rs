@@ -27,7 +27,7 @@
 //! ```
 
 pub(crate) mod approve;
-mod attempt;
+pub(crate) mod attempt;
 pub(crate) mod audit;
 mod authorize;
 mod budget;

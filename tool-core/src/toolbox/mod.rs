@@ -817,8 +817,8 @@ impl Toolbox {
         })
     }
 
-    /// Where an MCP server serving this toolbox keeps its tasks.
-    #[cfg(feature = "mcp")]
+    /// Where an MCP server serving this toolbox, and the agent loop's long-running calls,
+    /// keep their tasks.
     pub(crate) fn task_store(&self) -> &Arc<dyn crate::state::TaskStore> {
         &self.settings.state.tasks
     }

@@ -19,6 +19,7 @@ pub(crate) const IDEMPOTENT: &str = "idempotent";
 pub(crate) const OPEN_WORLD: &str = "open_world";
 pub(crate) const EFFECT: &str = "effect";
 pub(crate) const REQUIRES_APPROVAL: &str = "requires_approval";
+pub(crate) const LONG_RUNNING: &str = "long_running";
 pub(crate) const ALLOW: &str = "allow";
 pub(crate) const WARN: &str = "warn";
 pub(crate) const DENY: &str = "deny";
@@ -50,6 +51,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     TITLE,
     EFFECT,
     REQUIRES_APPROVAL,
+    LONG_RUNNING,
     TIMEOUT,
     ATTEMPTS,
     CONCURRENCY,
@@ -308,6 +310,15 @@ pub(crate) fn parse(errors: &Errors, args: TokenStream) -> ToolArgs {
                 errors,
                 &meta,
                 &mut out.requires_approval,
+                meta.path.span(),
+                "tool",
+            );
+        } else if meta.path.is_ident(LONG_RUNNING) {
+            // #[tool(long_running)]
+            set_once(
+                errors,
+                &meta,
+                &mut out.long_running,
                 meta.path.span(),
                 "tool",
             );
