@@ -139,3 +139,45 @@ fn the_large_toolset_example_defers_searches_and_keeps_the_cache() {
         "{stdout}"
     );
 }
+
+/// The durable story: a run killed (SIGKILL) while it waits for a person, the decision made
+/// with who and why from a third process, the run finished by a second one; one note and one
+/// deletion applied. Needs `redis-server`, as `scripts/test.sh` installs it.
+#[test]
+fn the_durable_example_survives_its_process_being_killed() {
+    let binary = example_binary("durable");
+    if !binary.exists() {
+        eprintln!("the durable example is not built (feature `redis`): skipping");
+        return;
+    }
+    if std::process::Command::new("redis-server")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("TOOLSMITH_REQUIRE_REDIS").is_none(),
+            "redis-server is required"
+        );
+        return;
+    }
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "durable failed:\n{stdout}");
+    assert!(stdout.contains("KILLME paused"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "ANSWER Done. ticket 7 is open | done: note on 7: duplicate of 6 | done: deleted 7"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            r#"audit: "delete_ticket" "success" {"approver":"lin@example.com","decision":"approved","reason":"checked with the customer"}"#
+        ) || stdout.contains(
+            r#"audit: "delete_ticket" "success" {"decision":"approved","approver":"lin@example.com","reason":"checked with the customer"}"#
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("effects applied: 2"), "{stdout}");
+}
