@@ -369,3 +369,60 @@ async fn a_running_call_holds_its_key_by_a_lease_and_a_dead_one_frees_it() {
     );
     assert_ne!(keys[0], keys[1]);
 }
+
+#[tokio::test]
+async fn a_checkpoint_taken_mid_batch_keeps_a_waiting_delegated_agent() {
+    use toolsmith::agent::AgentTool;
+    let store = Recording::default();
+    let audit = Arc::new(MemorySink::default());
+    // The child deletes a ticket, which waits for a person.
+    let child = Agent::new(
+        toolbox(&audit),
+        ANTHROPIC,
+        ScriptedModel::new([
+            tool_use(&[("toolu_c1", "delete_ticket", json!({"id": 41}))]),
+            said("Child done."),
+        ]),
+    );
+    let helper = AgentTool::new(
+        "helper",
+        "Tidies tickets for a task. Deletes tickets. Not for reading them.",
+        child,
+    );
+    // The parent's one turn: its own deletion and the helper, both waiting for a person.
+    let parent = Agent::new(
+        toolbox(&audit).with(helper),
+        ANTHROPIC,
+        ScriptedModel::new([
+            tool_use(&[
+                ("toolu_p1", "delete_ticket", json!({"id": 42})),
+                ("toolu_p2", "helper", json!({"task": "delete 41"})),
+            ]),
+            said("All done."),
+        ]),
+    )
+    .with_checkpoints(store.clone());
+    let ctx = ToolContext::new()
+        .with_principal("ada")
+        .with_run_id("run-mid-batch");
+    let mut state = parent.start("Tidy up");
+    let Stop::Paused(pending) = parent.run(&mut state, &ctx).await.unwrap() else {
+        panic!("expected a pause");
+    };
+    assert_eq!(pending.len(), 2);
+    for p in &pending {
+        parent.approve(&mut state, &p.path).unwrap();
+    }
+    let before = store.saves.lock().unwrap().len();
+    let stop = parent.run(&mut state, &ctx).await.unwrap();
+    assert_eq!(stop, Stop::Answered("All done.".into()));
+    // The first checkpoint of the resumed batch, taken when the parent's own deletion was
+    // answered, still holds the helper's waiting child: a crash there resumes the child.
+    let saves = store.saves.lock().unwrap();
+    let first = serde_json::to_value(&saves[before]).unwrap();
+    assert!(
+        first["awaiting"]["children"].get("toolu_p2").is_some(),
+        "{}",
+        first["awaiting"]
+    );
+}

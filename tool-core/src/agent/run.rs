@@ -716,7 +716,9 @@ impl Agent {
                 return Err(AgentError::Approval(err));
             }
         };
-        let children = Arc::new(Children::new(std::mem::take(&mut awaiting.children)));
+        // The waiting delegated agents go to their calls; the turn keeps its copy of each until
+        // that call settles, so a checkpoint taken mid-batch still holds them.
+        let children = Arc::new(Children::new(awaiting.children.clone()));
         // What the delegated agents of this batch may spend: what the run has left after
         // the batch's own calls, and what any run above it has left.
         let budget = Arc::new(RunBudget::new(
@@ -849,9 +851,11 @@ impl Agent {
     ) -> bool {
         let Settled { i, call, outcome } = settled;
         let id = awaiting.ids[i].clone();
-        // The decision on this call (if any) has done its work, and so has its task.
+        // The decision on this call (if any) has done its work, and so have its task and the
+        // delegated agent's state it ran from.
         awaiting.decisions.retain(|d| d.call_id != id);
         awaiting.tasks.remove(&id);
+        awaiting.children.remove(&id);
         if let ToolOutcome::Error(err) = outcome
             && err.code() == ErrorCode::ApprovalRequired
         {
