@@ -602,3 +602,65 @@ async fn older_results_are_shown_short_while_the_run_keeps_them_whole() {
             .any(|(n, v)| n == "anthropic-beta" && v.contains("context-management-2025-06-27"))
     );
 }
+
+#[tokio::test]
+async fn a_shortened_result_is_read_back_whole_a_page_at_a_time() {
+    use toolsmith::agent::Trim;
+    let model = ScriptedModel::new([
+        tool_use(&[("toolu_1", "read_page", json!({"page": 1}))]),
+        tool_use(&[("toolu_2", "read_page", json!({"page": 2}))]),
+        // Page 1 is shown short now; the model reads it back from where the preview ends.
+        tool_use(&[(
+            "toolu_3",
+            "read_earlier_result",
+            json!({"result": "2.0", "offset": 40}),
+        )]),
+        tool_use(&[("toolu_4", "read_earlier_result", json!({"result": "9.9"}))]),
+        said("Read."),
+    ]);
+    let trim = Trim::keep_last(1).with_preview(40).with_at_least(1_000);
+    let agent = Agent::new(Toolbox::new().with(ReadPage), ANTHROPIC, model.clone()).with_trim(trim);
+    // The tool is offered from the first request on, so the cached tool block never changes.
+    let offered = |request: &toolsmith::agent::ModelRequest| {
+        request.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "read_earlier_result")
+    };
+    let mut state = agent.start("Read two pages.");
+    let stop = agent.run(&mut state, &ToolContext::new()).await.unwrap();
+    assert_eq!(stop, Stop::Answered("Read.".into()));
+    let requests = model.requests();
+    assert!(requests.iter().all(offered));
+    let preview = requests[2].body["messages"][2]["content"][0]["content"].to_string();
+    assert!(
+        preview.contains(
+            r#"read the rest with read_earlier_result {\"result\": \"2.0\", \"offset\": 40}"#
+        ),
+        "{preview}"
+    );
+    let read = |request: usize, message: usize| -> Value {
+        serde_json::from_str(
+            requests[request].body["messages"][message]["content"][0]["content"][0]["text"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let page = read(3, 6);
+    // The result as the model first read it, whole in the run's state.
+    let whole = state.messages()[2]["content"][0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(whole.contains("page 1: lorem ipsum"));
+    let expected: String = whole.chars().skip(40).take(4_000).collect();
+    assert_eq!(page["data"]["text"], expected.as_str(), "{page}");
+    assert_eq!(page["data"]["next_offset"], 4_040);
+    assert_eq!(page["data"]["total"], whole.chars().count());
+    // A reference to nothing shown short is a clear error naming the ones there are.
+    let missing = read(4, 8).to_string();
+    assert!(missing.contains("no earlier result"), "{missing}");
+    assert!(missing.contains("`2.0`"), "{missing}");
+}

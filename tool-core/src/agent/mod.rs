@@ -48,6 +48,7 @@ mod client;
 mod conversation;
 mod delegate;
 mod durable;
+mod earlier;
 mod error;
 #[cfg(feature = "async-openai")]
 pub mod openai;

@@ -221,11 +221,25 @@ impl Agent {
     }
 
     /// Shows the model its older tool results as previews, as `trim` says ([`Trim`]: pairs
-    /// stay whole, the cached prefix holds, the run's state keeps every result whole).
+    /// stay whole, the cached prefix holds, the run's state keeps every result whole). Where
+    /// the loop trims (not the provider), the toolbox gains `read_earlier_result`, with which
+    /// the model reads a shortened result whole from the run's copy, a page at a time; each
+    /// preview says how.
+    ///
+    /// # Panics
+    ///
+    /// When the toolbox already has a tool named `read_earlier_result`.
     ///
     /// [`Trim`]: super::Trim
     #[must_use]
     pub fn with_trim(mut self, trim: super::Trim) -> Self {
+        if !trim.by_provider(self.dialect) {
+            let mut toolbox = (*self.toolbox).clone();
+            if let Err(err) = toolbox.register(super::earlier::ReadEarlier::new()) {
+                panic!("Agent::with_trim: {err}");
+            }
+            self.toolbox = Arc::new(toolbox);
+        }
         self.trim = Some(trim);
         self
     }
@@ -730,9 +744,7 @@ impl Agent {
                 .max_tokens
                 .map(|max| max.saturating_sub(state.usage.total())),
         ));
-        let call_ctx = turn_ctx
-            .with_shared_extension(Arc::clone(&children))
-            .with_extension(ParentBudget(Arc::clone(&budget)));
+        let call_ctx = self.call_context(state, turn_ctx, &children, &budget);
         let todo: Vec<usize> = (0..awaiting.calls.len())
             .filter(|&i| awaiting.results[i].is_none())
             .collect();
@@ -836,6 +848,25 @@ impl Agent {
         state.messages.extend(provider.group(results));
         state.request = state.request.after_calls(n).with_revealed(awaiting.found);
         Ok(None)
+    }
+
+    /// The context of a batch's calls: the delegated agents' saved states, what they may
+    /// spend, and the results the model is shown short, whole, for `read_earlier_result`.
+    fn call_context(
+        &self,
+        state: &RunState,
+        turn_ctx: ToolContext,
+        children: &Arc<Children>,
+        budget: &Arc<RunBudget>,
+    ) -> ToolContext {
+        let ctx = turn_ctx
+            .with_shared_extension(Arc::clone(children))
+            .with_extension(ParentBudget(Arc::clone(budget)));
+        if self.trim.is_some() && !state.trimmed.is_empty() {
+            let whole = super::trim::whole(self.dialect, &state.messages, &state.trimmed);
+            return ctx.with_extension(super::earlier::Earlier(Arc::new(whole)));
+        }
+        ctx
     }
 
     /// Takes one call's outcome into the waiting turn: a call that waits for a person (or a

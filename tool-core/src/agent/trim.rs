@@ -142,11 +142,30 @@ impl Trim {
         let mut view = messages.to_vec();
         for &(m, part) in trimmed.iter() {
             if let Some(message) = view.get_mut(m) {
-                shorten(dialect, message, part, self.preview);
+                shorten(dialect, message, (m, part), self.preview);
             }
         }
         view
     }
+}
+
+/// The whole text of each result in `trimmed`, by the reference its preview gives
+/// (`"<message>.<part>"`): what [`READ_EARLIER`](super::earlier::READ_EARLIER) reads.
+pub(crate) fn whole(
+    dialect: Dialect,
+    messages: &[Value],
+    trimmed: &[(usize, usize)],
+) -> BTreeMap<String, String> {
+    results(dialect, messages)
+        .into_iter()
+        .filter(|found| trimmed.binary_search(&found.at).is_ok())
+        .map(|found| {
+            (
+                format!("{}.{}", found.at.0, found.at.1),
+                text_of(found.content),
+            )
+        })
+        .collect()
 }
 
 /// A tool result in a conversation: where it is, its tool, its content.
@@ -255,9 +274,10 @@ fn chars(content: &Value) -> usize {
     }
 }
 
-/// The preview of `content`: its first `keep` characters, and what was left out.
-fn preview(content: &Value, keep: usize) -> String {
-    let text = match content {
+/// A result's content as text: a string as it is, Anthropic's text blocks joined, anything
+/// else as JSON.
+fn text_of(content: &Value) -> String {
+    match content {
         Value::String(text) => text.clone(),
         // Anthropic's blocks: their text.
         Value::Array(blocks) if blocks.iter().all(|b| b["type"] == "text") => blocks
@@ -266,28 +286,38 @@ fn preview(content: &Value, keep: usize) -> String {
             .collect::<Vec<_>>()
             .join("\n"),
         other => other.to_string(),
-    };
+    }
+}
+
+/// The preview of `content`, the result at `at`: its first `keep` characters, what was left
+/// out, and how to read the rest.
+fn preview(content: &Value, keep: usize, at: (usize, usize)) -> String {
+    let text = text_of(content);
     let total = text.chars().count();
     let shown: String = text.chars().take(keep).collect();
     format!(
-        "{shown}\n[trimmed: the first {keep} of {total} characters of this earlier result are shown; the rest is left out of the conversation to save context]"
+        "{shown}\n[trimmed: the first {keep} of {total} characters of this earlier result are shown; read the rest with {} {{\"result\": \"{}.{}\", \"offset\": {keep}}}]",
+        super::earlier::READ_EARLIER,
+        at.0,
+        at.1
     )
 }
 
-/// `message`'s `part`th result shown as its preview.
-fn shorten(dialect: Dialect, message: &mut Value, part: usize, keep: usize) {
+/// The result at `at` (`message` is the conversation's `at.0`th) shown as its preview.
+fn shorten(dialect: Dialect, message: &mut Value, at: (usize, usize), keep: usize) {
+    let part = at.1;
     match dialect {
         Dialect::OpenAiChat { .. } => {
-            let short = preview(&message["content"], keep);
+            let short = preview(&message["content"], keep, at);
             message["content"] = Value::String(short);
         }
         Dialect::OpenAiResponses { .. } => {
-            let short = preview(&message["output"], keep);
+            let short = preview(&message["output"], keep, at);
             message["output"] = Value::String(short);
         }
         Dialect::Anthropic { .. } => {
             if let Some(block) = message["content"].get_mut(part) {
-                let short = preview(&block["content"], keep);
+                let short = preview(&block["content"], keep, at);
                 block["content"] = Value::String(short);
             }
         }
@@ -296,7 +326,7 @@ fn shorten(dialect: Dialect, message: &mut Value, part: usize, keep: usize) {
                 .get_mut(part)
                 .and_then(|p| p.get_mut("functionResponse"))
             {
-                let short = preview(&response["response"], keep);
+                let short = preview(&response["response"], keep, at);
                 let mut shown = Map::new();
                 shown.insert("output".to_owned(), Value::String(short));
                 response["response"] = Value::Object(shown);
