@@ -187,10 +187,11 @@ fn effects(dir: &Path) -> BTreeMap<String, BTreeMap<String, usize>> {
 /// A killed run: its seed, run id, the point it was to be killed at, and how it went.
 type Killed = (u64, String, &'static str, Run);
 
-/// One lane of the matrix: each seed's uninterrupted run, then its killed runs. Each seed is
-/// killed at a step boundary its run reaches: from its own point in the rotation (the 1st,
-/// 2nd or 3rd time there), the next ones until one kills it. Runs that never reached their
-/// point are checked all the same.
+/// The seeds one thread drives, in turn: each seed's uninterrupted run, then its killed runs.
+/// A seed starts at its own place in the rotation of kill points (the 1st, 2nd or 3rd time its
+/// run reaches it) and moves to the next point until one kills it, because a point a run
+/// never reaches kills nothing and so tests nothing; the runs that were not killed are
+/// checked against the uninterrupted one all the same.
 fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Vec<Killed>) {
     let mut baselines = Vec::new();
     let mut crashed = Vec::new();

@@ -426,3 +426,88 @@ async fn a_checkpoint_taken_mid_batch_keeps_a_waiting_delegated_agent() {
         first["awaiting"]
     );
 }
+
+/// A paused run's checkpoint, its store, and its agent: the seed of the hostile cases below.
+fn kept_paused_run() -> (
+    Agent,
+    Arc<MemoryCheckpointStore>,
+    String,
+    ToolContext,
+    String,
+) {
+    let store = Arc::new(MemoryCheckpointStore::default());
+    let audit = Arc::new(MemorySink::default());
+    let agent = Agent::new(
+        toolbox(&audit),
+        ANTHROPIC,
+        ScriptedModel::new([tool_use(&[("toolu_1", "delete_ticket", json!({"id": 9}))])]),
+    )
+    .with_checkpoints(Arc::clone(&store));
+    let ctx = ToolContext::new()
+        .with_principal("ada")
+        .with_run_id("run-hostile");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (text, token) = runtime.block_on(async {
+        let mut state = agent.start("Delete 9");
+        let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else {
+            panic!("expected a pause");
+        };
+        (
+            serde_json::to_string(&state).unwrap(),
+            pending[0].token.clone(),
+        )
+    });
+    (agent, store, text, ctx, token)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Whatever a store hands back under a run's key (a checkpoint with bytes changed, cut
+    /// short, or anything at all) is refused with an error, never a panic, and never taken as
+    /// the run; a decision token changed anywhere is refused the same way.
+    #[test]
+    fn hostile_checkpoints_and_tokens_are_refused(
+        at in 0usize..4096,
+        byte in proptest::prelude::any::<u8>(),
+        cut in 0usize..4096,
+        junk in ".{0,200}",
+    ) {
+        let (agent, store, text, ctx, token) = kept_paused_run();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // The key the run is kept under: the only one in the store.
+        let key = runtime.block_on(async {
+            let recording = Recording::default();
+            let probe = Agent::new(Toolbox::new().with_state(State::memory().with_key(KEY)), ANTHROPIC, ScriptedModel::new([said("x")]))
+                .with_checkpoints(recording.clone());
+            probe.run(&mut probe.start("x"), &ctx).await.unwrap();
+            recording.keys.lock().unwrap()[0].clone()
+        });
+        let mut changed = text.clone().into_bytes();
+        let i = at % changed.len();
+        if changed[i] != byte {
+            changed[i] = byte;
+            let changed = String::from_utf8_lossy(&changed).into_owned();
+            let shortened: String = text.chars().take(cut % text.len()).collect();
+            for hostile in [changed, shortened, junk.clone()] {
+                runtime.block_on(store.save(&key, &hostile, Duration::from_secs(60))).unwrap();
+                let loaded = runtime.block_on(agent.load("run-hostile", &ctx));
+                proptest::prop_assert!(loaded.is_err(), "{hostile:.80}");
+            }
+        }
+        // The token changed in one place, or made up.
+        let mut forged = token.clone().into_bytes();
+        let j = at % forged.len();
+        forged[j] = if forged[j] == b'0' { b'1' } else { b'0' };
+        for bad in [String::from_utf8_lossy(&forged).into_owned(), junk] {
+            let decided = runtime.block_on(agent.decide_signed_stored(&bad, &Verdict::approve()));
+            proptest::prop_assert!(decided.is_err());
+        }
+    }
+}
