@@ -20,222 +20,26 @@
 //! answered; `DECIDED` after a decision. The tools' effects land in `<dir>`: one file per
 //! idempotency key, made whole or not at all, as a system that takes idempotency keys would.
 
-use std::io::Write;
+mod tickets;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use toolsmith::agent::{
-    Agent, AgentError, AgentEvent, ModelClient, ModelError, ModelRequest, Stop, Verdict,
-};
+use tickets::{AddNote, DeleteTicket, LEDGER, LookupTicket, SeededModel, point};
+use toolsmith::agent::{Agent, AgentError, AgentEvent, Stop, Verdict};
 use toolsmith::idempotency::IdempotencyPolicy;
 use toolsmith::policy::{Approvals, Defaults};
-use toolsmith::serde_json::{self, Value, json};
+use toolsmith::serde_json::{self, Value};
 use toolsmith::state::{CheckpointStore, RedisStore, State, StoreError};
 use toolsmith::tool::BoxFuture;
-use toolsmith::{Dialect, ToolContext, Toolbox, tool};
+use toolsmith::{Dialect, ToolContext, Toolbox};
 
 /// The key every process seals runs with (a real deployment reads it from a secret store).
 const KEY: &str = "the durable example's key: 32 bytes or more of secret";
 /// Whose run it is.
 const PRINCIPAL: &str = "ada";
-
-/// Where the worker is to be killed: a step boundary's name and which time it is reached.
-static KILL_AT: OnceLock<Mutex<Option<(String, u32)>>> = OnceLock::new();
-/// Where the tools' effects land.
-static LEDGER: OnceLock<PathBuf> = OnceLock::new();
-
-/// A step boundary: when it is the one to be killed at, say so and wait for SIGKILL.
-fn point(name: &str) {
-    let Some(kill) = KILL_AT.get() else { return };
-    let Ok(mut kill) = kill.lock() else { return };
-    if let Some((at, left)) = kill.as_mut()
-        && at == name
-    {
-        *left -= 1;
-        if *left == 0 {
-            println!("KILLME {name}");
-            let _ = std::io::stdout().flush();
-            loop {
-                std::thread::sleep(Duration::from_secs(3600));
-            }
-        }
-    }
-}
-
-/// Applies `effect` once per idempotency key: a key's file is made whole (written aside,
-/// then linked into place, which fails if it exists) or not at all.
-fn apply(ctx: &ToolContext, effect: &str) -> String {
-    let Some(dir) = LEDGER.get() else {
-        return "no ledger".into();
-    };
-    let key: String = ctx
-        .idempotency_key()
-        .unwrap_or("no-key")
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    let run = ctx.run_id().unwrap_or("no-run");
-    let aside = dir.join(format!(".{key}.{}", std::process::id()));
-    let _ = std::fs::write(&aside, format!("{run}\t{effect}\n"));
-    let _ = std::fs::hard_link(&aside, dir.join(format!("effect-{key}")));
-    let _ = std::fs::remove_file(&aside);
-    format!("done: {effect}")
-}
-
-/// Looks up a ticket's status. Read-only. Not for changing tickets.
-#[tool(effect = "read")]
-fn lookup_ticket(
-    /// The ticket.
-    #[arg(range(max = 1000))]
-    id: u32,
-) -> String {
-    point("tool.before");
-    point("read.inside");
-    format!("ticket {id} is open")
-}
-
-/// Adds a note to a ticket. Writes data. Not for closing tickets.
-#[tool(effect = "write")]
-fn add_note(
-    ctx: &ToolContext,
-    /// The ticket.
-    #[arg(range(max = 1000))]
-    id: u32,
-    /// The note.
-    #[arg(length(min = 1, max = 80))]
-    note: String,
-) -> String {
-    point("tool.before");
-    let receipt = apply(ctx, &format!("note on {id}: {note}"));
-    point("tool.inside");
-    receipt
-}
-
-/// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
-#[tool(effect = "destructive")]
-fn delete_ticket(
-    ctx: &ToolContext,
-    /// The ticket.
-    #[arg(range(max = 1000))]
-    id: u32,
-) -> String {
-    point("tool.before");
-    let receipt = apply(ctx, &format!("deleted {id}"));
-    point("tool.inside");
-    receipt
-}
-
-/// A model whose answers follow from a seed and the turn: the same in every process, so a
-/// resumed run is asked what the first process would have asked.
-struct SeededModel {
-    script: Vec<Vec<(String, Value)>>,
-}
-
-/// A small deterministic generator.
-fn next(state: &mut u64) -> u64 {
-    *state = state
-        .wrapping_mul(6_364_136_223_846_793_005)
-        .wrapping_add(1_442_695_040_888_963_407);
-    *state >> 33
-}
-
-impl SeededModel {
-    /// The calls of each turn: reads, writes and deletes (which wait for a person).
-    fn new(seed: u64) -> Self {
-        if seed == 0 {
-            // The demo: a read and a note, then a deletion a person decides on.
-            return Self {
-                script: vec![
-                    vec![
-                        ("lookup_ticket".into(), json!({"id": 7})),
-                        (
-                            "add_note".into(),
-                            json!({"id": 7, "note": "duplicate of 6"}),
-                        ),
-                    ],
-                    vec![("delete_ticket".into(), json!({"id": 7}))],
-                ],
-            };
-        }
-        let mut rng = seed;
-        let turns = 1 + next(&mut rng) % 3;
-        let script = (0..turns)
-            .map(|_| {
-                (0..1 + next(&mut rng) % 3)
-                    .map(|_| {
-                        let id = next(&mut rng) % 100;
-                        match next(&mut rng) % 4 {
-                            0 => ("lookup_ticket".into(), json!({"id": id})),
-                            1 => ("delete_ticket".into(), json!({"id": id})),
-                            _ => (
-                                "add_note".into(),
-                                json!({"id": id, "note": format!("seen {}", next(&mut rng) % 10)}),
-                            ),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        Self { script }
-    }
-}
-
-/// What the tools answered so far, as the model read them: each result's data, or its
-/// error's code (a replayed result reads as the first one did).
-fn results_read(body: &Value) -> Vec<String> {
-    let mut read = Vec::new();
-    for message in body["messages"].as_array().into_iter().flatten() {
-        for block in message["content"].as_array().into_iter().flatten() {
-            if block["type"] != "tool_result" {
-                continue;
-            }
-            let text = match &block["content"] {
-                Value::String(text) => text.clone(),
-                Value::Array(parts) => parts
-                    .iter()
-                    .filter_map(|part| part["text"].as_str())
-                    .collect(),
-                other => other.to_string(),
-            };
-            let envelope: Value = serde_json::from_str(&text).unwrap_or(Value::String(text));
-            read.push(match (&envelope["data"], &envelope["error"]["code"]) {
-                (Value::String(data), _) => data.clone(),
-                (_, Value::String(code)) => code.clone(),
-                _ => envelope.to_string(),
-            });
-        }
-    }
-    read
-}
-
-impl ModelClient for SeededModel {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ModelRequest,
-    ) -> BoxFuture<'a, Result<Value, ModelError>> {
-        Box::pin(async move {
-            point("model.before");
-            let turn = request.turn as usize;
-            let usage = json!({"input_tokens": 100, "output_tokens": 10});
-            Ok(match self.script.get(turn) {
-                Some(calls) => json!({
-                    "role": "assistant", "stop_reason": "tool_use", "usage": usage,
-                    "content": calls.iter().enumerate().map(|(k, (name, input))| json!({
-                        "type": "tool_use", "id": format!("toolu_{turn}_{k}"),
-                        "name": name, "input": input,
-                    })).collect::<Vec<_>>(),
-                }),
-                None => json!({
-                    "role": "assistant", "stop_reason": "end_turn", "usage": usage,
-                    "content": [{"type": "text",
-                        "text": format!("Done. {}", results_read(&request.body).join(" | "))}],
-                }),
-            })
-        })
-    }
-}
 
 /// The Redis checkpoint store, with the step boundaries on either side of a save.
 struct Hooked(Arc<RedisStore>);
@@ -325,9 +129,8 @@ async fn worker(args: &[String]) -> Result<(), String> {
         [.., last] if last.contains(':') => (Some(last.as_str()), &rest[..rest.len() - 1]),
         _ => (None, rest),
     };
-    if let Some((at, n)) = kill.and_then(|k| k.split_once(':')) {
-        let n = n.parse().map_err(|_| "a kill point is <point>:<n>")?;
-        let _ = KILL_AT.set(Mutex::new(Some((at.to_owned(), n))));
+    if let Some(kill) = kill {
+        tickets::kill_at(kill)?;
     }
     let agent = agent(redis, &dir, seed)?;
     let ctx = ToolContext::new()

@@ -313,7 +313,7 @@ impl fmt::Display for Refusal {
 /// The call an `approval_required` error waits on, as it will run: the tool's registered
 /// name, the hash of its canonical arguments (what a decision binds), the arguments a person
 /// sees (sensitive ones redacted) and what was changed in the model's arguments before.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Awaited {
     pub(crate) tool: String,
     pub(crate) hash: String,

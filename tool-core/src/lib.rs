@@ -66,6 +66,8 @@ pub mod agent;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod registry;
+#[cfg(feature = "restate")]
+pub mod restate;
 #[cfg(feature = "testing")]
 pub mod testing;
 

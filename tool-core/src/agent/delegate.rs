@@ -243,12 +243,12 @@ impl AgentTool {
         let child_ctx = self.child_context(ctx);
         let before = state.usage();
         // A saved child's state is inside its parent's, sealed with it.
-        let mut stop = self.agent.run_sealed(&mut state, &child_ctx).await;
+        let mut stop = self.agent.run_sealed(&mut state, &child_ctx, None).await;
         // A child waiting on its long-running calls' tasks is waited for here: the parent's
         // call is the child's whole run (bounded by the agent tool's own timeout).
         while let Ok(Stop::Waiting(_)) = stop {
             tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-            stop = self.agent.run_sealed(&mut state, &child_ctx).await;
+            stop = self.agent.run_sealed(&mut state, &child_ctx, None).await;
         }
         if let Some(children) = children {
             let after = state.usage();

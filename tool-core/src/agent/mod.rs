@@ -50,6 +50,7 @@ mod delegate;
 mod durable;
 mod earlier;
 mod error;
+mod journal;
 #[cfg(feature = "async-openai")]
 pub mod openai;
 mod run;
@@ -62,6 +63,7 @@ pub use crate::policy::Verdict;
 pub use client::{ModelClient, ModelError, ModelRequest, ScriptedModel};
 pub use delegate::AgentTool;
 pub use error::AgentError;
+pub use journal::{Journal, Step};
 pub use run::{Agent, AgentEvent, Limit, Limits, Stop};
 pub use state::{PendingCall, RunState, RunStep, Usage};
 pub use trim::Trim;

@@ -16,7 +16,7 @@ use crate::toolbox::{ProviderToolbox, Toolbox};
 
 use super::budget::{ParentBudget, RunBudget};
 use super::children::Children;
-use super::client::{ModelClient, ModelRequest};
+use super::client::{ModelClient, ModelError, ModelRequest};
 use super::conversation;
 use super::error::AgentError;
 use super::state::{Awaiting, Owner, PendingCall, RunState, RunStep, Usage};
@@ -371,6 +371,12 @@ impl Agent {
         Ok(())
     }
 
+    /// The call a decision token names, its signature checked under the agent's key.
+    #[cfg_attr(not(feature = "restate"), allow(dead_code))]
+    pub(crate) fn signed_call(&self, token: &str) -> Result<super::token::Signed, AgentError> {
+        super::token::read_token(self.key(), token)
+    }
+
     /// Binds a state that has not run to the context's principal and run id (a run id of
     /// its own when the context has none), or checks that a resumed one is resumed by its
     /// principal and under its run id; the context of the run, with the run's id.
@@ -450,7 +456,51 @@ impl Agent {
     /// run ([`AgentError::NotOwner`]).
     pub async fn run(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
         state.check_seal(self.key())?;
-        self.run_sealed(state, ctx).await
+        self.run_sealed(state, ctx, None).await
+    }
+
+    /// [`run`](Self::run), with each model request and each tool call run as one step of a
+    /// durable engine's `journal`: a run the engine retries after its process died gets the
+    /// kept model answers and call outcomes back, and asks and runs only what was not kept.
+    /// Calls run one after another, in the order the model gave them, so the engine keeps
+    /// their steps in one order; a long-running tool runs as an ordinary step (the engine
+    /// is what keeps it going). [`restate`](crate::restate) drives a run this way (feature
+    /// `restate`).
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, Journal, ScriptedModel, Step, Stop};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::tool::BoxFuture;
+    /// use toolsmith::{Dialect, ToolContext, Toolbox};
+    ///
+    /// /// No engine: every step runs.
+    /// struct Direct;
+    /// impl Journal for Direct {
+    ///     fn step<'a>(&'a self, _name: String, step: Step<'a>) -> BoxFuture<'a, Result<String, String>> {
+    ///         step()
+    ///     }
+    /// }
+    ///
+    /// let model = ScriptedModel::new([json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]})]);
+    /// let agent = Agent::new(Toolbox::new(), Dialect::OpenAiChat { strict: false }, model);
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let mut state = agent.start("Say hi.");
+    /// let stop = agent.run_journaled(&mut state, &ToolContext::new().with_run_id("r1"), &Direct).await.unwrap();
+    /// assert_eq!(stop, Stop::Answered("hi".into()));
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Self::run); a model step the engine gave up on is [`AgentError::Model`].
+    pub async fn run_journaled(
+        &self,
+        state: &mut RunState,
+        ctx: &ToolContext,
+        journal: &dyn super::Journal,
+    ) -> Result<Stop, AgentError> {
+        state.check_seal(self.key())?;
+        self.run_sealed(state, ctx, Some(journal)).await
     }
 
     /// [`run`](Self::run) for a state whose seal was checked already (a delegated agent's,
@@ -459,6 +509,7 @@ impl Agent {
         &self,
         state: &mut RunState,
         ctx: &ToolContext,
+        journal: Option<&dyn super::Journal>,
     ) -> Result<Stop, AgentError> {
         let new = state.owner.is_none();
         let ctx = self.bind(state, ctx)?;
@@ -467,7 +518,7 @@ impl Agent {
             // resumed from its prompt.
             self.checkpoint(state).await?;
         }
-        let result = self.run_bound(state, &ctx).await;
+        let result = self.run_bound(state, &ctx, journal).await;
         state.seal_with(self.key());
         // Wherever the run stops (an answer, a pause, a limit, an error after which it can
         // go on), the state it stops in is its checkpoint.
@@ -480,7 +531,12 @@ impl Agent {
         }
     }
 
-    async fn run_bound(&self, state: &mut RunState, ctx: &ToolContext) -> Result<Stop, AgentError> {
+    async fn run_bound(
+        &self,
+        state: &mut RunState,
+        ctx: &ToolContext,
+        journal: Option<&dyn super::Journal>,
+    ) -> Result<Stop, AgentError> {
         let parent = ctx.get::<ParentBudget>().map(|b| Arc::clone(&b.0));
         if state.dialect != self.dialect {
             return Err(AgentError::Dialect(format!(
@@ -490,7 +546,7 @@ impl Agent {
         }
         loop {
             if let Some(awaiting) = state.awaiting.take() {
-                if let Some(stop) = self.answer_calls(state, awaiting, ctx).await? {
+                if let Some(stop) = self.answer_calls(state, awaiting, ctx, journal).await? {
                     return Ok(stop);
                 }
             }
@@ -521,11 +577,7 @@ impl Agent {
                 .map_err(AgentError::Request)?;
             let request = self.model_request(state, &block);
             self.emit(AgentEvent::ModelRequested { turn: state.turns });
-            let response = self
-                .client
-                .complete(&request)
-                .await
-                .map_err(AgentError::Model)?;
+            let response = self.ask(&request, journal).await?;
             let calls = ToolCall::parse(self.dialect, &response).map_err(AgentError::Response)?;
             // What the provider ran itself stays in the history as it is, and is audited.
             let hosted = crate::provider::hosted_items(self.dialect, &response);
@@ -598,6 +650,35 @@ impl Agent {
             // goes on with these calls, not with a new request.
             self.checkpoint(state).await?;
         }
+    }
+
+    /// The model's answer to `request`: asked, or as the journal kept it.
+    async fn ask(
+        &self,
+        request: &ModelRequest,
+        journal: Option<&dyn super::Journal>,
+    ) -> Result<Value, AgentError> {
+        let Some(journal) = journal else {
+            return self
+                .client
+                .complete(request)
+                .await
+                .map_err(AgentError::Model);
+        };
+        let step: super::Step<'_> = Box::new(move || {
+            Box::pin(async move {
+                match self.client.complete(request).await {
+                    Ok(answer) => Ok(super::journal::keep_answer(&answer)),
+                    Err(err) => Err(err.message),
+                }
+            })
+        });
+        let kept = journal
+            .step(format!("model:{}", request.turn), step)
+            .await
+            .map_err(|message| AgentError::Model(ModelError::new(message)))?;
+        super::journal::read_answer(&kept)
+            .map_err(|message| AgentError::Model(ModelError::new(message)))
     }
 
     /// The step of the run's next request.
@@ -708,6 +789,7 @@ impl Agent {
         state: &mut RunState,
         mut awaiting: Awaiting,
         ctx: &ToolContext,
+        journal: Option<&dyn super::Journal>,
     ) -> Result<Option<Stop>, AgentError> {
         let parent = ctx.get::<ParentBudget>().map(|b| Arc::clone(&b.0));
         let unanswered = awaiting.results.iter().filter(|r| r.is_none()).count();
@@ -763,10 +845,15 @@ impl Agent {
             .collect();
         awaiting.pending.clear();
         // Long-running calls are tasks: taken when done, started when not running, waited on.
-        let tasks = match self
-            .sort_tasks(&mut awaiting, &provider, &batch, &todo, ctx)
-            .await
-        {
+        // Under a durable engine's journal, every call is a step of the engine's.
+        let sorted = match journal {
+            Some(_) => Ok(super::tasks::Sorted::plain(batch.len())),
+            None => {
+                self.sort_tasks(&mut awaiting, &provider, &batch, &todo, ctx)
+                    .await
+            }
+        };
+        let tasks = match sorted {
             Ok(tasks) => tasks,
             Err(err) => {
                 state.awaiting = Some(awaiting);
@@ -802,24 +889,50 @@ impl Agent {
                 self.checkpoint_awaiting(state, &mut awaiting).await?;
             }
         }
-        let futures = tasks
-            .plain
-            .iter()
-            .map(|&k| provider.run(&batch[k], &contexts[k]))
-            .collect();
-        let mut running = crate::toolbox::join::JoinAll::new(futures);
-        while let Some((j, outcome)) = running.next().await {
-            let k = tasks.plain[j];
-            let settled = Settled {
-                i: todo[k],
-                call: &batch[k],
-                outcome: &outcome,
-            };
-            if self.settle(state, &mut awaiting, &provider, &children, settled) {
-                self.checkpoint_awaiting(state, &mut awaiting).await?;
+        if let Some(journal) = journal {
+            // One step after another, so the engine keeps them in one order.
+            for &k in &tasks.plain {
+                let (call, call_ctx, provider) = (&batch[k], &contexts[k], &provider);
+                let step: super::Step<'_> = Box::new(move || {
+                    Box::pin(async move {
+                        Ok(super::journal::keep_call(
+                            &provider.run(call, call_ctx).await,
+                        ))
+                    })
+                });
+                let name = format!("call:{}", awaiting.ids[todo[k]]);
+                let outcome = match journal.step(name, step).await {
+                    Ok(kept) => super::journal::read_call(&kept),
+                    Err(message) => ToolOutcome::Error(crate::error::ToolError::internal(message)),
+                };
+                let settled = Settled {
+                    i: todo[k],
+                    call,
+                    outcome: &outcome,
+                };
+                if self.settle(state, &mut awaiting, &provider, &children, settled) {
+                    self.checkpoint_awaiting(state, &mut awaiting).await?;
+                }
+            }
+        } else {
+            let futures = tasks
+                .plain
+                .iter()
+                .map(|&k| provider.run(&batch[k], &contexts[k]))
+                .collect();
+            let mut running = crate::toolbox::join::JoinAll::new(futures);
+            while let Some((j, outcome)) = running.next().await {
+                let k = tasks.plain[j];
+                let settled = Settled {
+                    i: todo[k],
+                    call: &batch[k],
+                    outcome: &outcome,
+                };
+                if self.settle(state, &mut awaiting, &provider, &children, settled) {
+                    self.checkpoint_awaiting(state, &mut awaiting).await?;
+                }
             }
         }
-        drop(running);
         // The delegated agents' calls and tokens are the run's too.
         state.usage.add(children.usage());
         state.calls = state.calls.saturating_add(budget.calls());

@@ -152,6 +152,18 @@ pub(super) struct Sorted {
     pub(super) start: Vec<usize>,
 }
 
+impl Sorted {
+    /// A batch of `n` calls that all run now.
+    pub(super) fn plain(n: usize) -> Self {
+        Self {
+            plain: (0..n).collect(),
+            done: Vec::new(),
+            working: Vec::new(),
+            start: Vec::new(),
+        }
+    }
+}
+
 impl Agent {
     /// Sorts the calls of a batch (`batch[k]` is the call at `todo[k]`) by where their task
     /// is; a long-running call with no task, or whose task was lost, gets a new task id.

@@ -8,12 +8,12 @@ const DECISION: &str = "toolsmith decision on a run's call";
 
 /// The call a decision token names.
 #[derive(serde::Serialize, serde::Deserialize)]
-pub(super) struct Signed {
-    pub(super) principal: Option<String>,
-    pub(super) run: String,
-    pub(super) path: Vec<String>,
-    pub(super) tool: String,
-    pub(super) hash: String,
+pub(crate) struct Signed {
+    pub(crate) principal: Option<String>,
+    pub(crate) run: String,
+    pub(crate) path: Vec<String>,
+    pub(crate) tool: String,
+    pub(crate) hash: String,
 }
 
 /// `pending`, waiting in `owner`'s run, signed under `key` for a decision made elsewhere.

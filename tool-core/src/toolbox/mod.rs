@@ -397,6 +397,13 @@ impl Toolbox {
         &self.settings.key
     }
 
+    /// Whether the toolbox's state key was given ([`State::with_key`](crate::state::State::with_key)),
+    /// not made up for this toolbox.
+    #[cfg_attr(not(feature = "restate"), allow(dead_code))]
+    pub(crate) fn has_state_key(&self) -> bool {
+        self.settings.state.key.is_some()
+    }
+
     /// Whether calls that need approval can wait for a person's decision.
     pub(crate) fn has_approver(&self) -> bool {
         self.settings.approver.is_some()

@@ -1,0 +1,137 @@
+//! A Restate server of the caller's own on 127.0.0.1 with free ports, in a directory of its
+//! own, stopped when dropped; and the few HTTP requests its admin API and ingress take.
+//!
+//! The server is the npm package `@restatedev/restate-server`: `scripts/test.sh` installs it
+//! under `target/restate` and sets `TOOLSMITH_RESTATE_SERVER` to its binary.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A Restate server of this process's own, stopped (and its data removed) when dropped.
+pub struct RestateServer {
+    child: Child,
+    dir: PathBuf,
+    /// `http://127.0.0.1:<port>`: where runs are started and decided.
+    pub ingress: String,
+    /// `http://127.0.0.1:<port>`: where deployments are registered.
+    pub admin: String,
+}
+
+/// A free port on 127.0.0.1.
+pub fn free_port() -> Result<u16, String> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+impl RestateServer {
+    /// The server's binary: `TOOLSMITH_RESTATE_SERVER`, the one `scripts/test.sh` installs,
+    /// or `restate-server` on the `PATH`.
+    pub fn binary() -> Option<PathBuf> {
+        if let Some(path) = std::env::var_os("TOOLSMITH_RESTATE_SERVER") {
+            return Some(PathBuf::from(path));
+        }
+        let installed = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "target/restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server",
+        );
+        if installed.exists() {
+            return Some(installed);
+        }
+        let on_path = std::env::var_os("PATH")?;
+        std::env::split_paths(&on_path)
+            .map(|dir| dir.join("restate-server"))
+            .find(|path| path.exists())
+    }
+
+    /// Starts one and waits until its admin API answers. A retried invocation is tried
+    /// again after 50 ms, then at most every half second: a service process killed in a test
+    /// is replaced in milliseconds.
+    pub fn start(binary: &Path) -> Result<Self, String> {
+        let (ingress, admin, fabric) = (free_port()?, free_port()?, free_port()?);
+        let dir = std::env::temp_dir().join(format!(
+            "toolsmith-restate-{}-{ingress}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let child = Command::new(binary)
+            .arg("--no-logo")
+            .env("RESTATE_BIND_IP", "127.0.0.1")
+            .env("RESTATE_ADVERTISED_HOST", "127.0.0.1")
+            .env("RESTATE_LISTEN_MODE", "tcp")
+            .env("RESTATE_BIND_PORT", fabric.to_string())
+            .env("RESTATE_INGRESS__BIND_PORT", ingress.to_string())
+            .env("RESTATE_ADMIN__BIND_PORT", admin.to_string())
+            .env("RESTATE_BASE_DIR", &dir)
+            .env("RESTATE_NODE_NAME", "toolsmith-test")
+            .env("RESTATE_DEFAULT_RETRY_POLICY__INITIAL_INTERVAL", "50ms")
+            .env("RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL", "500ms")
+            .env("RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS", "1000")
+            .env("RESTATE_DISABLE_PROMETHEUS", "true")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("restate-server does not start: {e}"))?;
+        let server = Self {
+            child,
+            dir,
+            ingress: format!("http://127.0.0.1:{ingress}"),
+            admin: format!("http://127.0.0.1:{admin}"),
+        };
+        for _ in 0..300 {
+            let ready = matches!(
+                http("GET", &format!("{}/health", server.admin), None),
+                Ok((200, _))
+            ) && matches!(
+                http("GET", &format!("{}/restate/health", server.ingress), None),
+                Ok((200, _))
+            );
+            if ready {
+                return Ok(server);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Err("restate-server did not answer within 30 s".into())
+    }
+
+    /// Registers the service endpoint at `uri` (it must be listening).
+    pub fn register(&self, uri: &str) -> Result<(), String> {
+        let body = format!(r#"{{"uri": "{uri}"}}"#);
+        match http("POST", &format!("{}/deployments", self.admin), Some(&body))? {
+            (200..=299, _) => Ok(()),
+            (status, text) => Err(format!("registering {uri}: {status} {text}")),
+        }
+    }
+}
+
+impl Drop for RestateServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// One HTTP request, JSON in and out: the status and the body.
+pub fn http(method: &str, url: &str, body: Option<&str>) -> Result<(u16, String), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let client = reqwest::Client::new();
+        let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
+        let mut request = client.request(method, url).timeout(Duration::from_secs(30));
+        if let Some(body) = body {
+            request = request
+                .header("content-type", "application/json")
+                .body(body.to_owned());
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        let status = response.status().as_u16();
+        let text = response.text().await.map_err(|e| e.to_string())?;
+        Ok((status, text))
+    })
+}
