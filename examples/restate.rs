@@ -27,9 +27,9 @@ mod tickets;
 mod server;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 
-use server::{RestateServer, http};
+use server::{RestateServer, Service, http};
 use tickets::{AddNote, DeleteTicket, LEDGER, LookupTicket, SeededModel, point};
 use toolsmith::agent::{Agent, AgentEvent};
 use toolsmith::policy::Approvals;
@@ -93,47 +93,6 @@ async fn serve(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// Starts a service process on `port`, and waits until it listens; its stdout's lines.
-pub fn start_service(
-    port: u16,
-    dir: &Path,
-    kill: Option<&str>,
-) -> Result<
-    (
-        Child,
-        std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
-    ),
-    String,
-> {
-    use std::io::BufRead;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut child = Command::new(exe)
-        .arg("serve")
-        .arg(port.to_string())
-        .arg(dir)
-        .args(kill)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let mut lines = std::io::BufReader::new(stdout).lines();
-    match lines.next() {
-        Some(Ok(line)) if line == "READY" => Ok((child, lines)),
-        other => Err(format!("the service did not start: {other:?}")),
-    }
-}
-
-/// A service process, killed when dropped.
-struct Stopped(Child);
-
-impl Drop for Stopped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Polls `what` until it is not `None`, for up to 30 s.
 fn wait_for<T>(mut what: impl FnMut() -> Option<T>) -> Result<T, String> {
     for _ in 0..600 {
@@ -155,10 +114,11 @@ fn demo() -> Result<(), String> {
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let result = (|| {
         let port = server::free_port()?;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         println!(
             "process 1 serves the workflow; it is killed (SIGKILL) when its run waits for a person"
         );
-        let (mut first, mut lines) = start_service(port, &dir, Some("paused:1"))?;
+        let first = Service::start(&exe, port, &dir, Some("paused:1"))?;
         restate.register(&format!("http://127.0.0.1:{port}"))?;
         let run = format!("{}/ToolsmithAgent/run-demo", restate.ingress);
         let request = json!({"prompt": "Tidy up the tickets, seed 0", "principal": "ada"});
@@ -167,67 +127,72 @@ fn demo() -> Result<(), String> {
             &format!("{run}/run/send"),
             Some(&request.to_string()),
         )?;
-        for line in lines.by_ref().map_while(Result::ok) {
+        for line in first.lines.iter() {
             if line.starts_with("KILLME") {
                 println!("  {line}");
-                first.kill().map_err(|e| e.to_string())?;
                 break;
             }
         }
-        let _ = first.wait();
+        first.kill()?;
         println!(
             "process 2 takes over: Restate calls the run again, and it reads its kept steps back"
         );
-        let (second, _) = start_service(port, &dir, None)?;
-        let _second = Stopped(second);
-        let pending = wait_for(|| {
-            let (_, body) = http("POST", &format!("{run}/pending"), None).ok()?;
-            let pending: Vec<Value> = serde_json::from_str(&body).ok()?;
-            (!pending.is_empty()).then_some(pending)
-        })?;
-        for call in &pending {
-            println!("  waits: {} {}", call["tool"], call["arguments"]);
-            let decision = json!({
-                "token": call["token"], "approve": true,
-                "approver": "lin@example.com", "reason": "checked with the customer",
-            });
-            let (status, body) = http(
-                "POST",
-                &format!("{run}/decide"),
-                Some(&decision.to_string()),
-            )?;
-            println!("  decided: {status} {body}");
-        }
-        let output = wait_for(|| {
-            let url = format!(
-                "{}/restate/workflow/ToolsmithAgent/run-demo/output",
-                restate.ingress
-            );
-            match http("GET", &url, None).ok()? {
-                (200, body) => Some(body),
-                _ => None,
-            }
-        })?;
-        println!("the run's outcome: {output}");
-        let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
-        for line in audit.lines().filter(|l| l.contains("\"approval\"")) {
-            let record: Value = serde_json::from_str(line).unwrap_or_default();
-            println!(
-                "audit: {} {} {}",
-                record["tool"], record["status"], record["approval"]
-            );
-        }
-        let effects = std::fs::read_dir(&dir)
-            .map_err(|e| e.to_string())?
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("effect-"))
-            .count();
-        println!("effects applied: {effects} (one note, one deletion)");
-        Ok(())
+        let second = Service::start(&exe, port, &dir, None)?;
+        let result = finish(&restate, &run, &dir);
+        second.kill()?;
+        result
     })();
     drop(restate);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// Decides what the run waits on, and reads its outcome, audit and effects.
+fn finish(restate: &RestateServer, run: &str, dir: &Path) -> Result<(), String> {
+    let pending = wait_for(|| {
+        let (_, body) = http("POST", &format!("{run}/pending"), None).ok()?;
+        let pending: Vec<Value> = serde_json::from_str(&body).ok()?;
+        (!pending.is_empty()).then_some(pending)
+    })?;
+    for call in &pending {
+        println!("  waits: {} {}", call["tool"], call["arguments"]);
+        let decision = json!({
+            "token": call["token"], "approve": true,
+            "approver": "lin@example.com", "reason": "checked with the customer",
+        });
+        let (status, body) = http(
+            "POST",
+            &format!("{run}/decide"),
+            Some(&decision.to_string()),
+        )?;
+        println!("  decided: {status} {body}");
+    }
+    let output = wait_for(|| {
+        let url = format!(
+            "{}/restate/workflow/ToolsmithAgent/run-demo/output",
+            restate.ingress
+        );
+        match http("GET", &url, None).ok()? {
+            (200, body) => Some(body),
+            _ => None,
+        }
+    })?;
+    println!("the run's outcome: {output}");
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
+    for line in audit.lines().filter(|l| l.contains("\"approval\"")) {
+        let record: Value = serde_json::from_str(line).unwrap_or_default();
+        println!(
+            "audit: {} {} {}",
+            record["tool"], record["status"], record["approval"]
+        );
+    }
+    let effects = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("effect-"))
+        .count();
+    println!("effects applied: {effects} (one note, one deletion)");
+    Ok(())
 }
 
 fn main() -> ExitCode {

@@ -2,8 +2,8 @@
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
 # Needs the Rust toolchain (cargo, rustfmt, clippy), python3, node and npm; installs the Python
 # oracles into target/oracles/ from PyPI, redis-server from Debian, an OAuth authorization server
-# into target/oauth/ and Node 22 with the MCP conformance suite into target/conformance/ from npm
-# on first run. Run from anywhere in the checkout.
+# into target/oauth/, a Restate server into target/restate/ and Node 22 with the MCP conformance
+# suite into target/conformance/ from npm on first run. Run from anywhere in the checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,6 +47,22 @@ if ! cmp -s tests/oauth/package-lock.json "$oauth/package-lock.json" 2>/dev/null
 fi
 export TOOLSMITH_REQUIRE_OAUTH=1
 
+# A Restate server for the durable-engine tests (the npm package @restatedev/restate-server,
+# pinned in tests/restate/), installed under target/restate/ on first run; the tests start it
+# on free ports on 127.0.0.1. Install scripts are not run: the server is a prebuilt binary.
+restate=target/restate
+if ! cmp -s tests/restate/package-lock.json "$restate/package-lock.json" 2>/dev/null \
+  || [ ! -d "$restate/node_modules/@restatedev/restate-server-linux-x64" ]; then
+  echo "== installing the Restate server into $restate"
+  rm -rf "$restate"
+  mkdir -p "$restate"
+  cp tests/restate/package.json tests/restate/package-lock.json "$restate/"
+  (cd "$restate" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+fi
+TOOLSMITH_RESTATE_SERVER="$(pwd)/$restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server"
+export TOOLSMITH_RESTATE_SERVER
+export TOOLSMITH_REQUIRE_RESTATE=1
+
 # One build of each crate, no incremental caches: a run builds everything once, and the caches
 # would double the disk it needs.
 export CARGO_INCREMENTAL=0
@@ -61,7 +77,7 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 echo "== each feature set builds without a warning, as a user's build would"
-for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow "testing redis mcp tokens"; do
+for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow restate "testing redis mcp tokens"; do
   out=$(cargo check --lib -p toolsmith --no-default-features --features "$features" --locked --color never 2>&1) || { echo "$out"; exit 1; }
   if grep -q '^warning' <<<"$out"; then
     echo "warnings with features \"$features\":"; echo "$out"; exit 1

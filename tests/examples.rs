@@ -181,3 +181,39 @@ fn the_durable_example_survives_its_process_being_killed() {
     );
     assert!(stdout.contains("effects applied: 2"), "{stdout}");
 }
+
+/// The same story on Restate: the service killed while its run waits, a second process
+/// taking over, the decision given through Restate's ingress. Needs the Restate server, as
+/// `scripts/test.sh` installs it.
+#[test]
+fn the_restate_example_survives_its_service_being_killed() {
+    let binary = example_binary("restate");
+    if !binary.exists() {
+        eprintln!("the restate example is not built (feature `restate`): skipping");
+        return;
+    }
+    let installed = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "target/restate/node_modules/@restatedev/restate-server-linux-x64/bin/restate-server",
+    );
+    if std::env::var_os("TOOLSMITH_RESTATE_SERVER").is_none() && !installed.exists() {
+        assert!(
+            std::env::var_os("TOOLSMITH_REQUIRE_RESTATE").is_none(),
+            "restate-server is required"
+        );
+        return;
+    }
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "restate failed:\n{stdout}");
+    assert!(stdout.contains("KILLME paused"), "{stdout}");
+    assert!(
+        stdout.contains(r#""answer":"Done. ticket 7 is open | done: note on 7: duplicate of 6 | done: deleted 7""#),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(r#""approver":"lin@example.com""#)
+            && stdout.contains(r#""reason":"checked with the customer""#),
+        "{stdout}"
+    );
+    assert!(stdout.contains("effects applied: 2"), "{stdout}");
+}

@@ -150,41 +150,38 @@ impl SeededModel {
 /// The calls of each turn of `seed`'s run: reads, writes and deletes (which wait for a
 /// person).
 fn script(seed: u64) -> Vec<Vec<(String, Value)>> {
-    {
-        if seed == 0 {
-            // The demo: a read and a note, then a deletion a person decides on.
-            return vec![
-                vec![
-                    ("lookup_ticket".into(), json!({"id": 7})),
-                    (
-                        "add_note".into(),
-                        json!({"id": 7, "note": "duplicate of 6"}),
-                    ),
-                ],
-                vec![("delete_ticket".into(), json!({"id": 7}))],
-            ];
-        }
-        let mut rng = seed;
-        let turns = 1 + next(&mut rng) % 3;
-        let script = (0..turns)
-            .map(|_| {
-                (0..1 + next(&mut rng) % 3)
-                    .map(|_| {
-                        let id = next(&mut rng) % 100;
-                        match next(&mut rng) % 4 {
-                            0 => ("lookup_ticket".into(), json!({"id": id})),
-                            1 => ("delete_ticket".into(), json!({"id": id})),
-                            _ => (
-                                "add_note".into(),
-                                json!({"id": id, "note": format!("seen {}", next(&mut rng) % 10)}),
-                            ),
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        script
+    if seed == 0 {
+        // The demo: a read and a note, then a deletion a person decides on.
+        return vec![
+            vec![
+                ("lookup_ticket".into(), json!({"id": 7})),
+                (
+                    "add_note".into(),
+                    json!({"id": 7, "note": "duplicate of 6"}),
+                ),
+            ],
+            vec![("delete_ticket".into(), json!({"id": 7}))],
+        ];
     }
+    let mut rng = seed;
+    let turns = 1 + next(&mut rng) % 3;
+    (0..turns)
+        .map(|_| {
+            (0..1 + next(&mut rng) % 3)
+                .map(|_| {
+                    let id = next(&mut rng) % 100;
+                    match next(&mut rng) % 4 {
+                        0 => ("lookup_ticket".into(), json!({"id": id})),
+                        1 => ("delete_ticket".into(), json!({"id": id})),
+                        _ => (
+                            "add_note".into(),
+                            json!({"id": id, "note": format!("seen {}", next(&mut rng) % 10)}),
+                        ),
+                    }
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// What the tools answered so far, as the model read them: each result's data, or its

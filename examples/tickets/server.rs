@@ -4,9 +4,11 @@
 //! The server is the npm package `@restatedev/restate-server`: `scripts/test.sh` installs it
 //! under `target/restate` and sets `TOOLSMITH_RESTATE_SERVER` to its binary.
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 /// A Restate server of this process's own, stopped (and its data removed) when dropped.
@@ -116,6 +118,16 @@ impl Drop for RestateServer {
 
 /// One HTTP request, JSON in and out: the status and the body.
 pub fn http(method: &str, url: &str, body: Option<&str>) -> Result<(u16, String), String> {
+    http_within(method, url, body, Duration::from_secs(30))
+}
+
+/// [`http`], given up after `timeout`.
+pub fn http_within(
+    method: &str,
+    url: &str,
+    body: Option<&str>,
+    timeout: Duration,
+) -> Result<(u16, String), String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -123,7 +135,7 @@ pub fn http(method: &str, url: &str, body: Option<&str>) -> Result<(u16, String)
     runtime.block_on(async {
         let client = reqwest::Client::new();
         let method = reqwest::Method::from_bytes(method.as_bytes()).map_err(|e| e.to_string())?;
-        let mut request = client.request(method, url).timeout(Duration::from_secs(30));
+        let mut request = client.request(method, url).timeout(timeout);
         if let Some(body) = body {
             request = request
                 .header("content-type", "application/json")
@@ -134,4 +146,52 @@ pub fn http(method: &str, url: &str, body: Option<&str>) -> Result<(u16, String)
         let text = response.text().await.map_err(|e| e.to_string())?;
         Ok((status, text))
     })
+}
+
+/// A service process of the `restate` example (`<binary> serve <port> <dir> [<point>:<n>]`),
+/// and its stdout's lines as they come.
+pub struct Service {
+    child: Child,
+    /// The lines it printed after `READY`.
+    pub lines: Receiver<String>,
+}
+
+impl Service {
+    /// Starts one and waits until it listens.
+    pub fn start(binary: &Path, port: u16, dir: &Path, kill: Option<&str>) -> Result<Self, String> {
+        let mut child = Command::new(binary)
+            .arg("serve")
+            .arg(port.to_string())
+            .arg(dir)
+            .args(kill)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("the service does not start: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (send, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut service = Self { child, lines };
+        match service.lines.recv_timeout(Duration::from_secs(30)) {
+            Ok(line) if line == "READY" => Ok(service),
+            other => {
+                let _ = service.child.kill();
+                let _ = service.child.wait();
+                Err(format!("the service did not start: {other:?}"))
+            }
+        }
+    }
+
+    /// SIGKILL, from outside.
+    pub fn kill(mut self) -> Result<(), String> {
+        self.child.kill().map_err(|e| e.to_string())?;
+        let _ = self.child.wait();
+        Ok(())
+    }
 }

@@ -845,14 +845,15 @@ impl Agent {
             .collect();
         awaiting.pending.clear();
         // Long-running calls are tasks: taken when done, started when not running, waited on.
-        // Under a durable engine's journal, every call is a step of the engine's.
-        let sorted = match journal {
-            Some(_) => Ok(super::tasks::Sorted::plain(batch.len())),
-            None => {
-                self.sort_tasks(&mut awaiting, &provider, &batch, &todo, ctx)
-                    .await
-            }
-        };
+        let sorted = self
+            .sort_tasks(
+                &mut awaiting,
+                &provider,
+                (&batch, &todo),
+                ctx,
+                journal.is_some(),
+            )
+            .await;
         let tasks = match sorted {
             Ok(tasks) => tasks,
             Err(err) => {
@@ -889,50 +890,15 @@ impl Agent {
                 self.checkpoint_awaiting(state, &mut awaiting).await?;
             }
         }
-        if let Some(journal) = journal {
-            // One step after another, so the engine keeps them in one order.
-            for &k in &tasks.plain {
-                let (call, call_ctx, provider) = (&batch[k], &contexts[k], &provider);
-                let step: super::Step<'_> = Box::new(move || {
-                    Box::pin(async move {
-                        Ok(super::journal::keep_call(
-                            &provider.run(call, call_ctx).await,
-                        ))
-                    })
-                });
-                let name = format!("call:{}", awaiting.ids[todo[k]]);
-                let outcome = match journal.step(name, step).await {
-                    Ok(kept) => super::journal::read_call(&kept),
-                    Err(message) => ToolOutcome::Error(crate::error::ToolError::internal(message)),
-                };
-                let settled = Settled {
-                    i: todo[k],
-                    call,
-                    outcome: &outcome,
-                };
-                if self.settle(state, &mut awaiting, &provider, &children, settled) {
-                    self.checkpoint_awaiting(state, &mut awaiting).await?;
-                }
-            }
-        } else {
-            let futures = tasks
-                .plain
-                .iter()
-                .map(|&k| provider.run(&batch[k], &contexts[k]))
-                .collect();
-            let mut running = crate::toolbox::join::JoinAll::new(futures);
-            while let Some((j, outcome)) = running.next().await {
-                let k = tasks.plain[j];
-                let settled = Settled {
-                    i: todo[k],
-                    call: &batch[k],
-                    outcome: &outcome,
-                };
-                if self.settle(state, &mut awaiting, &provider, &children, settled) {
-                    self.checkpoint_awaiting(state, &mut awaiting).await?;
-                }
-            }
-        }
+        let running = Batch {
+            provider: &provider,
+            children: &children,
+            calls: &batch,
+            contexts: &contexts,
+            todo: &todo,
+        };
+        self.run_plain(state, &mut awaiting, &running, &tasks.plain, journal)
+            .await?;
         // The delegated agents' calls and tokens are the run's too.
         state.usage.add(children.usage());
         state.calls = state.calls.saturating_add(budget.calls());
@@ -961,6 +927,69 @@ impl Agent {
         state.messages.extend(provider.group(results));
         state.request = state.request.after_calls(n).with_revealed(awaiting.found);
         Ok(None)
+    }
+
+    /// Runs a batch's plain calls, taking each outcome as it comes (a checkpoint after each):
+    /// all at once, or under a durable engine's journal one step after another, so the
+    /// engine keeps them in one order.
+    async fn run_plain(
+        &self,
+        state: &mut RunState,
+        awaiting: &mut Awaiting,
+        batch: &Batch<'_, '_>,
+        plain: &[usize],
+        journal: Option<&dyn super::Journal>,
+    ) -> Result<(), AgentError> {
+        let Batch {
+            provider,
+            children,
+            calls,
+            contexts,
+            todo,
+        } = *batch;
+        if let Some(journal) = journal {
+            for &k in plain {
+                let (call, call_ctx) = (&calls[k], &contexts[k]);
+                let step: super::Step<'_> = Box::new(move || {
+                    Box::pin(async move {
+                        Ok(super::journal::keep_call(
+                            &provider.run(call, call_ctx).await,
+                        ))
+                    })
+                });
+                let name = format!("call:{}", awaiting.ids[todo[k]]);
+                let outcome = match journal.step(name, step).await {
+                    Ok(kept) => super::journal::read_call(&kept),
+                    Err(message) => ToolOutcome::Error(crate::error::ToolError::internal(message)),
+                };
+                let settled = Settled {
+                    i: todo[k],
+                    call,
+                    outcome: &outcome,
+                };
+                if self.settle(state, awaiting, provider, children, settled) {
+                    self.checkpoint_awaiting(state, awaiting).await?;
+                }
+            }
+            return Ok(());
+        }
+        let futures = plain
+            .iter()
+            .map(|&k| provider.run(&calls[k], &contexts[k]))
+            .collect();
+        let mut running = crate::toolbox::join::JoinAll::new(futures);
+        while let Some((j, outcome)) = running.next().await {
+            let k = plain[j];
+            let settled = Settled {
+                i: todo[k],
+                call: &calls[k],
+                outcome: &outcome,
+            };
+            if self.settle(state, awaiting, provider, children, settled) {
+                self.checkpoint_awaiting(state, awaiting).await?;
+            }
+        }
+        Ok(())
     }
 
     /// The context of a batch's calls: the delegated agents' saved states, what they may
@@ -1062,6 +1091,17 @@ impl Agent {
         state.calls = state.calls.saturating_add(1);
         true
     }
+}
+
+/// The calls of a batch (`calls[k]` is the call at `todo[k]` of its turn), the context each
+/// runs in, and what answers them.
+#[derive(Clone, Copy)]
+struct Batch<'b, 'p> {
+    provider: &'b ProviderToolbox<'p>,
+    children: &'b Children,
+    calls: &'b [ToolCall],
+    contexts: &'b [ToolContext],
+    todo: &'b [usize],
 }
 
 /// One call's outcome as it comes: the call's index in its turn, the call, the outcome.

@@ -152,28 +152,18 @@ pub(super) struct Sorted {
     pub(super) start: Vec<usize>,
 }
 
-impl Sorted {
-    /// A batch of `n` calls that all run now.
-    pub(super) fn plain(n: usize) -> Self {
-        Self {
-            plain: (0..n).collect(),
-            done: Vec::new(),
-            working: Vec::new(),
-            start: Vec::new(),
-        }
-    }
-}
-
 impl Agent {
     /// Sorts the calls of a batch (`batch[k]` is the call at `todo[k]`) by where their task
     /// is; a long-running call with no task, or whose task was lost, gets a new task id.
+    /// Under a durable engine's journal (`journaled`) every call runs now, as a step of the
+    /// engine's: keeping a long call going is the engine's work.
     pub(super) async fn sort_tasks(
         &self,
         awaiting: &mut super::state::Awaiting,
         provider: &crate::toolbox::ProviderToolbox<'_>,
-        batch: &[ToolCall],
-        todo: &[usize],
+        (batch, todo): (&[ToolCall], &[usize]),
         ctx: &ToolContext,
+        journaled: bool,
     ) -> Result<Sorted, AgentError> {
         let mut sorted = Sorted {
             plain: Vec::new(),
@@ -182,9 +172,10 @@ impl Agent {
             start: Vec::new(),
         };
         for (k, call) in batch.iter().enumerate() {
-            let long = provider
-                .resolve(&call.name)
-                .is_some_and(|tool| tool.definition().long_running());
+            let long = !journaled
+                && provider
+                    .resolve(&call.name)
+                    .is_some_and(|tool| tool.definition().long_running());
             if !long {
                 sorted.plain.push(k);
                 continue;
