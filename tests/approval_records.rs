@@ -342,3 +342,172 @@ async fn a_fleet_s_decisions_carry_who_and_why_and_each_tool_its_expiry() {
     tokio::time::sleep(Duration::from_millis(120)).await;
     assert!(approvals.pending().await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn approvals_kept_in_the_state_are_listed_and_decided_through_any_toolbox_on_it() {
+    let state = State::memory().with_approvals().with_key(KEY);
+    let audit = Arc::new(MemorySink::default());
+    let worker = Toolbox::new()
+        .with(DeleteFile)
+        .with_state(state.clone())
+        .with_audit(Arc::clone(&audit));
+    let desk = Toolbox::new().with(DeleteFile).with_state(state.clone());
+    let ada = ctx("run-state");
+    let bo = ToolContext::new()
+        .with_principal("bo")
+        .with_run_id("run-state");
+    let waits = worker
+        .call("delete_file", json!({"path": "/tmp/x"}), &ada)
+        .await;
+    assert!(
+        waits.error().unwrap().message().contains("waiting"),
+        "{}",
+        waits.to_json()
+    );
+    worker
+        .call("delete_file", json!({"path": "/tmp/y"}), &bo)
+        .await;
+    // A UI lists each principal's own, from any toolbox on the state.
+    let for_ada = desk.approvals().waiting_for(Some("ada")).await.unwrap();
+    let for_bo = desk.approvals().waiting_for(Some("bo")).await.unwrap();
+    assert_eq!(for_ada.len(), 1);
+    assert_eq!(for_ada[0].arguments["path"], "/tmp/x");
+    assert_eq!(for_bo.len(), 1);
+    assert!(desk.approvals().waiting_for(None).await.unwrap().is_empty());
+    // A decision needs the request's own token, once.
+    assert_eq!(
+        desk.approvals()
+            .decide_token("not a token", &Verdict::approve())
+            .await,
+        Err(ApprovalError::Forged)
+    );
+    desk.approvals()
+        .decide_token(
+            &for_ada[0].token,
+            &Verdict::approve().by("lin").because("scratch"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        desk.approvals()
+            .decide_token(&for_ada[0].token, &Verdict::approve())
+            .await,
+        Err(ApprovalError::NotPending)
+    );
+    assert!(
+        worker
+            .call("delete_file", json!({"path": "/tmp/x"}), &ada)
+            .await
+            .is_success()
+    );
+    let note = audit
+        .records()
+        .into_iter()
+        .find_map(|r| r.approval)
+        .unwrap();
+    assert_eq!(note.approver.as_deref(), Some("lin"));
+    // A toolbox's own approver wins over the state's, whichever is given first.
+    let own = Approvals::new();
+    let first = Toolbox::new()
+        .with(DeleteFile)
+        .with_state(state.clone())
+        .with_approver(own.clone());
+    let second = Toolbox::new()
+        .with(DeleteFile)
+        .with_approver(own.clone())
+        .with_state(state);
+    first
+        .call("delete_file", json!({"path": "/tmp/z"}), &ada)
+        .await;
+    second
+        .call("delete_file", json!({"path": "/tmp/w"}), &ada)
+        .await;
+    assert_eq!(own.pending().len(), 2);
+    assert!(
+        desk.approvals()
+            .waiting_for(Some("ada"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    // Without approvals in the state or an approver, such a call is refused, as before.
+    let plain = Toolbox::new().with(DeleteFile).with_state(State::memory());
+    let refused = plain
+        .call("delete_file", json!({"path": "/tmp/x"}), &ada)
+        .await;
+    assert!(
+        refused.error().unwrap().message().contains("no way to ask"),
+        "{}",
+        refused.to_json()
+    );
+}
+
+#[tokio::test]
+async fn a_fleet_keeps_its_approvals_in_its_shared_state() {
+    use toolsmith::state::RedisStore;
+    let Some(server) = redis_server::RedisServer::start() else {
+        return;
+    };
+    // Two replicas, each with its own connection to the one Redis, as two processes.
+    let replica = || {
+        let store = Arc::new(RedisStore::open(&server.url).unwrap());
+        let state = State::shared(store).with_approvals().with_key(KEY);
+        Toolbox::new().with(DeleteFile).with_state(state)
+    };
+    let (replica_a, replica_b) = (replica(), replica());
+    let run = ctx("run-fleet-state");
+    replica_a
+        .call("delete_file", json!({"path": "x.txt"}), &run)
+        .await;
+    // Listed and decided through the other replica.
+    let waiting = replica_b
+        .approvals()
+        .waiting_for(Some("ada"))
+        .await
+        .unwrap();
+    assert_eq!(waiting.len(), 1);
+    let mut altered = waiting[0].token.clone();
+    altered.push('0');
+    assert_eq!(
+        replica_b
+            .approvals()
+            .decide_token(&altered, &Verdict::approve())
+            .await,
+        Err(ApprovalError::Forged)
+    );
+    replica_b
+        .approvals()
+        .decide_token(&waiting[0].token, &Verdict::approve().by("lin"))
+        .await
+        .unwrap();
+    assert_eq!(
+        replica_b
+            .approvals()
+            .decide_token(&waiting[0].token, &Verdict::approve())
+            .await,
+        Err(ApprovalError::NotPending)
+    );
+    // The call runs once, on either replica: the same call again replays its first result
+    // (the run's idempotency key, in the same Redis).
+    let ran = replica_a
+        .call("delete_file", json!({"path": "x.txt"}), &run)
+        .await;
+    assert!(ran.is_success() && !ran.to_json().contains("replayed"));
+    let again = replica_b
+        .call("delete_file", json!({"path": "x.txt"}), &run)
+        .await;
+    assert!(
+        again.to_json().contains(r#""replayed":true"#),
+        "{}",
+        again.to_json()
+    );
+    // In another run, the same deletion waits for a person again.
+    let other = replica_b
+        .call(
+            "delete_file",
+            json!({"path": "x.txt"}),
+            &ctx("run-fleet-other"),
+        )
+        .await;
+    assert_eq!(other.error().unwrap().code().as_str(), "approval_required");
+}

@@ -375,14 +375,27 @@ async fn a_checkpoint_taken_mid_batch_keeps_a_waiting_delegated_agent() {
     use toolsmith::agent::AgentTool;
     let store = Recording::default();
     let audit = Arc::new(MemorySink::default());
-    // The child deletes a ticket, which waits for a person.
+    // The child deletes a ticket, which waits for a person. Its model takes a moment to
+    // answer, so the parent's own deletion is answered first in the resumed batch.
+    struct Slow(ScriptedModel);
+    impl toolsmith::agent::ModelClient for Slow {
+        fn complete<'a>(
+            &'a self,
+            request: &'a toolsmith::agent::ModelRequest,
+        ) -> BoxFuture<'a, Result<serde_json::Value, toolsmith::agent::ModelError>> {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                self.0.complete(request).await
+            })
+        }
+    }
     let child = Agent::new(
         toolbox(&audit),
         ANTHROPIC,
-        ScriptedModel::new([
+        Slow(ScriptedModel::new([
             tool_use(&[("toolu_c1", "delete_ticket", json!({"id": 41}))]),
             said("Child done."),
-        ]),
+        ])),
     );
     let helper = AgentTool::new(
         "helper",

@@ -118,6 +118,25 @@ pub trait Approver: Send + Sync + 'static {
         None
     }
 
+    /// The requests waiting for a person's decision, oldest first: what a UI lists
+    /// ([`ApprovalDesk::waiting_for`](crate::toolbox::ApprovalDesk::waiting_for)). The stores
+    /// list theirs ([`Approvals`] in memory, `SharedApprovals` in Redis); by default, none.
+    fn list_waiting(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, ApprovalError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
+
+    /// Records `verdict` on `pending`, a request [`list_waiting`](Self::list_waiting) gave: the
+    /// stores do. By default [`ApprovalError::NoStore`]: decide where this approver reads
+    /// decisions.
+    fn record_verdict<'a>(
+        &'a self,
+        pending: &'a PendingApproval,
+        verdict: &'a Verdict,
+    ) -> BoxFuture<'a, Result<(), ApprovalError>> {
+        let _ = (pending, verdict);
+        Box::pin(async { Err(ApprovalError::NoStore) })
+    }
+
     /// The call `request` describes was approved (by this approver or by a person asked on the
     /// spot), then refused before it ran (an open circuit, the run's budget): the action a
     /// person approved has not happened. A store keeps the approval for the same call, so that
@@ -375,6 +394,9 @@ pub enum ApprovalError {
     Forged,
     /// The request a decision's token names no longer waits (decided, expired, or not kept).
     NotPending,
+    /// The store of approvals cannot be reached (Redis down): nothing was recorded; try
+    /// again.
+    Unavailable(String),
 }
 
 impl fmt::Display for ApprovalError {
@@ -404,6 +426,10 @@ impl fmt::Display for ApprovalError {
             ),
             Self::NotPending => f.write_str(
                 "the request this decision names no longer waits: it was decided, it expired, or the store no longer keeps it",
+            ),
+            Self::Unavailable(why) => write!(
+                f,
+                "the store of approvals cannot be reached, so nothing was recorded; try again: {why}"
             ),
         }
     }
@@ -916,6 +942,20 @@ impl Approver for Approvals {
         Some(self)
     }
 
+    fn list_waiting(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, ApprovalError>> {
+        let waiting = self.pending();
+        Box::pin(async move { Ok(waiting) })
+    }
+
+    fn record_verdict<'a>(
+        &'a self,
+        pending: &'a PendingApproval,
+        verdict: &'a Verdict,
+    ) -> BoxFuture<'a, Result<(), ApprovalError>> {
+        let recorded = self.decide_waiting(&pending.ticket, verdict);
+        Box::pin(async move { recorded })
+    }
+
     fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
         self.give_back(Ticket::of(request));
         Box::pin(async {})
@@ -936,6 +976,18 @@ impl Approver for Arc<Approvals> {
 
     fn approvals(&self) -> Option<&Approvals> {
         Some(self)
+    }
+
+    fn list_waiting(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, ApprovalError>> {
+        (**self).list_waiting()
+    }
+
+    fn record_verdict<'a>(
+        &'a self,
+        pending: &'a PendingApproval,
+        verdict: &'a Verdict,
+    ) -> BoxFuture<'a, Result<(), ApprovalError>> {
+        (**self).record_verdict(pending, verdict)
     }
 
     fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {

@@ -10,10 +10,10 @@ use tokio::sync::{RwLock, Semaphore};
 use crate::definition::ToolDefinition;
 use crate::output::OutputChecks;
 use crate::spec::{Effect, RateLimit, ToolPolicy};
-use crate::state::State;
+use crate::state::{ApprovalHome, State};
 use crate::tool::Tool;
 
-use super::approve::{Approve, Approver, needs_approval};
+use super::approve::{Approvals, Approve, Approver, needs_approval};
 use super::attempt::Attempts;
 use super::audit::{Audit, AuditSink};
 use super::authorize::{Authorize, Authorizer};
@@ -43,6 +43,8 @@ pub(crate) struct Settings {
     pub(crate) in_flight: Option<Arc<Semaphore>>,
     pub(crate) authorizer: Option<Arc<dyn Authorizer>>,
     pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// Whether the approver is the toolbox's own (`with_approver`), not the state's.
+    approver_given: bool,
     pub(crate) sinks: Vec<Arc<dyn AuditSink>>,
     pub(crate) overrides: HashMap<String, ToolPolicy>,
 }
@@ -61,13 +63,15 @@ impl Settings {
             .clone()
             .unwrap_or_else(|| Arc::new(crate::keys::random_key()));
         let in_flight = in_flight(&defaults);
+        let approver = state.approvals.as_ref().map(approver_in);
         Self {
             defaults,
             state,
             key,
             in_flight,
             authorizer: None,
-            approver: None,
+            approver,
+            approver_given: false,
             sinks: Vec::new(),
             overrides: HashMap::new(),
         }
@@ -84,7 +88,16 @@ impl Settings {
         if let Some(key) = &state.key {
             self.key = Arc::clone(key);
         }
+        if !self.approver_given {
+            self.approver = state.approvals.as_ref().map(approver_in);
+        }
         self.state = state;
+    }
+
+    /// Sets the toolbox's own approver, over any the state keeps.
+    pub(crate) fn set_approver(&mut self, approver: Arc<dyn Approver>) {
+        self.approver = Some(approver);
+        self.approver_given = true;
     }
 
     /// Bounds the calls admitted at once at `calls`.
@@ -92,6 +105,24 @@ impl Settings {
     pub(crate) fn bound_in_flight(&mut self, calls: usize) {
         self.defaults.max_in_flight = Some(calls.max(1));
         self.in_flight = in_flight(&self.defaults);
+    }
+}
+
+/// The approver of approvals kept in the state: its Redis store, or the store of this
+/// process's memory every toolbox on the state shares (made by the first).
+fn approver_in(home: &ApprovalHome) -> Arc<dyn Approver> {
+    match home {
+        ApprovalHome::Memory(slot) => {
+            let store = slot.get_or_init(|| Arc::new(Approvals::new()));
+            match store.downcast_ref::<Approvals>() {
+                Some(approvals) => Arc::new(approvals.clone()),
+                None => Arc::new(Approvals::new()),
+            }
+        }
+        #[cfg(feature = "redis")]
+        ApprovalHome::Redis(store) => Arc::new(super::approve::shared::SharedApprovals::new(
+            Arc::clone(store),
+        )),
     }
 }
 

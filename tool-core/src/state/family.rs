@@ -56,6 +56,23 @@ pub struct State {
     pub(crate) circuits: Option<Arc<dyn CircuitStore>>,
     pub(crate) tasks: Arc<dyn TaskStore>,
     pub(crate) key: Option<Arc<[u8; 32]>>,
+    /// Where approvals are kept, once [`with_approvals`](Self::with_approvals) asks for it.
+    pub(crate) approvals: Option<ApprovalHome>,
+    /// The Redis store of a state made by [`shared`](Self::shared) over one.
+    #[cfg(feature = "redis")]
+    redis: Option<Arc<super::RedisStore>>,
+}
+
+/// Where a toolbox keeps approvals when its state keeps them ([`State::with_approvals`]): the
+/// Redis store the rest of the state lives in, or a slot in this process's memory that the
+/// first toolbox on the state fills with its store of approvals and every other one (and every
+/// clone of the state) shares. The slot holds the store as `Any` because the approvals' types
+/// live on the execution policy's floor, above the state's.
+#[derive(Clone)]
+pub(crate) enum ApprovalHome {
+    Memory(Arc<std::sync::OnceLock<Arc<dyn std::any::Any + Send + Sync>>>),
+    #[cfg(feature = "redis")]
+    Redis(Arc<super::RedisStore>),
 }
 
 impl State {
@@ -73,6 +90,9 @@ impl State {
             circuits: None,
             tasks: Arc::new(MemoryTaskStore::default()),
             key: None,
+            approvals: None,
+            #[cfg(feature = "redis")]
+            redis: None,
         }
     }
 
@@ -84,6 +104,10 @@ impl State {
     where
         S: IdempotencyStore + ResultStore + RateLimiter + BudgetStore + CircuitStore + TaskStore,
     {
+        #[cfg(feature = "redis")]
+        let redis = (Arc::clone(&store) as Arc<dyn std::any::Any + Send + Sync>)
+            .downcast::<super::RedisStore>()
+            .ok();
         Self {
             idempotency: store.clone(),
             results: store.clone(),
@@ -92,7 +116,53 @@ impl State {
             circuits: Some(store.clone()),
             tasks: store,
             key: None,
+            approvals: None,
+            #[cfg(feature = "redis")]
+            redis,
         }
+    }
+
+    /// Keeps approvals in this state too: the calls waiting for a person and the decisions on
+    /// them, for every toolbox on the state that has no approver of its own
+    /// ([`Toolbox::with_approver`](crate::toolbox::Toolbox::with_approver) wins). On a state
+    /// [`shared`](Self::shared) over a [`RedisStore`](crate::state::RedisStore) they are kept in
+    /// that Redis (a `SharedApprovals`: a person decides through any replica, and a call runs
+    /// once across the fleet); otherwise in this process's memory (an
+    /// [`Approvals`](crate::policy::Approvals) store, shared by every toolbox on this state and
+    /// its clones). Either store keeps its bounds: in memory, 1,024 decided requests and 16 MiB
+    /// of history; in Redis, 4,096 waiting requests and 64 MiB. A UI lists the waiting ones
+    /// through [`ApprovalDesk::waiting_for`](crate::toolbox::ApprovalDesk::waiting_for).
+    ///
+    /// ```
+    /// use toolsmith::state::State;
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive")]
+    /// async fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(DeleteNote).with_state(State::memory().with_approvals());
+    /// let ctx = ToolContext::new().with_principal("ada");
+    /// let refused = toolbox.call("delete_note", r#"{"id": 7}"#, &ctx).await;
+    /// assert!(refused.error().unwrap().message().contains("waiting"));
+    /// assert_eq!(toolbox.approvals().waiting_for(Some("ada")).await.unwrap().len(), 1);
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_approvals(mut self) -> Self {
+        #[cfg(feature = "redis")]
+        if let Some(redis) = &self.redis {
+            self.approvals = Some(ApprovalHome::Redis(Arc::clone(redis)));
+            return self;
+        }
+        self.approvals = Some(ApprovalHome::Memory(Arc::default()));
+        self
     }
 
     /// Keeps idempotency keys and first results in `store`.
@@ -175,6 +245,7 @@ impl fmt::Debug for State {
             .field("shared_budgets", &self.budgets.is_some())
             .field("shared_circuits", &self.circuits.is_some())
             .field("key", &self.key.as_ref().map(|_| "set"))
+            .field("approvals", &self.approvals.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -34,6 +34,7 @@ mod tasks;
 pub use checkpoints::{CheckpointStore, MAX_CHECKPOINT_BYTES, MemoryCheckpointStore};
 pub use circuits::{Admission, CircuitStore};
 pub use error::StoreError;
+pub(crate) use family::ApprovalHome;
 pub use family::State;
 pub use idempotency::{IdempotencyStore, Reservation};
 pub use limits::{MemoryRateLimiter, RateLimiter};

@@ -92,21 +92,104 @@ impl ApprovalDesk<'_> {
         token: &str,
         verdict: &crate::policy::Verdict,
     ) -> Result<(), ApprovalError> {
-        let payload = crate::keys::verify(self.toolbox.state_key(), DECISION, token)
-            .ok_or(ApprovalError::Forged)?;
-        let (principal, run, tool, hash): (Option<String>, Option<String>, String, String) =
-            serde_json::from_slice(&payload).map_err(|_| ApprovalError::Forged)?;
+        let ticket = self.ticket_of(token)?;
         let store = self
             .toolbox
             .approval_store()
             .ok_or(ApprovalError::NoStore)?;
-        let ticket = Ticket {
+        store.decide_waiting(&ticket, verdict)
+    }
+
+    /// The request `token` names, its signature checked under the toolbox state's key.
+    fn ticket_of(&self, token: &str) -> Result<Ticket, ApprovalError> {
+        let payload = crate::keys::verify(self.toolbox.state_key(), DECISION, token)
+            .ok_or(ApprovalError::Forged)?;
+        let (principal, run, tool, hash): (Option<String>, Option<String>, String, String) =
+            serde_json::from_slice(&payload).map_err(|_| ApprovalError::Forged)?;
+        Ok(Ticket {
             principal,
             run,
             tool,
             hash,
+        })
+    }
+
+    /// The calls waiting for `principal`'s approval (`None`: calls made without one), oldest
+    /// first, each with its signed [`token`](PendingApproval::token), from whichever store the
+    /// toolbox's approver keeps them in: [`Approvals`] in this process's memory,
+    /// `SharedApprovals` in Redis for a fleet (a UI on any replica lists every replica's), or
+    /// the state's ([`State::with_approvals`](crate::state::State::with_approvals)).
+    ///
+    /// ```
+    /// use toolsmith::policy::Verdict;
+    /// use toolsmith::state::State;
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Deletes a note. Destructive: it cannot be undone. Not for archiving.
+    /// #[tool(effect = "destructive")]
+    /// async fn delete_note(
+    ///     /// The note.
+    ///     id: u64,
+    /// ) -> u64 {
+    ///     id
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+    /// // Approvals kept in the toolbox's state, shared by the two toolboxes on it.
+    /// let state = State::memory().with_approvals().with_key("the app's key: 32 bytes or more of secret");
+    /// let worker = Toolbox::new().with(DeleteNote).with_state(state.clone());
+    /// let desk = Toolbox::new().with(DeleteNote).with_state(state);
+    /// let ctx = ToolContext::new().with_principal("ada").with_run_id("run-1");
+    /// assert!(!worker.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+    /// let waiting = desk.approvals().waiting_for(Some("ada")).await.unwrap();
+    /// desk.approvals().decide_token(&waiting[0].token, &Verdict::approve().by("lin")).await.unwrap();
+    /// assert!(worker.call("delete_note", r#"{"id": 7}"#, &ctx).await.is_success());
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::Unavailable`] when the store cannot be reached.
+    pub async fn waiting_for(
+        &self,
+        principal: Option<&str>,
+    ) -> Result<Vec<PendingApproval>, ApprovalError> {
+        let Some(approver) = self.toolbox.settings.approver.as_ref() else {
+            return Ok(Vec::new());
         };
-        store.decide_waiting(&ticket, verdict)
+        let mut waiting = approver.list_waiting().await?;
+        waiting.retain(|p| p.principal.as_deref() == principal);
+        Ok(self.signed(waiting))
+    }
+
+    /// [`decide_signed`](Self::decide_signed) for any store the toolbox's approver keeps its
+    /// requests in, Redis included: the token is checked, the request must still wait, and
+    /// the verdict (with who decided and why) is recorded where every process reads it.
+    ///
+    /// # Errors
+    ///
+    /// [`ApprovalError::Forged`] for a token forged, altered or signed with another key;
+    /// [`ApprovalError::NotPending`] when the request no longer waits (or the approver keeps
+    /// no requests); [`ApprovalError::NoStore`] when the toolbox has no approver;
+    /// [`ApprovalError::Unavailable`] when its store cannot be reached.
+    pub async fn decide_token(
+        &self,
+        token: &str,
+        verdict: &crate::policy::Verdict,
+    ) -> Result<(), ApprovalError> {
+        let ticket = self.ticket_of(token)?;
+        let approver = self
+            .toolbox
+            .settings
+            .approver
+            .as_ref()
+            .ok_or(ApprovalError::NoStore)?;
+        let waiting = approver.list_waiting().await?;
+        let pending = waiting
+            .iter()
+            .find(|p| p.ticket == ticket)
+            .ok_or(ApprovalError::NotPending)?;
+        approver.record_verdict(pending, verdict).await
     }
 
     /// The calls waiting for `principal`'s approval (`None`: calls made without one), oldest

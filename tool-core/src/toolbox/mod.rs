@@ -909,7 +909,7 @@ impl Toolbox {
     /// Sets who approves the calls that need approval (see [`Approver`]).
     #[must_use]
     pub fn with_approver(mut self, approver: impl Approver) -> Self {
-        self.settings.approver = Some(Arc::new(approver));
+        self.settings.set_approver(Arc::new(approver));
         self.configured()
     }
 

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{
-    ApprovalDecision, ApprovalNote, ApprovalRequest, Approver, PendingApproval, Ticket, Verdict,
+    ApprovalDecision, ApprovalError, ApprovalNote, ApprovalRequest, Approver, PendingApproval,
+    Ticket, Verdict,
 };
 use crate::spec::{Annotations, Effect};
 use crate::state::RedisStore;
@@ -391,6 +392,38 @@ impl SharedApprovals {
 }
 
 impl Approver for SharedApprovals {
+    fn list_waiting(&self) -> BoxFuture<'_, Result<Vec<PendingApproval>, ApprovalError>> {
+        Box::pin(async move {
+            self.pending()
+                .await
+                .map_err(|err| ApprovalError::Unavailable(err.0))
+        })
+    }
+
+    /// The request must still wait (listed in Redis); the decision is then recorded for the
+    /// whole fleet.
+    fn record_verdict<'a>(
+        &'a self,
+        pending: &'a PendingApproval,
+        verdict: &'a Verdict,
+    ) -> BoxFuture<'a, Result<(), ApprovalError>> {
+        Box::pin(async move {
+            let mut exists = redis::cmd("EXISTS");
+            exists.arg(key("pending", &pending.ticket));
+            let waits: i64 = self
+                .store
+                .command(exists)
+                .await
+                .map_err(|err| ApprovalError::Unavailable(err.0))?;
+            if waits == 0 {
+                return Err(ApprovalError::NotPending);
+            }
+            self.decide(pending, verdict)
+                .await
+                .map_err(|err| ApprovalError::Unavailable(err.0))
+        })
+    }
+
     /// The approval given back for the whole fleet; when Redis cannot be reached, the person
     /// is asked again later (logged).
     fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
