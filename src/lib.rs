@@ -72,6 +72,11 @@ pub struct RegistryDoctests;
 #[doc = include_str!("../docs/output.md")]
 pub struct OutputDoctests;
 
+/// The code mode guide's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/code-mode.md")]
+pub struct CodeModeDoctests;
+
 /// The MCP guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "mcp"))]
 #[doc = include_str!("../docs/mcp.md")]

@@ -440,6 +440,19 @@ async fn a_checkpoint_taken_mid_batch_keeps_a_waiting_delegated_agent() {
     );
 }
 
+/// The key the run of `ctx` is kept under, as a store sees it.
+async fn key_of_run(ctx: &ToolContext) -> String {
+    let recording = Recording::default();
+    let probe = Agent::new(
+        Toolbox::new().with_state(State::memory().with_key(KEY)),
+        ANTHROPIC,
+        ScriptedModel::new([said("x")]),
+    )
+    .with_checkpoints(recording.clone());
+    probe.run(&mut probe.start("x"), ctx).await.unwrap();
+    recording.keys.lock().unwrap()[0].clone()
+}
+
 /// A paused run's checkpoint, its store, and its agent: the seed of the hostile cases below.
 fn kept_paused_run() -> (
     Agent,
@@ -495,13 +508,7 @@ proptest::proptest! {
             .build()
             .unwrap();
         // The key the run is kept under: the only one in the store.
-        let key = runtime.block_on(async {
-            let recording = Recording::default();
-            let probe = Agent::new(Toolbox::new().with_state(State::memory().with_key(KEY)), ANTHROPIC, ScriptedModel::new([said("x")]))
-                .with_checkpoints(recording.clone());
-            probe.run(&mut probe.start("x"), &ctx).await.unwrap();
-            recording.keys.lock().unwrap()[0].clone()
-        });
+        let key = runtime.block_on(key_of_run(&ctx));
         let mut changed = text.clone().into_bytes();
         let i = at % changed.len();
         if changed[i] != byte {
@@ -522,5 +529,34 @@ proptest::proptest! {
             let decided = runtime.block_on(agent.decide_signed_stored(&bad, &Verdict::approve()));
             proptest::prop_assert!(decided.is_err());
         }
+    }
+}
+
+/// A field's name edited in the store (`"parallel"` made `"#arallel"`) reads as a state
+/// without it, which the seal alone would take, since the field's default is what was
+/// sealed: the load refuses what it would have dropped.
+#[test]
+fn a_checkpoint_with_a_field_renamed_in_the_store_is_refused() {
+    let (agent, store, text, ctx, _) = kept_paused_run();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let key = runtime.block_on(key_of_run(&ctx));
+    assert!(runtime.block_on(agent.load("run-hostile", &ctx)).is_ok());
+    for (from, to) in [
+        ("\"parallel\"", "\"#arallel\""),
+        ("{\"choice\"", "{\"extra\":1,\"choice\""),
+    ] {
+        assert!(text.contains(from), "{text}");
+        let edited = text.replacen(from, to, 1);
+        runtime
+            .block_on(store.save(&key, &edited, Duration::from_secs(60)))
+            .unwrap();
+        let loaded = runtime.block_on(agent.load("run-hostile", &ctx));
+        assert!(
+            matches!(loaded, Err(AgentError::Sealed(_))),
+            "{from} → {to}: {loaded:?}"
+        );
     }
 }

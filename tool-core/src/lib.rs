@@ -27,6 +27,7 @@ mod validate;
 mod definition;
 pub mod tool;
 
+pub mod code;
 pub mod idempotency;
 pub mod lint;
 pub mod output;

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use serde::Deserialize;
+
 use crate::context::ToolContext;
 use crate::state::{CheckpointStore, MAX_CHECKPOINT_BYTES};
 
@@ -227,13 +229,18 @@ impl Agent {
                 "the checkpoint is larger than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
             ))));
         }
-        let state: RunState = serde_json::from_str(&text).map_err(|_| {
+        let not_ours = || {
             AgentError::Sealed(
                 "the run's checkpoint cannot be resumed: it is not a run state this library writes"
                     .to_owned(),
             )
-        })?;
+        };
+        let raw: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_ours())?;
+        let state: RunState = RunState::deserialize(&raw).map_err(|_| not_ours())?;
         state.check_seal(self.key())?;
+        // What was read is all that was kept: a field the state does not have (a name edited
+        // in the store) is refused, not dropped.
+        state.check_exact(&raw)?;
         let owned = state.owner.as_ref().is_some_and(|owner| {
             owner.run_id == run_id && owner.principal.as_deref() == ctx.principal()
         });

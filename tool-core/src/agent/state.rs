@@ -196,6 +196,25 @@ impl RunState {
         Some(mac)
     }
 
+    /// Whether `raw`, the stored text this state was read from, holds nothing but the state:
+    /// no field the state does not have (which reading would drop), nothing the seal does
+    /// not cover.
+    pub(crate) fn check_exact(&self, raw: &Value) -> Result<(), AgentError> {
+        let without_seal = |value: &Value| {
+            let mut value = value.clone();
+            if let Value::Object(map) = &mut value {
+                map.remove("seal");
+            }
+            crate::json::canonical::canonical_json(&value)
+        };
+        let read = serde_json::to_value(self).map_err(|_| exact_refused())?;
+        if without_seal(raw) == without_seal(&read) {
+            Ok(())
+        } else {
+            Err(exact_refused())
+        }
+    }
+
     /// Seals the state as it is under `key`.
     pub(crate) fn seal_with(&mut self, key: &[u8; 32]) {
         use hmac::Mac;
@@ -354,4 +373,12 @@ impl RunStep {
     pub fn new(turn: u32, calls: u32) -> Self {
         Self { turn, calls }
     }
+}
+
+/// A stored state with more in it than the state it reads as.
+fn exact_refused() -> AgentError {
+    AgentError::Sealed(
+        "the run's checkpoint cannot be resumed: it holds fields a run state does not have (it was changed in the store)"
+            .to_owned(),
+    )
 }
