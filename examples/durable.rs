@@ -31,7 +31,6 @@ use tickets::{AddNote, DeleteTicket, LEDGER, LookupTicket, SeededModel, point};
 use toolsmith::agent::{Agent, AgentError, AgentEvent, Stop, Verdict};
 use toolsmith::idempotency::IdempotencyPolicy;
 use toolsmith::policy::{Approvals, Defaults};
-use toolsmith::serde_json::{self, Value};
 use toolsmith::state::{CheckpointStore, RedisStore, State, StoreError};
 use toolsmith::tool::BoxFuture;
 use toolsmith::{Dialect, ToolContext, Toolbox};
@@ -259,21 +258,7 @@ fn demo() -> Result<(), String> {
             .map_while(Result::ok)
             .for_each(|line| println!("  {line}"));
         let _ = second.wait();
-        let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
-        for line in audit.lines().filter(|l| l.contains("\"approval\"")) {
-            let record: Value = serde_json::from_str(line).unwrap_or_default();
-            println!(
-                "audit: {} {} {}",
-                record["tool"], record["status"], record["approval"]
-            );
-        }
-        let effects = std::fs::read_dir(&dir)
-            .map_err(|e| e.to_string())?
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("effect-"))
-            .count();
-        println!("effects applied: {effects} (one note, one deletion)");
-        Ok(())
+        tickets::report(&dir)
     })();
     let _ = redis.kill();
     let _ = redis.wait();
@@ -283,19 +268,12 @@ fn demo() -> Result<(), String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.split_first() {
+    tickets::exit(match args.split_first() {
         Some((first, rest)) if first == "worker" => tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| e.to_string())
             .and_then(|rt| rt.block_on(worker(rest))),
         _ => demo(),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            println!("ERROR {err}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }

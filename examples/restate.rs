@@ -178,26 +178,12 @@ fn finish(restate: &RestateServer, run: &str, dir: &Path) -> Result<(), String> 
         }
     })?;
     println!("the run's outcome: {output}");
-    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
-    for line in audit.lines().filter(|l| l.contains("\"approval\"")) {
-        let record: Value = serde_json::from_str(line).unwrap_or_default();
-        println!(
-            "audit: {} {} {}",
-            record["tool"], record["status"], record["approval"]
-        );
-    }
-    let effects = std::fs::read_dir(dir)
-        .map_err(|e| e.to_string())?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("effect-"))
-        .count();
-    println!("effects applied: {effects} (one note, one deletion)");
-    Ok(())
+    tickets::report(dir)
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.split_first() {
+    tickets::exit(match args.split_first() {
         Some((first, rest)) if first == "serve" => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -205,12 +191,5 @@ fn main() -> ExitCode {
             .map_err(|e| e.to_string())
             .and_then(|rt| rt.block_on(serve(rest))),
         _ => demo(),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(err) => {
-            println!("ERROR {err}");
-            ExitCode::FAILURE
-        }
-    }
+    })
 }

@@ -218,3 +218,78 @@ fn every_signature_is_python_that_runs() {
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "ok");
     assert_eq!(names.len(), 1_281);
 }
+
+#[test]
+fn definitions_that_name_each_other_many_times_are_written_once() {
+    // Each definition names the next twice: 2^30 paths, 31 definitions.
+    let mut defs = serde_json::Map::new();
+    for i in 0..30 {
+        let next = format!("#/$defs/d{}", i + 1);
+        defs.insert(
+            format!("d{i}"),
+            json!({"anyOf": [{"$ref": next}, {"type": "array", "items": {"$ref": next}}]}),
+        );
+    }
+    defs.insert("d30".into(), json!({"type": "string"}));
+    let def = ToolDefinition::new(
+        "deep",
+        "Takes a deep value.",
+        json!({"type": "object", "properties": {"v": {"$ref": "#/$defs/d0"}},
+            "required": ["v"], "$defs": defs}),
+    );
+    let signature = Signature::python(&def);
+    assert!(
+        signature.text().len() < 64 * 1024,
+        "{}",
+        signature.text().len()
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Whatever schema a tool declares (a remote server's listing, say), its signature is
+    /// written without a panic, and within a bound of the schema's size.
+    #[test]
+    fn any_schema_gets_a_signature(schema in schema_strategy()) {
+        let text = schema.to_string();
+        let def = ToolDefinition::new("t", "Does t.", json!({"type": "object",
+            "properties": {"a": schema.clone()}, "$defs": {"x": schema}}))
+            .with_output_schema(serde_json::from_str(&text).unwrap());
+        let signature = Signature::python(&def);
+        proptest::prop_assert!(signature.text().len() < 64 * (text.len() + 64) * 4);
+    }
+}
+
+fn schema_strategy() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(json!({"type": "string"})),
+        Just(json!({"type": ["integer", "null"]})),
+        Just(json!({"$ref": "#/$defs/x"})),
+        Just(json!({"$ref": "#/$defs/missing"})),
+        Just(json!({"enum": ["a", 1, null, true]})),
+        Just(json!({"type": "unknown"})),
+        Just(json!(true)),
+        Just(json!(false)),
+        Just(json!(null)),
+        ".{0,12}".prop_map(|k| json!({"const": k})),
+    ];
+    leaf.prop_recursive(6, 64, 4, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(|v| json!({"anyOf": v})),
+            proptest::collection::vec(inner.clone(), 0..4)
+                .prop_map(|v| json!({"type": "array", "prefixItems": v})),
+            inner
+                .clone()
+                .prop_map(|v| json!({"type": "array", "items": v})),
+            inner
+                .clone()
+                .prop_map(|v| json!({"type": "object", "additionalProperties": v})),
+            proptest::collection::btree_map("[a-z \"\\\\.-]{0,6}", inner, 0..4).prop_map(|m| {
+                let names: Vec<&String> = m.keys().collect();
+                json!({"type": "object", "properties": m, "required": names})
+            }),
+        ]
+    })
+}

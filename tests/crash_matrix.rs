@@ -170,11 +170,8 @@ fn drive(bin: &Path, redis: &str, dir: &str, run_id: &str, seed: u64, kill: Opti
 /// A killed run: its seed, run id, the point it was to be killed at, and how it went.
 type Killed = (u64, String, &'static str, Run);
 
-/// The seeds one thread drives, in turn: each seed's uninterrupted run, then its killed runs.
-/// A seed starts at its own place in the rotation of kill points (the 1st, 2nd or 3rd time its
-/// run reaches it) and moves to the next point until one kills it, because a point a run
-/// never reaches kills nothing and so tests nothing; the runs that were not killed are
-/// checked against the uninterrupted one all the same.
+/// Drives `seeds` one after another: each seed's run without a kill, then its runs killed at
+/// the points [`matrix::attempts`] gives, until one is killed.
 fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Vec<Killed>) {
     let mut baselines = Vec::new();
     let mut crashed = Vec::new();
@@ -183,11 +180,7 @@ fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Ve
         assert!(base.killed_at.is_none());
         assert_eq!(base.asked_twice, 0);
         baselines.push((seed, base));
-        let first = usize::try_from(seed).expect("small") % POINTS.len();
-        let nth = 1 + (seed / POINTS.len() as u64) % 3;
-        for attempt in 0..POINTS.len() * 2 {
-            let point = POINTS[(first + attempt / 2) % POINTS.len()];
-            let n = if attempt % 2 == 0 { nth } else { 1 };
+        for (attempt, point, n) in matrix::attempts(seed, &POINTS) {
             let id = format!("crash-{seed}-{attempt}");
             let run = drive(bin, url, dir, &id, seed, Some(format!("{point}:{n}")));
             let killed = run.killed_at.is_some();

@@ -240,3 +240,31 @@ async fn a_journal_that_hands_back_something_else_is_refused_without_a_panic() {
     let history = serde_json::to_string(state.messages()).unwrap();
     assert!(history.contains("internal_error"), "{history}");
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    /// Whatever a journal hands back for a model step or a call step, the run ends with an
+    /// answer, a pause or an error, never a panic.
+    #[test]
+    fn any_kept_output_is_read_without_a_panic(model in ".{0,200}", call in ".{0,200}", json_call in proptest::prelude::any::<bool>()) {
+        struct Hostile { model: String, call: String, n: Mutex<usize> }
+        impl Journal for Hostile {
+            fn step<'a>(&'a self, name: String, _step: Step<'a>) -> BoxFuture<'a, Result<String, String>> {
+                let n = { let mut n = self.n.lock().unwrap(); *n += 1; *n };
+                let output = match (name.starts_with("model:"), n) {
+                    (true, 1) => tool_use(&[("toolu_1", "add_note", json!({"id": 7}))]).to_string(),
+                    (true, _) => self.model.clone(),
+                    (false, _) => self.call.clone(),
+                };
+                Box::pin(async move { Ok(output) })
+            }
+        }
+        let call = if json_call { json!({"outcome": {"status": "error", "error": call}}).to_string() } else { call };
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let agent = agent(ScriptedModel::default());
+        let mut state = agent.start("Tidy up ticket 7.");
+        let journal = Hostile { model, call, n: Mutex::new(0) };
+        let _ = runtime.block_on(agent.run_journaled(&mut state, &ctx(), &journal));
+    }
+}

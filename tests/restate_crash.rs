@@ -49,9 +49,9 @@ const LANES: u64 = 2;
 /// A killed run: its seed, run id, the point it was to be killed at, and how it went.
 type Killed = (u64, String, &'static str, Run);
 
-/// One lane: a Restate server and a service of its own, and its seeds in turn, each seed's
-/// uninterrupted run and then its killed runs. A seed starts at its own place in the rotation
-/// of kill points and moves on until one kills it: a point a run never reaches kills nothing.
+/// Drives `seeds` one after another on a Restate server and a service of their own: each
+/// seed's run without a kill, then its runs killed at the points [`matrix::attempts`] gives,
+/// until one is killed.
 fn run_lane(
     bin: &Path,
     binary: &Path,
@@ -82,11 +82,7 @@ fn run_lane(
         );
         assert_eq!(base.kills, 0);
         baselines.push((seed, base));
-        let first = usize::try_from(seed).expect("small") % POINTS.len();
-        let nth = 1 + (seed / POINTS.len() as u64) % 3;
-        for attempt in 0..POINTS.len() * 2 {
-            let point = POINTS[(first + attempt / 2) % POINTS.len()];
-            let n = if attempt % 2 == 0 { nth } else { 1 };
+        for (attempt, point, n) in matrix::attempts(seed, &POINTS) {
             let id = format!("crash-{seed}-{attempt}");
             let run = drive(bin, &restate, port, dir, &id, seed, Some((point, n)));
             let killed = run.kills > 0;

@@ -4,7 +4,8 @@
 //! step boundaries a worker can be told to wait at, to be killed there.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
@@ -239,5 +240,36 @@ impl ModelClient for SeededModel {
             point("model.answered");
             Ok(answer)
         })
+    }
+}
+
+/// Prints the audit records that carry a decision, and how many effects the ledger in `dir`
+/// holds.
+pub fn report(dir: &Path) -> Result<(), String> {
+    let audit = std::fs::read_to_string(dir.join("audit.jsonl")).unwrap_or_default();
+    for line in audit.lines().filter(|l| l.contains("\"approval\"")) {
+        let record: Value = serde_json::from_str(line).unwrap_or_default();
+        println!(
+            "audit: {} {} {}",
+            record["tool"], record["status"], record["approval"]
+        );
+    }
+    let effects = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("effect-"))
+        .count();
+    println!("effects applied: {effects} (one note, one deletion)");
+    Ok(())
+}
+
+/// The process's exit: an error is the last line, `ERROR <what>`.
+pub fn exit(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            println!("ERROR {err}");
+            ExitCode::FAILURE
+        }
     }
 }

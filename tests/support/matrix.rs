@@ -14,6 +14,23 @@ pub fn approves(seed: u64, path: &str) -> bool {
     h % 3 != 0
 }
 
+/// The kill points a seed's runs try, in order, each as (attempt, point, which time the run
+/// reaches it): the seed's own place in `points`, first at the 1st, 2nd or 3rd time the run
+/// reaches it and then at the 1st, then the next point the same way. A run that never
+/// reaches its point is not killed, so its driver moves on to the next attempt until one
+/// kills it; the runs that were not killed are checked all the same.
+pub fn attempts<'p>(
+    seed: u64,
+    points: &'p [&'p str],
+) -> impl Iterator<Item = (usize, &'p str, u64)> {
+    let first = usize::try_from(seed % points.len() as u64).unwrap_or(0);
+    let nth = 1 + (seed / points.len() as u64) % 3;
+    (0..points.len() * 2).map(move |attempt| {
+        let point = points[(first + attempt / 2) % points.len()];
+        (attempt, point, if attempt % 2 == 0 { nth } else { 1 })
+    })
+}
+
 /// The effects applied for each run, as (effect, how many times).
 pub fn effects(dir: &Path) -> BTreeMap<String, BTreeMap<String, usize>> {
     let mut by_run: BTreeMap<String, BTreeMap<String, usize>> = BTreeMap::new();

@@ -203,21 +203,30 @@ impl Writer {
         };
         if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
             let name = reference.rsplit('/').next().unwrap_or(reference);
+            // Each definition is written once, however often it is named: a schema whose
+            // definitions name each other many times costs its size, not the number of paths.
             if let Some(known) = self.named.get(name) {
-                return known.clone();
+                return if known == "Any" {
+                    self.any(pointer)
+                } else {
+                    known.clone()
+                };
             }
             let Some(target) = self.defs.get(name).cloned() else {
                 return self.any(pointer);
             };
             let class = identifier(name);
-            if is_record(&target) {
-                // Named before it is written, so a type that refers to itself stops here.
-                self.named.insert(name.to_owned(), quoted(&class));
-                let ty = self.type_of(&target, &class, pointer);
-                self.named.insert(name.to_owned(), ty.clone());
-                return ty;
-            }
-            return self.type_of(&target, &class, pointer);
+            // Named before it is written, so a type that refers to itself stops here: a class
+            // by its name, anything else as `Any`.
+            let placeholder = if is_record(&target) {
+                quoted(&class)
+            } else {
+                "Any".to_owned()
+            };
+            self.named.insert(name.to_owned(), placeholder);
+            let ty = self.type_of(&target, &class, pointer);
+            self.named.insert(name.to_owned(), ty.clone());
+            return ty;
         }
         if let Some(value) = object.get("const") {
             return format!("Literal[{}]", literal(value));

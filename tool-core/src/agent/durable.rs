@@ -237,10 +237,9 @@ impl Agent {
         };
         let raw: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_ours())?;
         let state: RunState = RunState::deserialize(&raw).map_err(|_| not_ours())?;
-        state.check_seal(self.key())?;
         // What was read is all that was kept: a field the state does not have (a name edited
         // in the store) is refused, not dropped.
-        state.check_exact(&raw)?;
+        state.check_stored(self.key(), raw)?;
         let owned = state.owner.as_ref().is_some_and(|owner| {
             owner.run_id == run_id && owner.principal.as_deref() == ctx.principal()
         });

@@ -184,34 +184,26 @@ impl RunState {
 
     /// An HMAC-SHA256 under `key` of the state's content (everything but the seal).
     fn keyed(&self, key: &[u8; 32]) -> Option<hmac::Hmac<sha2::Sha256>> {
-        use hmac::Mac;
-        let mut content = serde_json::to_value(self).ok()?;
-        if let Value::Object(map) = &mut content {
-            map.remove("seal");
-        }
-        let text = crate::json::canonical::canonical_json(&content);
-        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
-        mac.update(b"toolsmith run state\n");
-        mac.update(text.as_bytes());
-        Some(mac)
+        keyed_content(key, &self.content()?)
     }
 
-    /// Whether `raw`, the stored text this state was read from, holds nothing but the state:
-    /// no field the state does not have (which reading would drop), nothing the seal does
-    /// not cover.
-    pub(crate) fn check_exact(&self, raw: &Value) -> Result<(), AgentError> {
-        let without_seal = |value: &Value| {
-            let mut value = value.clone();
-            if let Value::Object(map) = &mut value {
-                map.remove("seal");
-            }
-            crate::json::canonical::canonical_json(&value)
-        };
-        let read = serde_json::to_value(self).map_err(|_| exact_refused())?;
-        if without_seal(raw) == without_seal(&read) {
-            Ok(())
-        } else {
-            Err(exact_refused())
+    /// The state's content (everything but the seal), as canonical JSON.
+    fn content(&self) -> Option<String> {
+        serde_json::to_value(self).ok().map(without_seal)
+    }
+
+    /// [`check_seal`](Self::check_seal) for a state read from `raw`, the value a store kept:
+    /// the seal must hold, and `raw` must hold nothing but the state (no field the state does
+    /// not have, which reading would drop and the seal would not see).
+    pub(crate) fn check_stored(&self, key: &[u8; 32], raw: Value) -> Result<(), AgentError> {
+        let content = self.content();
+        self.check_seal_of(key, content.as_deref())?;
+        match content {
+            Some(content) if content == without_seal(raw) => Ok(()),
+            _ => Err(AgentError::Sealed(
+                "the run's checkpoint cannot be resumed: it holds fields a run state does not have (it was changed in the store)"
+                    .to_owned(),
+            )),
         }
     }
 
@@ -226,6 +218,11 @@ impl RunState {
 
     /// Whether the seal holds under `key`, compared in constant time.
     pub(crate) fn check_seal(&self, key: &[u8; 32]) -> Result<(), AgentError> {
+        self.check_seal_of(key, self.content().as_deref())
+    }
+
+    /// [`check_seal`](Self::check_seal) with the state's `content`, made once by the caller.
+    fn check_seal_of(&self, key: &[u8; 32], content: Option<&str>) -> Result<(), AgentError> {
         use hmac::Mac;
         let refused = |why: &str| {
             Err(AgentError::Sealed(format!(
@@ -238,7 +235,7 @@ impl RunState {
         let Some(seal) = crate::keys::decode_hex(&self.seal, 64) else {
             return refused("its seal is not one this library writes");
         };
-        let Some(mac) = self.keyed(key) else {
+        let Some(mac) = content.and_then(|content| keyed_content(key, content)) else {
             return refused("its content cannot be read");
         };
         if mac.verify_slice(&seal).is_err() {
@@ -375,10 +372,19 @@ impl RunStep {
     }
 }
 
-/// A stored state with more in it than the state it reads as.
-fn exact_refused() -> AgentError {
-    AgentError::Sealed(
-        "the run's checkpoint cannot be resumed: it holds fields a run state does not have (it was changed in the store)"
-            .to_owned(),
-    )
+/// `value` without its `seal`, as canonical JSON.
+fn without_seal(mut value: Value) -> String {
+    if let Value::Object(map) = &mut value {
+        map.remove("seal");
+    }
+    crate::json::canonical::canonical_json(&value)
+}
+
+/// An HMAC-SHA256 under `key` of a state's `content`.
+fn keyed_content(key: &[u8; 32], content: &str) -> Option<hmac::Hmac<sha2::Sha256>> {
+    use hmac::Mac;
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
+    mac.update(b"toolsmith run state\n");
+    mac.update(content.as_bytes());
+    Some(mac)
 }
