@@ -222,6 +222,7 @@ impl Attempt {
 struct Inner {
     run_id: Option<Arc<str>>,
     call_id: Option<Arc<str>>,
+    parent_call_id: Option<Arc<str>>,
     trace_id: Arc<str>,
     principal: Option<Arc<str>>,
     extensions: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
@@ -252,6 +253,7 @@ impl ToolContext {
             inner: Arc::new(Inner {
                 run_id: None,
                 call_id: None,
+                parent_call_id: None,
                 trace_id: new_trace_id().into(),
                 principal: None,
                 extensions: HashMap::new(),
@@ -332,6 +334,20 @@ impl ToolContext {
     pub fn with_call_id(self, id: impl Into<Arc<str>>) -> Self {
         let id = id.into();
         self.edit(|inner| inner.call_id = Some(id))
+    }
+
+    /// Marks this call as made by another call: a program's call of a tool names the
+    /// `run_code` call that ran the program. The audit record keeps it
+    /// ([`AuditRecord::parent_call_id`](crate::audit::AuditRecord::parent_call_id)).
+    ///
+    /// ```
+    /// let ctx = toolsmith::ToolContext::new().with_parent_call_id("call_code_1");
+    /// assert_eq!(ctx.parent_call_id(), Some("call_code_1"));
+    /// ```
+    #[must_use]
+    pub fn with_parent_call_id(self, id: impl Into<Arc<str>>) -> Self {
+        let id = id.into();
+        self.edit(|inner| inner.parent_call_id = Some(id))
     }
 
     /// Sets the trace id (by default a fresh one is made).
@@ -693,6 +709,13 @@ impl ToolContext {
     #[must_use]
     pub fn call_id(&self) -> Option<&str> {
         self.inner.call_id.as_deref()
+    }
+
+    /// The call that made this one, for a call a program made
+    /// ([`with_parent_call_id`](Self::with_parent_call_id)).
+    #[must_use]
+    pub fn parent_call_id(&self) -> Option<&str> {
+        self.inner.parent_call_id.as_deref()
     }
 
     /// The trace id; error envelopes carry it so operators can find the call in the logs.

@@ -69,6 +69,8 @@ pub mod mcp;
 pub mod registry;
 #[cfg(feature = "restate")]
 pub mod restate;
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
 #[cfg(feature = "testing")]
 pub mod testing;
 

@@ -73,6 +73,7 @@ pub const UNBOUNDED_LIST: &str = "unbounded_list";
 pub const INVALID_EXAMPLE: &str = "invalid_example";
 pub const VOLATILE_DESCRIPTION: &str = "volatile_description";
 pub const TOKEN_BUDGET: &str = "token_budget";
+pub const UNTYPED_OUTPUT: &str = "untyped_output";
 
 /// Every lint, in the order of docs/lints.md.
 pub const LINTS: &[Lint] = &[
@@ -151,6 +152,10 @@ pub const LINTS: &[Lint] = &[
     Lint {
         name: TOKEN_BUDGET,
         default: Level::Deny,
+    },
+    Lint {
+        name: UNTYPED_OUTPUT,
+        default: Level::Warn,
     },
 ];
 

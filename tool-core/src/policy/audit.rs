@@ -29,6 +29,10 @@ pub struct AuditRecord {
     pub run_id: Option<String>,
     /// The call id, if the context has one.
     pub call_id: Option<String>,
+    /// The call that made this one: for a call a program made, the `run_code` call that ran
+    /// the program ([`ToolContext::parent_call_id`](crate::ToolContext::parent_call_id)).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
     /// The trace id.
     pub trace_id: String,
     /// The principal, if known.
@@ -245,6 +249,7 @@ impl Audit {
                 time_unix_ms: unix_ms(time),
                 run_id: ctx.run_id().map(str::to_owned),
                 call_id: ctx.call_id().map(str::to_owned),
+                parent_call_id: ctx.parent_call_id().map(str::to_owned),
                 trace_id: ctx.trace_id().to_owned(),
                 principal: ctx.principal().map(str::to_owned),
                 tool: name.to_owned(),

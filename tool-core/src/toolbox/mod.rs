@@ -1012,6 +1012,7 @@ impl Toolbox {
             time_unix_ms: crate::policy::audit::unix_ms(std::time::SystemTime::now()),
             run_id: ctx.run_id().map(str::to_owned),
             call_id: item.id.clone(),
+            parent_call_id: None,
             trace_id: ctx.trace_id().to_owned(),
             principal: ctx.principal().map(str::to_owned),
             tool: item
