@@ -2,7 +2,7 @@
 //! hidden one way or another, a tool's own errors, the policies' answers), each column a way a
 //! call reaches the toolbox (`Toolbox::call`, a provider's calls in each dialect, a streamed
 //! call, MCP over rmcp and in place on each revision, an MCP task, the agent loop, an agent as
-//! a tool, an MCP server's tools as proxies). Each cell is read from what that surface gives
+//! a tool, an MCP server's tools as proxies, a program run by the sandbox). Each cell is read from what that surface gives
 //! back, in one vocabulary: `success`, `replayed`, `untrusted`, `paused`, `error:<code>` (the
 //! envelope a model reads) or `protocol:<code>` (a JSON-RPC error, the MCP client's). A cell
 //! that differs from its row's answer is written in the table with its reason.
@@ -11,6 +11,8 @@
 mod http_exchange;
 #[path = "support/pipe.rs"]
 mod pipe;
+#[path = "support/python.rs"]
+mod python;
 #[path = "support/replies.rs"]
 mod replies;
 
@@ -28,6 +30,7 @@ use toolsmith::policy::{
     Approvals, CircuitPolicy, Defaults, RateLimit, RetryPolicy, RunBudget, ToolPolicy,
 };
 use toolsmith::provider::ToolRequest;
+use toolsmith::sandbox::Sandbox;
 use toolsmith::testing::{Fault, Faulty};
 use toolsmith::toolset::{McpToolset, Prepared, Toolset};
 use toolsmith::{Dialect, Spelling, ToolContext, ToolError, Toolbox, tool};
@@ -353,11 +356,13 @@ enum Surface {
     AgentAsTool,
     /// The server's tools as proxies (`McpToolset`) in a toolbox of their own.
     Proxy,
+    /// A program run by the sandbox (`toolsmith::sandbox`), each call its own line of code.
+    Code,
 }
 
 const CHAT: Dialect = Dialect::OpenAiChat { strict: true };
 
-const SURFACES: [Surface; 14] = [
+const SURFACES: [Surface; 15] = [
     Surface::Call,
     Surface::Provider(CHAT),
     Surface::Provider(Dialect::OpenAiResponses { strict: true }),
@@ -372,6 +377,7 @@ const SURFACES: [Surface; 14] = [
     Surface::Loop,
     Surface::AgentAsTool,
     Surface::Proxy,
+    Surface::Code,
 ];
 
 static RUNS: AtomicU32 = AtomicU32::new(0);
@@ -610,6 +616,7 @@ async fn cell(case: Case, surface: Surface) -> String {
             }
             last = last_envelope(&events).map_or("no call".into(), |e| of_envelope(&e));
         }
+        Surface::Code => return of_program(toolbox, &calls, &ctx).await,
         Surface::Proxy => {
             let http = McpServer::new(toolbox).bind_local_http(0).await.unwrap();
             let url = format!("http://{}/mcp", http.local_addr());
@@ -621,6 +628,43 @@ async fn cell(case: Case, surface: Surface) -> String {
         }
     }
     last
+}
+
+/// Runs each call as a program's line, `name(**arguments)`, through a sandbox offering every
+/// tool of the toolbox; the cell of the last call the program made, as the sandbox reports
+/// it, or of the program's own error when it made none (a name it was not given).
+async fn of_program(
+    toolbox: Toolbox,
+    calls: &[(&'static str, Value)],
+    ctx: &ToolContext,
+) -> String {
+    let last: Arc<Mutex<Option<String>>> = Arc::default();
+    let seen = Arc::clone(&last);
+    let sandbox = Sandbox::builder(Arc::new(toolbox))
+        .on_call(move |call| {
+            *seen.lock().unwrap() = Some(of_envelope(&envelope(call.outcome)));
+        })
+        .build()
+        .unwrap();
+    let mut cell = String::new();
+    for (name, arguments) in calls {
+        *last.lock().unwrap() = None;
+        let python_name: String = name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        let program = format!("{python_name}(**{})", python::literal(arguments));
+        let ran = sandbox
+            .run(&program, &ctx.clone().with_call_id("program"))
+            .await;
+        cell = match (last.lock().unwrap().take(), ran) {
+            (Some(cell), _) => cell,
+            (None, Ok(_)) => "no call".into(),
+            (None, Err(err)) if err.message().contains("NameError") => "program:NameError".into(),
+            (None, Err(err)) => format!("program:{}", err.code().as_str()),
+        };
+    }
+    cell
 }
 
 /// Holds the one place of a toolbox bounded at one call at once, until the guard drops.
@@ -673,6 +717,8 @@ enum Kind {
     Loops,
     /// `McpToolset`'s proxies.
     Proxy,
+    /// A program's calls.
+    Code,
 }
 
 impl Surface {
@@ -686,6 +732,7 @@ impl Surface {
             Kind::Task => self == Surface::Task,
             Kind::Loops => matches!(self, Surface::Loop | Surface::AgentAsTool),
             Kind::Proxy => self == Surface::Proxy,
+            Kind::Code => self == Surface::Code,
         }
     }
 }
@@ -703,6 +750,13 @@ const MCP_UNKNOWN: (Kind, &str, &str) = (
     Kind::Mcp,
     "protocol:-32602",
     "MCP answers a call of a tool the client was not offered with the protocol error its specification gives for an unknown tool",
+);
+
+/// A program is given functions, not a door to knock at with any name.
+const CODE_UNKNOWN: (Kind, &str, &str) = (
+    Kind::Code,
+    "program:NameError",
+    "a program is given one function per offered tool, under the name models are shown; any other name is Python's own `NameError`, raised in the program before anything reaches the toolbox",
 );
 
 /// A remote server is not this toolbox: it does not pick this toolbox's error codes.
@@ -723,7 +777,7 @@ const ROWS: [Row; 18] = [
     Row {
         case: Case::UnknownTool,
         answer: "error:unknown_tool",
-        except: &[MCP_UNKNOWN],
+        except: &[MCP_UNKNOWN, CODE_UNKNOWN],
     },
     Row {
         case: Case::HiddenByPrepare,
@@ -740,6 +794,7 @@ const ROWS: [Row; 18] = [
         answer: "error:unknown_tool",
         except: &[
             MCP_UNKNOWN,
+            CODE_UNKNOWN,
             (
                 Kind::Call,
                 "success",

@@ -234,16 +234,35 @@ impl fmt::Display for SandboxError {
 
 impl std::error::Error for SandboxError {}
 
+/// One tool call a program made, as it ended: for
+/// [`SandboxBuilder::on_call`], which shows a program's steps to the application.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ChildCall<'a> {
+    /// The tool's registered name.
+    pub tool: &'a str,
+    /// The call's id (`<program's call id>.<n>`).
+    pub call_id: &'a str,
+    /// The program's call id.
+    pub parent_call_id: &'a str,
+    /// The outcome, as a direct call of the tool would have had it.
+    pub outcome: &'a ToolOutcome,
+}
+
+type OnCall = Arc<dyn Fn(&ChildCall<'_>) + Send + Sync>;
+
 /// Builds a [`Sandbox`]: which tools, which limits.
 #[must_use]
 pub struct SandboxBuilder {
     toolbox: Arc<Toolbox>,
     only: Option<Vec<String>>,
     limits: Limits,
+    on_call: Option<OnCall>,
 }
 
 impl SandboxBuilder {
-    /// Offers only these tools (by registered name) instead of every tool of the toolbox.
+    /// Offers only these tools instead of every tool of the toolbox, by the names models are
+    /// shown (a toolset's rename, else the registered name).
     pub fn only<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
         self.only = Some(names.into_iter().map(Into::into).collect());
         self
@@ -255,36 +274,76 @@ impl SandboxBuilder {
         self
     }
 
+    /// Calls `f` with each tool call a program makes, as it ends (before the program reads
+    /// its result): to show a program's steps, or to keep them.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolsmith::sandbox::Sandbox;
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Doubles a number. Read-only. Not for floats.
+    /// #[tool(effect = "read")]
+    /// fn double(
+    ///     /// The number.
+    ///     #[arg(range(max = 1000))]
+    ///     n: u32,
+    /// ) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let sandbox = Sandbox::builder(Arc::new(Toolbox::new().with(Double)))
+    ///     .on_call(move |call| log.lock().unwrap().push((call.call_id.to_owned(), call.outcome.to_json())))
+    ///     .build()
+    ///     .unwrap();
+    /// let ctx = ToolContext::new().with_call_id("c7");
+    /// sandbox.run("double(n=double(n=3))", &ctx).await.unwrap();
+    /// let seen = seen.lock().unwrap();
+    /// assert_eq!(seen[1], ("c7.2".to_owned(), r#"{"status":"success","data":12}"#.to_owned()));
+    /// # });
+    /// ```
+    pub fn on_call(mut self, f: impl Fn(&ChildCall<'_>) + Send + Sync + 'static) -> Self {
+        self.on_call = Some(Arc::new(f));
+        self
+    }
+
     /// The sandbox.
     ///
     /// # Errors
     ///
     /// A named tool the toolbox lacks, two tools with one Python name, or no tool at all.
     pub fn build(self) -> Result<Sandbox, SandboxError> {
+        let shown: BTreeMap<&str, (&ToolDefinition, &str)> = self
+            .toolbox
+            .shown_and_registered()
+            .map(|(view, registered)| (view.name(), (view, registered)))
+            .collect();
         let names: Vec<String> = match self.only {
             Some(names) => names,
             None => self.toolbox.names().map(str::to_owned).collect(),
         };
         let mut tools = BTreeMap::new();
         for name in names {
-            let Some(tool) = self.toolbox.get(&name) else {
+            let Some(&(view, registered)) = shown.get(name.as_str()) else {
                 return Err(SandboxError::UnknownTool(name));
             };
-            let signature = Signature::python(tool.definition());
+            let signature = Signature::python(view);
             let python = signature.name().to_owned();
             if let Some(other) = tools.get(&python).map(|t: &Offered| t.name.clone()) {
-                if other != name {
+                if other != registered {
                     return Err(SandboxError::SameName(other, name));
                 }
                 continue;
             }
-            let effect = tool.definition().effect();
             tools.insert(
                 python,
                 Offered {
-                    name,
+                    name: registered.to_owned(),
                     signature,
-                    effect,
+                    effect: view.effect(),
                 },
             );
         }
@@ -300,6 +359,7 @@ impl SandboxBuilder {
                 offer,
                 limits: self.limits,
                 definition,
+                on_call: self.on_call,
             }),
         })
     }
@@ -327,6 +387,7 @@ struct Shared {
     offer: Offer,
     limits: Limits,
     definition: ToolDefinition,
+    on_call: Option<OnCall>,
 }
 
 impl Sandbox {
@@ -337,6 +398,7 @@ impl Sandbox {
             toolbox,
             only: None,
             limits: Limits::default(),
+            on_call: None,
         }
     }
 

@@ -16,7 +16,9 @@ use crate::error::{ErrorCode, ToolError};
 use crate::toolbox::Spelling;
 
 use super::value::{to_json, to_object, type_name};
-use super::{ProgramAnswer, Shared};
+use crate::outcome::ToolOutcome;
+
+use super::{ChildCall, ProgramAnswer, Shared};
 
 /// The file name the interpreter gives the program in its tracebacks.
 const SCRIPT: &str = "program.py";
@@ -228,10 +230,11 @@ impl<'a> Program<'a> {
             ));
         }
         self.calls += 1;
+        let call_id = format!("{}.{}", self.parent, self.calls);
         let ctx = self
             .ctx
             .clone()
-            .with_call_id(format!("{}.{}", self.parent, self.calls))
+            .with_call_id(call_id.as_str())
             .with_parent_call_id(Arc::clone(&self.parent));
         let toolbox = &self.shared.toolbox;
         let outcome = match toolbox
@@ -244,8 +247,16 @@ impl<'a> Program<'a> {
             .await
         {
             Ok(admitted) => admitted.call(arguments, &ctx).await,
-            Err(err) => return Answer::Resume(tool_exception(&err)),
+            Err(err) => ToolOutcome::Error(err),
         };
+        if let Some(on_call) = &self.shared.on_call {
+            on_call(&ChildCall {
+                tool: &offered.name,
+                call_id: &call_id,
+                parent_call_id: &self.parent,
+                outcome: &outcome,
+            });
+        }
         if let Some(err) = outcome.error() {
             return Answer::Resume(tool_exception(err));
         }

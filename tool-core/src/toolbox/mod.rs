@@ -429,6 +429,20 @@ impl Toolbox {
         self.definitions().map(ToolDefinition::name)
     }
 
+    /// Each tool as models are shown it, with the name it was registered under (the one
+    /// [`Spelling::Registered`] takes), in registration order.
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
+    pub(crate) fn shown_and_registered(
+        &self,
+    ) -> impl Iterator<Item = (&ToolDefinition, &str)> + '_ {
+        (0..self.registry.in_order.len()).map(|i| {
+            (
+                self.registry.shown(i),
+                self.registry.in_order[i].definition().name(),
+            )
+        })
+    }
+
     /// How many tools there are.
     ///
     /// ```
