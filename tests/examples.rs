@@ -217,3 +217,42 @@ fn the_restate_example_survives_its_service_being_killed() {
     );
     assert!(stdout.contains("effects applied: 2"), "{stdout}");
 }
+
+/// Code mode end to end: the program's nine calls and answer, and in each dialect the input
+/// tokens of the question asked one call at a time, in parallel, and as one program.
+#[test]
+fn the_code_mode_example_answers_with_one_program_for_far_fewer_tokens() {
+    let binary = example_binary("code_mode");
+    if !binary.exists() {
+        eprintln!("the code_mode example is not built (features `sandbox`, `tokens`): skipping");
+        return;
+    }
+    let output = Command::new(&binary).output().expect("the example runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "code_mode failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("\"total_arr_usd\":23600"), "{stdout}");
+    assert!(
+        stdout.contains("tool calls made by the program: 9"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains(" fewer")).collect();
+    assert_eq!(rows.len(), 4, "one row per dialect:\n{stdout}");
+    for row in rows {
+        let percents: Vec<f64> = row
+            .split_whitespace()
+            .zip(row.split_whitespace().skip(1))
+            .filter(|(_, next)| *next == "%")
+            .map(|(n, _)| n.parse().expect("a percentage"))
+            .collect();
+        assert_eq!(percents.len(), 2, "{row}");
+        assert!(
+            percents[0] >= 60.0,
+            "one call at a time: at least 60 % fewer: {row}"
+        );
+        assert!(percents[1] > 0.0, "parallel calls: fewer still: {row}");
+    }
+}
