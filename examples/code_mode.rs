@@ -274,7 +274,6 @@ pub async fn measure(dialect: Dialect, way: Way) -> Cost {
     }
 }
 
-#[allow(dead_code)]
 #[tokio::main]
 async fn main() {
     let tools = Arc::new(Toolbox::new().with(ListTickets).with(GetCustomer));

@@ -73,7 +73,7 @@ pub struct RegistryDoctests;
 pub struct OutputDoctests;
 
 /// The code mode guide's examples, compiled and run as doc tests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "sandbox"))]
 #[doc = include_str!("../docs/code-mode.md")]
 pub struct CodeModeDoctests;
 

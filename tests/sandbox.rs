@@ -318,19 +318,39 @@ async fn the_answer_goes_through_the_output_checks_and_the_source_is_kept_in_the
 }
 
 #[tokio::test]
-async fn a_write_repeated_in_one_run_replays_instead_of_running_again() {
+async fn a_program_run_again_in_its_run_is_answered_from_its_journal_and_a_write_is_never_redone() {
     let (sandbox, audit) = built(Limits::default());
     let before = CLOSED.load(Ordering::SeqCst);
     let ctx = ToolContext::new()
         .with_run_id("run_replay")
         .with_call_id("c1");
-    sandbox.run("close_ticket(id=77)", &ctx).await.unwrap();
-    // The same program again in the run, as after a crash: the write is kept, not redone.
-    let answer = sandbox.run("close_ticket(id=77)", &ctx).await.unwrap();
+    let program = "n = len(list_tickets())\n[close_ticket(id=77), n]";
+    sandbox.run(program, &ctx).await.unwrap();
+    // The same program call again in the run, as after a pause or a crash: each call it made
+    // is answered from the journal, nothing reaches the tools.
+    let answer = sandbox.run(program, &ctx).await.unwrap();
+    assert_eq!(answer.result, json!(["closed 77", 6]));
+    assert_eq!(answer.calls, 2);
+    assert_eq!(audit.records().len(), 2, "no call ran again");
+    // Another program in the same run making the same write: the idempotency key replays it.
+    let other = ctx.clone().with_call_id("c2");
+    let answer = sandbox.run("close_ticket(id=77)", &other).await.unwrap();
     assert_eq!(answer.result, json!("closed 77"));
     assert_eq!(CLOSED.load(Ordering::SeqCst) - before, 1);
     let statuses: Vec<&str> = audit.records().iter().map(|r| r.status).collect();
-    assert_eq!(statuses, ["success", "replayed"]);
+    assert_eq!(statuses, ["success", "success", "replayed"]);
+    // A program that takes another path is not answered from the journal past the fork.
+    let forked = sandbox
+        .run("n = len(list_tickets())\n[close_ticket(id=78), n]", &ctx)
+        .await
+        .unwrap();
+    assert_eq!(forked.result, json!(["closed 78", 6]));
+    assert_eq!(CLOSED.load(Ordering::SeqCst) - before, 2);
+    // Outside a run nothing is kept.
+    let loose = ToolContext::new().with_call_id("c1");
+    sandbox.run("list_tickets()", &loose).await.unwrap();
+    sandbox.run("list_tickets()", &loose).await.unwrap();
+    assert_eq!(audit.records().len(), 6);
 }
 
 #[tokio::test]
@@ -351,4 +371,109 @@ async fn run_code_through_a_toolbox_answers_the_envelope() {
         .call(RUN_CODE, json!({"code": ""}), &ToolContext::new())
         .await;
     assert_eq!(out.error().unwrap().code(), ErrorCode::InvalidArguments);
+}
+
+static DELETED: AtomicU32 = AtomicU32::new(0);
+static LISTED: AtomicU32 = AtomicU32::new(0);
+
+/// Lists the ids of the duplicate tickets. Read-only. Not for other tickets.
+#[tool(effect = "read", allow(unbounded_list))]
+fn list_duplicates() -> Vec<u32> {
+    LISTED.fetch_add(1, Ordering::SeqCst);
+    vec![41]
+}
+
+/// Deletes a ticket. Destructive: it cannot be undone. Not for closing tickets.
+#[tool(effect = "destructive", requires_approval)]
+fn delete_ticket(
+    /// The ticket's id.
+    #[arg(range(min = 1, max = 1000))]
+    id: u32,
+) -> String {
+    DELETED.fetch_add(1, Ordering::SeqCst);
+    format!("deleted {id}")
+}
+
+/// A run that asks for a program deleting the duplicates, then answers.
+fn program_model() -> toolsmith::agent::ScriptedModel {
+    let program = "ids = list_duplicates()\n[delete_ticket(id=i) for i in ids]";
+    toolsmith::agent::ScriptedModel::new([
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+            "tool_calls": [{"id": "call_code", "type": "function", "function": {"name": "run_code",
+            "arguments": json!({"code": program}).to_string()}}]}}]}),
+        json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+            "content": "Deleted the duplicate ticket 41."}}]}),
+    ])
+}
+
+/// The agent of one process: its toolboxes keep their state in the fleet's `state` (one
+/// Redis in production; one in-memory family shared here).
+fn program_agent(
+    approvals: &toolsmith::policy::Approvals,
+    state: &toolsmith::state::State,
+) -> toolsmith::agent::Agent {
+    let inner = Arc::new(
+        Toolbox::new()
+            .with(ListDuplicates)
+            .with(DeleteTicket)
+            .with_approver(approvals.clone())
+            .with_state(state.clone()),
+    );
+    let sandbox = Sandbox::builder(inner).build().unwrap();
+    toolsmith::agent::Agent::new(
+        Toolbox::new()
+            .with(sandbox.tool())
+            .with_approver(approvals.clone())
+            .with_state(state.clone()),
+        toolsmith::Dialect::OpenAiChat { strict: true },
+        program_model(),
+    )
+}
+
+#[tokio::test]
+async fn a_call_in_a_program_that_needs_a_person_pauses_the_run_and_nothing_runs_twice() {
+    use toolsmith::agent::{RunState, Stop};
+    let approvals = toolsmith::policy::Approvals::new();
+    let fleet =
+        toolsmith::state::State::memory().with_key("a secret every process of the fleet shares");
+    let ctx = ToolContext::new()
+        .with_principal("ada")
+        .with_run_id("run_program_approval");
+    let agent = program_agent(&approvals, &fleet);
+    let mut state = agent.start("Delete the duplicate tickets.");
+    let Stop::Paused(pending) = agent.run(&mut state, &ctx).await.unwrap() else {
+        panic!("the run should pause");
+    };
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].path, ["call_code"]);
+    assert_eq!(pending[0].tool, "run_code");
+    assert_eq!(
+        pending[0].arguments,
+        json!({"id": 41}),
+        "the person sees the child's call"
+    );
+    assert!(
+        pending[0].message.contains("stopped at its call 2"),
+        "{}",
+        pending[0].message
+    );
+    assert_eq!(DELETED.load(Ordering::SeqCst), 0);
+
+    // The paused run, stored and read back by another agent (as another process would).
+    let stored = serde_json::to_string(&state).unwrap();
+    let mut state: RunState = serde_json::from_str(&stored).unwrap();
+    let agent = program_agent(&approvals, &fleet);
+    agent.approve(&mut state, &pending[0].path).unwrap();
+    let stop = agent.run(&mut state, &ctx).await.unwrap();
+    assert!(matches!(stop, Stop::Answered(_)), "{stop:?}");
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        1,
+        "the approved call ran once"
+    );
+    assert_eq!(
+        LISTED.load(Ordering::SeqCst),
+        1,
+        "the call made before the pause was answered from the journal"
+    );
 }

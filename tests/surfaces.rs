@@ -647,15 +647,16 @@ async fn of_program(
         .build()
         .unwrap();
     let mut cell = String::new();
-    for (name, arguments) in calls {
+    for (i, (name, arguments)) in calls.iter().enumerate() {
         *last.lock().unwrap() = None;
         let python_name: String = name
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
             .collect();
         let program = format!("{python_name}(**{})", python::literal(arguments));
+        // Each program a call of its own in the run, as a model's calls are.
         let ran = sandbox
-            .run(&program, &ctx.clone().with_call_id("program"))
+            .run(&program, &ctx.clone().with_call_id(format!("program_{i}")))
             .await;
         cell = match (last.lock().unwrap().take(), ran) {
             (Some(cell), _) => cell,

@@ -48,6 +48,7 @@
 //! # });
 //! ```
 
+mod journal;
 mod run;
 mod value;
 
@@ -63,7 +64,6 @@ use crate::arguments::Arguments;
 use crate::code::{PRELUDE, Signature};
 use crate::context::ToolContext;
 use crate::definition::ToolDefinition;
-use crate::error::ToolError;
 use crate::lint::{LintFinding, LintLevel};
 use crate::outcome::ToolOutcome;
 use crate::provider::Offer;
@@ -194,7 +194,25 @@ impl Limits {
 }
 
 /// What a program gave back: the value of its last expression, what it printed, and how
-/// many tool calls it made.
+/// many tool calls it made. `run_code`'s result is this, as JSON.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::sandbox::Sandbox;
+/// use toolsmith::{tool, ToolContext, Toolbox};
+///
+/// /// Says hello. Read-only. Not for real conversations.
+/// #[tool(effect = "read")]
+/// fn say_hello() -> String { "hello".into() }
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let sandbox = Sandbox::builder(Arc::new(Toolbox::new().with(SayHello))).build().unwrap();
+/// let answer = sandbox.run("print('saying it')\nsay_hello().upper()", &ToolContext::new()).await.unwrap();
+/// assert_eq!(answer.result, "HELLO");
+/// assert_eq!(answer.printed, "saying it\n");
+/// assert_eq!(answer.calls, 1);
+/// # });
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ProgramAnswer {
     /// The value of the program's last line, as JSON (`null` when the last line is a
@@ -208,6 +226,17 @@ pub struct ProgramAnswer {
 }
 
 /// Why a sandbox could not be built.
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::sandbox::{Sandbox, SandboxError};
+/// use toolsmith::Toolbox;
+///
+/// let empty = Sandbox::builder(Arc::new(Toolbox::new())).build().unwrap_err();
+/// assert_eq!(empty, SandboxError::NoTools);
+/// let missing = Sandbox::builder(Arc::new(Toolbox::new())).only(["send_email"]).build().unwrap_err();
+/// assert_eq!(missing.to_string(), "the toolbox has no tool `send_email` to offer");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SandboxError {
@@ -470,20 +499,6 @@ impl Sandbox {
             })
             .collect()
     }
-
-    /// Runs `code` in `ctx`: each tool call through the toolbox's door in a context of its
-    /// own (call id `<ctx's call id>.<n>`, parent call id `ctx`'s call id), within the
-    /// limits.
-    ///
-    /// # Errors
-    ///
-    /// The error the model reads: `invalid_arguments` for a program that does not parse,
-    /// raises, or answers what JSON cannot hold or more than the output limit;
-    /// `timeout` past the time limits; `budget_exhausted` past the call limit;
-    /// `internal_error` if the interpreter fails.
-    pub async fn run(&self, code: &str, ctx: &ToolContext) -> Result<ProgramAnswer, ToolError> {
-        run::Program::new(&self.shared, ctx).run(code).await
-    }
 }
 
 impl fmt::Debug for Sandbox {
@@ -505,6 +520,22 @@ impl fmt::Debug for Sandbox {
 
 /// The tool that runs a program in a [`Sandbox`]: one cache-stable definition (its
 /// description changes only when the offered tools or the limits do).
+///
+/// ```
+/// use std::sync::Arc;
+/// use toolsmith::sandbox::{Sandbox, RUN_CODE};
+/// use toolsmith::{tool, Tool, Toolbox};
+///
+/// /// Says hello. Read-only. Not for real conversations.
+/// #[tool(effect = "read")]
+/// fn say_hello() -> String { "hello".into() }
+///
+/// let sandbox = Sandbox::builder(Arc::new(Toolbox::new().with(SayHello))).build().unwrap();
+/// let run_code = sandbox.tool();
+/// assert_eq!(run_code.definition().name(), RUN_CODE);
+/// assert!(run_code.definition().description().contains("def say_hello() -> str:"));
+/// assert_eq!(run_code.definition().effect(), Some(toolsmith::Effect::Read));
+/// ```
 #[derive(Clone, Debug)]
 pub struct RunCode {
     sandbox: Sandbox,

@@ -15,13 +15,30 @@ use crate::echo::echo;
 use crate::error::{ErrorCode, ToolError};
 use crate::toolbox::Spelling;
 
+use super::journal::{Journal, Kept};
 use super::value::{to_json, to_object, type_name};
 use crate::outcome::ToolOutcome;
 
-use super::{ChildCall, ProgramAnswer, Shared};
+use super::{ChildCall, ProgramAnswer, Sandbox, Shared};
 
 /// The file name the interpreter gives the program in its tracebacks.
 const SCRIPT: &str = "program.py";
+
+impl Sandbox {
+    /// Runs `code` in `ctx`: each tool call through the toolbox's door in a context of its
+    /// own (call id `<ctx's call id>.<n>`, parent call id `ctx`'s call id), within the
+    /// limits.
+    ///
+    /// # Errors
+    ///
+    /// The error the model reads: `invalid_arguments` for a program that does not parse,
+    /// raises, or answers what JSON cannot hold or more than the output limit;
+    /// `timeout` past the time limits; `budget_exhausted` past the call limit;
+    /// `internal_error` if the interpreter fails.
+    pub async fn run(&self, code: &str, ctx: &ToolContext) -> Result<ProgramAnswer, ToolError> {
+        Program::new(&self.shared, ctx).run(code).await
+    }
+}
 
 /// One program, from its source to its answer.
 pub(super) struct Program<'a> {
@@ -31,6 +48,7 @@ pub(super) struct Program<'a> {
     parent: Arc<str>,
     calls: u32,
     printed: String,
+    journal: Journal,
 }
 
 /// Where an interpreter step left the program, with what it printed on the way.
@@ -45,7 +63,9 @@ enum Answer {
 
 impl<'a> Program<'a> {
     pub(super) fn new(shared: &'a Shared, ctx: &'a ToolContext) -> Self {
+        let (store, ttl) = shared.toolbox.program_journal();
         Self {
+            journal: Journal::new(store, ttl, ctx),
             shared,
             ctx,
             parent: Arc::from(ctx.call_id().unwrap_or(super::RUN_CODE)),
@@ -230,7 +250,11 @@ impl<'a> Program<'a> {
             ));
         }
         self.calls += 1;
-        let call_id = format!("{}.{}", self.parent, self.calls);
+        let n = self.calls;
+        if let Some(kept) = self.journal.replay(n, &offered.name, &arguments).await {
+            return Answer::Resume(handed(kept));
+        }
+        let call_id = format!("{}.{}", self.parent, n);
         let ctx = self
             .ctx
             .clone()
@@ -246,7 +270,7 @@ impl<'a> Program<'a> {
             )
             .await
         {
-            Ok(admitted) => admitted.call(arguments, &ctx).await,
+            Ok(admitted) => admitted.call(&arguments, &ctx).await,
             Err(err) => ToolOutcome::Error(err),
         };
         if let Some(on_call) = &self.shared.on_call {
@@ -258,21 +282,41 @@ impl<'a> Program<'a> {
             });
         }
         if let Some(err) = outcome.error() {
-            return Answer::Resume(tool_exception(err));
+            // A call waiting for a person ends the program, the wait handed up: an agent run
+            // pauses on it, and the decision reaches this call when the program runs again.
+            if let Some(awaited) = err.awaited() {
+                return Answer::End(
+                    ToolError::approval_required(format!(
+                        "The program stopped at its call {} (`{}`): {}",
+                        self.calls,
+                        offered.name,
+                        err.message()
+                    ))
+                    .with_awaited(awaited.clone()),
+                );
+            }
         }
-        let data = outcome
-            .data()
-            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
-        let Some(mut data) = data else {
-            return Answer::Resume(raise(
-                ExcType::RuntimeError,
-                "[internal_error] the tool's result could not be read".to_owned(),
-            ));
+        let kept = match outcome.error() {
+            Some(err) => tool_exception(err),
+            None => match outcome
+                .data()
+                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            {
+                Some(mut data) => {
+                    // What a program reads is checked as what a model reads: a result with a
+                    // view of its own gives the program its typed value, which the output
+                    // checks did not see.
+                    crate::output::sanitize(&mut data);
+                    Kept::Value(data)
+                }
+                None => Kept::raised(
+                    ExcType::RuntimeError,
+                    "[internal_error] the tool's result could not be read",
+                ),
+            },
         };
-        // What a program reads is checked as what a model reads: a result with a view of its
-        // own gives the program its typed value, which the output checks did not see.
-        crate::output::sanitize(&mut data);
-        Answer::Resume(ExtFunctionResult::Return(to_object(&data)))
+        self.journal.keep(n, &offered.name, &arguments, &kept).await;
+        Answer::Resume(handed(kept))
     }
 }
 
@@ -323,9 +367,19 @@ fn keyword_arguments(kwargs: &[(MontyObject, MontyObject)]) -> Result<Value, Str
     Ok(Value::Object(object))
 }
 
+/// What the program is handed for a call, from what was kept of it.
+fn handed(kept: Kept) -> ExtFunctionResult {
+    match kept {
+        Kept::Value(value) => ExtFunctionResult::Return(to_object(&value)),
+        Kept::Raised { kind, message } => {
+            raise(kind.parse().unwrap_or(ExcType::RuntimeError), message)
+        }
+    }
+}
+
 /// The exception a program sees for a tool's error: its message starts with the error code,
 /// the type is the nearest Python one.
-fn tool_exception(err: &ToolError) -> ExtFunctionResult {
+fn tool_exception(err: &ToolError) -> Kept {
     let code = err.code();
     let kind = match code {
         ErrorCode::InvalidArguments | ErrorCode::TruncatedArguments => ExcType::ValueError,
@@ -337,7 +391,7 @@ fn tool_exception(err: &ToolError) -> ExtFunctionResult {
         ErrorCode::Timeout => ExcType::TimeoutError,
         _ => ExcType::RuntimeError,
     };
-    raise(kind, format!("[{}] {}", code.as_str(), err.message()))
+    Kept::raised(kind, &format!("[{}] {}", code.as_str(), err.message()))
 }
 
 fn raise(kind: ExcType, message: String) -> ExtFunctionResult {

@@ -838,6 +838,21 @@ impl Toolbox {
         })
     }
 
+    /// Where a program's finished calls are kept while its run lasts (the idempotency store),
+    /// and for how long (the idempotency keys' time to live).
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
+    pub(crate) fn program_journal(
+        &self,
+    ) -> (
+        &Arc<dyn crate::state::IdempotencyStore>,
+        std::time::Duration,
+    ) {
+        (
+            &self.settings.state.idempotency,
+            self.settings.defaults.idempotency.ttl,
+        )
+    }
+
     /// Where an MCP server serving this toolbox, and the agent loop's long-running calls,
     /// keep their tasks.
     pub(crate) fn task_store(&self) -> &Arc<dyn crate::state::TaskStore> {
