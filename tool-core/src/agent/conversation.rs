@@ -48,6 +48,18 @@ pub(crate) fn assistant(dialect: Dialect, response: &Value) -> Vec<Value> {
     }
 }
 
+/// The container a response's code ran in (Anthropic's `container.id`), which the next
+/// request names.
+pub(crate) fn container(dialect: Dialect, response: &Value) -> Option<String> {
+    match dialect {
+        Dialect::Anthropic { .. } => response
+            .pointer("/container/id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        _ => None,
+    }
+}
+
 /// The text the model answered with, when it did.
 pub(crate) fn text(dialect: Dialect, response: &Value) -> String {
     let texts: Vec<&str> = match dialect {

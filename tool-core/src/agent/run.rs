@@ -610,6 +610,10 @@ impl Agent {
             state
                 .messages
                 .extend(conversation::assistant(self.dialect, &response));
+            // Anthropic runs a program's calls in a container the next request must name.
+            if let Some(container) = conversation::container(self.dialect, &response) {
+                state.container = Some(container);
+            }
             if calls.is_empty() {
                 state.answer = Some(text.clone());
                 return Ok(Stop::Answered(text));
@@ -638,6 +642,10 @@ impl Agent {
                 decisions: Vec::new(),
                 children: Default::default(),
                 tasks: Default::default(),
+                programs: crate::provider::program_calls(self.dialect, &response)
+                    .into_iter()
+                    .map(|p| (p.call_id, p.caller))
+                    .collect(),
             });
             let over = u32::try_from(n).map_or(true, |n| {
                 state.calls.saturating_add(n) > self.limits.max_calls
@@ -714,6 +722,10 @@ impl Agent {
             }
             None => conversation::body(self.dialect, state.messages.clone(), &block.fields),
         };
+        let mut body = body;
+        if let (Some(container), Value::Object(fields)) = (&state.container, &mut body) {
+            fields.insert("container".into(), Value::String(container.clone()));
+        }
         ModelRequest {
             dialect: self.dialect,
             body,
@@ -803,7 +815,11 @@ impl Agent {
         // The calls answer the request of `awaiting.step`: judged against what it offered, in
         // its step, whenever they run.
         let offer = awaiting.offer.clone();
-        let provider = self.provider().answering(&offer);
+        let programs = crate::provider::ProgramCall::all(&awaiting.programs);
+        let provider = self
+            .provider()
+            .answering(&offer)
+            .with_program_calls(&programs);
         let turn_ctx = ctx.clone().with_extension(awaiting.step);
         let mut decided = match self.take_decisions(&mut awaiting, &provider, &turn_ctx) {
             Ok(decided) => decided,

@@ -45,6 +45,10 @@ pub struct RunState {
     /// Whose run it is, and which run: set when it first runs, and checked on every resume.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) owner: Option<Owner>,
+    /// The provider's container the run's programs run in (Anthropic's `container.id`):
+    /// sent with each later request, since a program's pending calls are answered there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) container: Option<String>,
     /// An HMAC-SHA256, under the toolbox state's key, of everything above: a state edited
     /// outside the API, or sealed by a toolbox with another key, is refused.
     #[serde(default)]
@@ -104,6 +108,10 @@ pub(crate) struct Awaiting {
     /// The task each long-running call runs as, by the call's id, until its result is taken.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) tasks: BTreeMap<String, String>,
+    /// The `caller` of each call a program the provider ran made, by the call's id: those
+    /// are answered into the program.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) programs: BTreeMap<String, Value>,
 }
 
 /// A call waiting for a person's decision.
@@ -176,6 +184,7 @@ impl RunState {
             usage: Usage::default(),
             awaiting: None,
             answer: None,
+            container: None,
             trimmed: Vec::new(),
             owner: None,
             seal: String::new(),

@@ -185,6 +185,18 @@ pub struct ToolRequest {
     /// found: sent in full, after the other tools, so the cached prefix stays.
     /// [`Turn::next_request`](crate::toolbox::Turn::next_request) adds them.
     pub revealed: Vec<String>,
+    /// Tools a program the provider runs may call (registered names): programmatic tool
+    /// calling. Anthropic: each names the code execution tool in `allowed_callers`, and the
+    /// code execution tool joins the request if it is not there. OpenAI Responses: each has
+    /// `allowed_callers` with `"programmatic"` and its output schema (`output_schema`), and
+    /// the `programmatic_tool_calling` tool joins the request. Other dialects have no such
+    /// calls: [`RequestError::ProgrammaticUnsupported`]. See docs/code-mode.md.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub programmatic: Vec<String>,
+    /// Whether the [`programmatic`](Self::programmatic) tools are for programs only: the
+    /// model cannot call them directly (`allowed_callers` names only the program).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub programmatic_only: bool,
 }
 
 impl ToolRequest {
@@ -430,6 +442,9 @@ pub enum RequestError {
     /// A function tool is named like a hosted tool of the request (`web_search`,
     /// `web_fetch`, `code_execution`, `computer`): the model could not tell them apart.
     HostedNameTaken(String),
+    /// Tools marked callable from a program, for a provider that runs no program with tools
+    /// (its name: [`Dialect::provider`]).
+    ProgrammaticUnsupported(&'static str),
 }
 
 impl fmt::Display for RequestError {
@@ -486,6 +501,10 @@ impl fmt::Display for RequestError {
                 "a function tool is named `{}`, the name of a hosted tool in the request; rename the function tool",
                 crate::echo::echo(name)
             ),
+            Self::ProgrammaticUnsupported(provider) => write!(
+                f,
+                "{provider} runs no programs that call tools: programmatic tool calling is Anthropic's and OpenAI Responses'; leave `programmatic` empty for {provider}, or give the model the sandbox's `run_code` tool"
+            ),
         }
     }
 }
@@ -504,6 +523,8 @@ pub(crate) struct Offered {
     pub(crate) registered: String,
     pub(crate) exported: String,
     pub(crate) value: Value,
+    /// The tool's output schema, for a program that calls it (OpenAI's `output_schema`).
+    pub(crate) output_schema: Option<Value>,
     pub(crate) conditional: bool,
     pub(crate) sequential: bool,
 }
@@ -540,7 +561,33 @@ pub(crate) fn build(
     };
     let searching = !request.defer.is_empty();
 
-    let hosted = hosted_of(dialect, request, &offered)?;
+    // Anthropic's programs run in its code execution tool: it joins the request if absent.
+    let with_code_execution;
+    let request = if matches!(dialect, Dialect::Anthropic { .. })
+        && !request.programmatic.is_empty()
+        && !request
+            .hosted
+            .iter()
+            .any(|h| matches!(h, super::HostedTool::CodeExecution(_)))
+    {
+        let mut more = request.clone();
+        more.hosted.push(super::HostedTool::CodeExecution(
+            super::CodeExecution::default(),
+        ));
+        with_code_execution = more;
+        &with_code_execution
+    } else {
+        request
+    };
+    let mut hosted = hosted_of(dialect, request, &offered)?;
+    if matches!(dialect, Dialect::Anthropic { .. }) && !request.programmatic.is_empty() {
+        // Programs call tools from the version of code execution made for it.
+        for entry in &mut hosted.entries {
+            if entry["name"] == "code_execution" {
+                entry["type"] = json!(super::program::ANTHROPIC_PROGRAM_CODE_EXECUTION);
+            }
+        }
+    }
 
     let mut notes = hosted.notes.clone();
     // Anthropic has no filter: a subset is trimmed from the list.
@@ -610,6 +657,12 @@ pub(crate) fn build(
     let functions = !values.is_empty();
     if dialect != Dialect::Gemini {
         values.extend(hosted.entries.iter().cloned());
+    }
+    if !request.programmatic.is_empty()
+        && let Some(tool) = super::program::program_tool(dialect)
+    {
+        tools.push(("programmatic_tool_calling".to_owned(), tool.to_string()));
+        values.push(tool);
     }
     let deferred_names: Vec<String> = entries
         .iter()
@@ -987,6 +1040,17 @@ fn check_names<'r>(
     for name in &request.defer {
         known(name)?;
     }
+    if !request.programmatic.is_empty() {
+        if !matches!(
+            dialect,
+            Dialect::Anthropic { .. } | Dialect::OpenAiResponses { .. }
+        ) {
+            return Err(RequestError::ProgrammaticUnsupported(dialect.provider()));
+        }
+        for name in &request.programmatic {
+            known(name)?;
+        }
+    }
     let native_search = matches!(
         dialect,
         Dialect::Anthropic { .. } | Dialect::OpenAiResponses { .. }
@@ -1101,6 +1165,14 @@ fn entries(
         let mut value = tool.value;
         if is_deferred && let Value::Object(map) = &mut value {
             map.insert("defer_loading".into(), Value::Bool(true));
+        }
+        if request.programmatic.contains(&tool.registered) {
+            super::program::mark(
+                dialect,
+                &mut value,
+                tool.output_schema.as_ref(),
+                request.programmatic_only,
+            );
         }
         entries.push(Entry {
             name: tool.exported,

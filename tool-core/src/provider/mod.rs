@@ -16,6 +16,7 @@ pub(crate) use hosted::RawKind;
 pub(crate) mod mcp;
 mod offer;
 mod openai;
+mod program;
 mod rich;
 mod search;
 mod stream;
@@ -39,6 +40,8 @@ pub use hosted::{
 };
 pub use mcp::{OUTPUT_META, REPLAYED_META};
 pub use offer::Offer;
+pub(crate) use program::encode as encode_program_result;
+pub use program::{ProgramCall, program_calls};
 pub use search::LOCAL_SEARCH_TOOL;
 pub(crate) use search::{answer as search_answer, definition as search_definition, found_names};
 pub(crate) use stream::Resolver;

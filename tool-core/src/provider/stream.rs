@@ -766,6 +766,10 @@ impl CallStream {
                     .get("content_block")
                     .filter(|b| b["type"] == "tool_use")
                 else {
+                    // Another kind of block (text, or a tool the provider runs itself, such
+                    // as the code execution a program runs in): its input deltas are not a
+                    // call's arguments.
+                    self.closed.insert(key);
                     return;
                 };
                 self.update(&key, block.get("id"), block.get("name"), "", done);

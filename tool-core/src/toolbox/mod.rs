@@ -68,6 +68,8 @@ pub struct ProviderToolbox<'a> {
     dialect: Dialect,
     /// What the request the calls answer offered, when they answer one.
     offer: Option<&'a crate::provider::Offer>,
+    /// The calls a program the provider ran made, answered into the program.
+    programs: Option<&'a [crate::provider::ProgramCall]>,
 }
 
 /// How a caller spells a tool's name.

@@ -29,6 +29,7 @@ impl Toolbox {
             toolbox: self,
             dialect,
             offer: None,
+            programs: None,
         }
     }
 }
@@ -87,6 +88,49 @@ impl<'a> ProviderToolbox<'a> {
     #[must_use]
     pub fn answering(mut self, offer: &'a crate::provider::Offer) -> Self {
         self.offer = Some(offer);
+        self
+    }
+
+    /// This view for answering `calls`, the calls a program the provider ran made
+    /// ([`program_calls`](crate::provider::program_calls) of the response): each is answered
+    /// into the program (the tool's value as JSON text, what its output schema describes; an
+    /// error as its envelope, marked as an error; OpenAI's `caller` echoed), not as a result
+    /// for the model to read. [`respond_to`](Self::respond_to) finds them in the response on
+    /// its own.
+    ///
+    /// ```
+    /// use toolsmith::provider::program_calls;
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{tool, Dialect, ToolCall, ToolContext, Toolbox};
+    ///
+    /// /// Counts a SKU's stock. Read-only. Not for orders.
+    /// #[tool(effect = "read")]
+    /// fn get_stock(
+    ///     /// The SKU.
+    ///     #[arg(length(min = 1, max = 20))]
+    ///     sku: String,
+    /// ) -> u32 {
+    ///     let _ = sku;
+    ///     12
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let toolbox = Toolbox::new().with(GetStock);
+    /// let dialect = Dialect::OpenAiResponses { strict: true };
+    /// let response = json!({"output": [{"type": "function_call", "call_id": "call_1", "name": "get_stock",
+    ///     "arguments": "{\"sku\":\"a\"}", "caller": {"type": "program", "caller_id": "call_prog"}}]});
+    /// let programs = program_calls(dialect, &response);
+    /// let calls = ToolCall::parse(dialect, &response).unwrap();
+    /// let provider = toolbox.provider(dialect).with_program_calls(&programs);
+    /// let outcomes = provider.run_all(&calls, &ToolContext::new()).await;
+    /// let answer = &provider.messages(&calls, &outcomes)[0];
+    /// assert_eq!(answer["output"], "12");
+    /// assert_eq!(answer["caller"]["caller_id"], "call_prog");
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn with_program_calls(mut self, calls: &'a [crate::provider::ProgramCall]) -> Self {
+        self.programs = Some(calls);
         self
     }
 
@@ -223,6 +267,7 @@ impl<'a> ProviderToolbox<'a> {
                     registered: def.name().to_owned(),
                     exported,
                     value: def.export(self.dialect)?.clone(),
+                    output_schema: def.output_schema().cloned(),
                     conditional: registry.has_predicate(own.name())
                         || after_condition.contains(own.name()),
                     sequential: self.toolbox.policy_of(own).sequential,
@@ -451,7 +496,10 @@ impl<'a> ProviderToolbox<'a> {
     ) -> Result<Turn, CallParseError> {
         let calls = ToolCall::parse(self.dialect, response)?;
         let outcomes = self.run_all(&calls, ctx).await;
-        let messages = self.messages(&calls, &outcomes);
+        let programs = crate::provider::program_calls(self.dialect, response);
+        let messages = self
+            .with_program_calls(&programs)
+            .messages(&calls, &outcomes);
         Ok(Turn {
             calls,
             outcomes,
@@ -487,6 +535,19 @@ impl<'a> ProviderToolbox<'a> {
 
     /// One call's outcome as this provider takes a tool result.
     pub(crate) fn encode(&self, call: &ToolCall, outcome: &ToolOutcome) -> Value {
+        let program = self.programs.and_then(|programs| {
+            programs
+                .iter()
+                .find(|p| call.id.as_deref() == Some(p.call_id.as_str()))
+        });
+        if let Some(program) = program {
+            return crate::provider::encode_program_result(
+                self.dialect,
+                call,
+                outcome,
+                &program.caller,
+            );
+        }
         let def = self.resolve(&call.name).map(|tool| tool.definition());
         encode_result(self.dialect, call, outcome, def)
     }
