@@ -12,17 +12,7 @@ import sys
 import pydantic
 from jsonschema import Draft202012Validator
 
-failures = []
-passed = 0
-
-
-def check(label, fn):
-    global passed
-    try:
-        fn()
-        passed += 1
-    except Exception as exc:  # noqa: BLE001 - every oracle failure is reported the same way
-        failures.append(f"{label}: {type(exc).__name__}: {exc}"[:2000])
+from tally import check, report
 
 
 def schema_of(dialect, tool):
@@ -392,10 +382,7 @@ def main(path):
             check(f"mcp result of {result['tool']}: structuredContent matches outputSchema",
                   lambda r=result, s=schema: Draft202012Validator(s).validate(r["result"]["structuredContent"]))
 
-    for line in failures:
-        print("FAIL", line)
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return report()
 
 
 if __name__ == "__main__":

@@ -14,17 +14,7 @@ import typing
 
 import pydantic
 
-failures = []
-passed = 0
-
-
-def check(label, fn):
-    global passed
-    try:
-        fn()
-        passed += 1
-    except Exception as exc:  # noqa: BLE001 - every oracle failure is reported the same way
-        failures.append(f"{label}: {type(exc).__name__}: {exc}"[:2000])
+from tally import check, report
 
 
 def only_keys(value, typed_dict):
@@ -121,10 +111,7 @@ def main(path):
         check(f"programmatic_anthropic.sse {e['type']}: RawMessageStreamEvent",
               lambda x=e: event.validate_json(json.dumps(x), strict=True))
 
-    for line in failures:
-        print("FAIL", line)
-    print(f"{passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return report()
 
 
 if __name__ == "__main__":
