@@ -445,8 +445,9 @@ async fn a_call_in_a_program_that_needs_a_person_pauses_the_run_and_nothing_runs
         panic!("the run should pause");
     };
     assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].path, ["call_code"]);
-    assert_eq!(pending[0].tool, "run_code");
+    // The path goes on into the program: the program's call, then its second call.
+    assert_eq!(pending[0].path, ["call_code", "call_code.2"]);
+    assert_eq!(pending[0].tool, "delete_ticket");
     assert_eq!(
         pending[0].arguments,
         json!({"id": 41}),

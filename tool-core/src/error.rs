@@ -319,6 +319,10 @@ pub(crate) struct Awaited {
     pub(crate) hash: String,
     pub(crate) arguments: serde_json::Value,
     pub(crate) repairs: Vec<String>,
+    /// For a call a program made, its id in the program (`<program's call id>.<n>`): the
+    /// last step of the waiting call's path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) within: Option<String>,
 }
 
 /// The message the model sees for an internal error; the trace id is appended.

@@ -761,7 +761,7 @@ impl Agent {
             let waited = awaiting
                 .pending
                 .iter()
-                .find(|p| p.path.len() == 1 && p.path[0] == decision.call_id)
+                .find(|p| p.path.first() == Some(&decision.call_id))
                 .filter(|p| !p.registered.is_empty() && !p.arguments_hash.is_empty());
             if let Some(p) = waited {
                 decided.insert(
@@ -1062,6 +1062,18 @@ impl Agent {
             }
             if self.toolbox.has_approver() {
                 let pending = match err.awaited() {
+                    // A call a program made (in the sandbox): its path goes on into the
+                    // program, and it is shown as the tool the program called.
+                    Some(awaited) if awaited.within.is_some() => PendingCall {
+                        path: vec![id, awaited.within.clone().unwrap_or_default()],
+                        tool: awaited.tool.clone(),
+                        arguments: awaited.arguments.clone(),
+                        arguments_hash: awaited.hash.clone(),
+                        repairs: awaited.repairs.clone(),
+                        message: err.message().to_owned(),
+                        token: String::new(),
+                        registered: awaited.tool.clone(),
+                    },
                     Some(awaited) => PendingCall {
                         path: vec![id],
                         tool: call.name.clone(),

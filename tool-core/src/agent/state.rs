@@ -341,11 +341,18 @@ impl RunState {
                 awaiting.decisions.push(Decision::of(verdict, id.clone()));
                 Ok(())
             }
-            [parent, rest @ ..] => awaiting
-                .children
-                .get_mut(parent)
-                .ok_or_else(not_pending)?
-                .decide(rest, verdict),
+            [parent, rest @ ..] => match awaiting.children.get_mut(parent) {
+                Some(child) => child.decide(rest, verdict),
+                // A call a program made: the decision goes with the program's call, which
+                // hands it to the call when the program runs again.
+                None => {
+                    awaiting.decisions.retain(|d| d.call_id != *parent);
+                    awaiting
+                        .decisions
+                        .push(Decision::of(verdict, parent.clone()));
+                    Ok(())
+                }
+            },
             [] => Err(not_pending()),
         }
     }

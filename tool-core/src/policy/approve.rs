@@ -1075,6 +1075,7 @@ impl Approve {
                 hash: hash.to_owned(),
                 arguments: request.redacted_arguments(),
                 repairs: checked.repairs.clone(),
+                within: None,
             })),
             ApprovalDecision::Expired => Err(ToolError::new(
                 ErrorCode::ApprovalExpired,

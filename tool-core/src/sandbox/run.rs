@@ -292,7 +292,10 @@ impl<'a> Program<'a> {
                         offered.name,
                         err.message()
                     ))
-                    .with_awaited(awaited.clone()),
+                    .with_awaited(crate::error::Awaited {
+                        within: Some(call_id),
+                        ..awaited.clone()
+                    }),
                 );
             }
         }
