@@ -67,11 +67,14 @@ impl CheckpointStore for Hooked {
     }
 }
 
-/// The agent every process builds alike: the same tools, key and stores.
+/// The agent every process builds alike: the same tools, key and stores. With
+/// `TOOLSMITH_CRASH_PROGRAMS` set (and the `sandbox` feature), the model writes each turn's
+/// calls as one program for the sandbox's `run_code`, over the same tools.
 fn agent(redis: &str, dir: &Path, seed: u64) -> Result<Agent, String> {
     let store = Arc::new(RedisStore::open(redis).map_err(|e| e.to_string())?);
     let audit = toolsmith::audit::JsonLinesSink::create(dir.join("audit.jsonl"))
         .map_err(|e| e.to_string())?;
+    let state = State::shared(Arc::clone(&store)).with_key(KEY);
     let toolbox = Toolbox::new()
         .with(LookupTicket)
         .with(AddNote)
@@ -87,18 +90,42 @@ fn agent(redis: &str, dir: &Path, seed: u64) -> Result<Agent, String> {
             },
             ..Defaults::default()
         })
-        .with_state(State::shared(Arc::clone(&store)).with_key(KEY));
-    Ok(Agent::new(
-        toolbox,
-        Dialect::Anthropic { strict: false },
-        SeededModel::new(seed),
+        .with_state(state.clone());
+    let (toolbox, model) = if std::env::var_os("TOOLSMITH_CRASH_PROGRAMS").is_some() {
+        programs(toolbox, state, seed)?
+    } else {
+        (toolbox, SeededModel::new(seed))
+    };
+    Ok(
+        Agent::new(toolbox, Dialect::Anthropic { strict: false }, model)
+            .with_checkpoints(Hooked(store))
+            .with_events(|event| match event {
+                AgentEvent::ModelAnswered { .. } => point("model.after"),
+                AgentEvent::ToolFinished { .. } => point("tool.after"),
+                _ => {}
+            }),
     )
-    .with_checkpoints(Hooked(store))
-    .with_events(|event| match event {
-        AgentEvent::ModelAnswered { .. } => point("model.after"),
-        AgentEvent::ToolFinished { .. } => point("tool.after"),
-        _ => {}
-    }))
+}
+
+/// The model's toolbox when it writes programs: `run_code` over `tools`, in the same state,
+/// with a step boundary after each call a program makes (before the program's journal keeps
+/// it).
+#[cfg(feature = "sandbox")]
+fn programs(tools: Toolbox, state: State, seed: u64) -> Result<(Toolbox, SeededModel), String> {
+    let sandbox = toolsmith::sandbox::Sandbox::builder(Arc::new(tools))
+        .on_call(|_| point("program.call"))
+        .build()
+        .map_err(|e| e.to_string())?;
+    let toolbox = Toolbox::new()
+        .with(sandbox.tool())
+        .with_approver(Approvals::new())
+        .with_state(state);
+    Ok((toolbox, SeededModel::programs(seed)))
+}
+
+#[cfg(not(feature = "sandbox"))]
+fn programs(_: Toolbox, _: State, _: u64) -> Result<(Toolbox, SeededModel), String> {
+    Err("programs need the `sandbox` feature".into())
 }
 
 /// Reports where a run stopped, as the worker's last line.

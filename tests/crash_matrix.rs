@@ -5,6 +5,11 @@
 //! seed run without a kill: the same final answer, no side effect applied twice, no approval
 //! asked twice, none lost.
 //!
+//! The same matrix runs again with programs: the model writes each turn's calls as one
+//! program for the sandbox's `run_code` (feature `sandbox`), whose calls pause the run when
+//! they wait for a person and are kept in the program's journal, with one more kill point
+//! after each call a program makes, before the journal keeps it.
+//!
 //! Needs the example built (`scripts/test.sh` builds every example first) and `redis-server`.
 
 #[path = "support/matrix.rs"]
@@ -39,6 +44,27 @@ const POINTS: [&str; 12] = [
 /// Seeded runs in the matrix.
 const RUNS: u64 = 120;
 
+/// The step boundaries of a run whose calls a program makes: the same, and after each call a
+/// program makes, before the program's journal keeps it.
+const PROGRAM_POINTS: [&str; 13] = [
+    "model.before",
+    "model.after",
+    "checkpoint.before",
+    "checkpoint.after",
+    "tool.before",
+    "read.inside",
+    "tool.inside",
+    "program.call",
+    "tool.after",
+    "paused",
+    "decision.before",
+    "decision.after",
+    "resume.loaded",
+];
+
+/// Seeded programs in the programs' matrix.
+const PROGRAM_RUNS: u64 = 100;
+
 fn example() -> Option<PathBuf> {
     let exe = std::env::current_exe().ok()?;
     let path = exe.parent()?.parent()?.join("examples").join("durable");
@@ -66,14 +92,30 @@ fn verdict(seed: u64, path: &str) -> &'static str {
     }
 }
 
+/// Which matrix: the model's own calls, or programs'.
+#[derive(Clone, Copy)]
+struct Flavor {
+    programs: bool,
+}
+
 /// Runs one worker to its end or its kill; its last meaningful line.
-fn worker(bin: &Path, args: &[&str], kill: &mut Option<String>, run: &mut Run) -> String {
+fn worker(
+    bin: &Path,
+    flavor: Flavor,
+    args: &[&str],
+    kill: &mut Option<String>,
+    run: &mut Run,
+) -> String {
     run.processes += 1;
     let mut args: Vec<&str> = args.to_vec();
     if let Some(kill) = kill.as_deref() {
         args.push(kill);
     }
-    let mut child = Command::new(bin)
+    let mut command = Command::new(bin);
+    if flavor.programs {
+        command.env("TOOLSMITH_CRASH_PROGRAMS", "1");
+    }
+    let mut child = command
         .arg("worker")
         .args(&args)
         .stdout(Stdio::piped())
@@ -103,7 +145,14 @@ fn worker(bin: &Path, args: &[&str], kill: &mut Option<String>, run: &mut Run) -
 
 /// Drives run `run_id` of `seed` to its answer: runs it, decides what waits, resumes after a
 /// pause or a kill.
-fn drive(bin: &Path, redis: &str, dir: &str, run_id: &str, seed: u64, kill: Option<String>) -> Run {
+fn drive(
+    (bin, flavor): (&Path, Flavor),
+    redis: &str,
+    dir: &str,
+    run_id: &str,
+    seed: u64,
+    kill: Option<String>,
+) -> Run {
     let mut kill = kill;
     let mut run = Run::default();
     let seed_s = seed.to_string();
@@ -113,6 +162,7 @@ fn drive(bin: &Path, redis: &str, dir: &str, run_id: &str, seed: u64, kill: Opti
         if let Some(path) = to_decide.first().cloned() {
             let said = worker(
                 bin,
+                flavor,
                 &[
                     "decide",
                     redis,
@@ -138,6 +188,7 @@ fn drive(bin: &Path, redis: &str, dir: &str, run_id: &str, seed: u64, kill: Opti
         let mode = if started { "resume" } else { "run" };
         let said = worker(
             bin,
+            flavor,
             &[mode, redis, dir, run_id, &seed_s],
             &mut kill,
             &mut run,
@@ -172,17 +223,23 @@ type Killed = (u64, String, &'static str, Run);
 
 /// Drives `seeds` one after another: each seed's run without a kill, then its runs killed at
 /// the points [`matrix::attempts`] gives, until one is killed.
-fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Vec<Killed>) {
+fn lane(
+    worker: (&Path, Flavor),
+    points: &'static [&'static str],
+    url: &str,
+    dir: &str,
+    seeds: &[u64],
+) -> (Vec<(u64, Run)>, Vec<Killed>) {
     let mut baselines = Vec::new();
     let mut crashed = Vec::new();
     for &seed in seeds {
-        let base = drive(bin, url, dir, &format!("base-{seed}"), seed, None);
+        let base = drive(worker, url, dir, &format!("base-{seed}"), seed, None);
         assert!(base.killed_at.is_none());
         assert_eq!(base.asked_twice, 0);
         baselines.push((seed, base));
-        for (attempt, point, n) in matrix::attempts(seed, &POINTS) {
+        for (attempt, point, n) in matrix::attempts(seed, points) {
             let id = format!("crash-{seed}-{attempt}");
-            let run = drive(bin, url, dir, &id, seed, Some(format!("{point}:{n}")));
+            let run = drive(worker, url, dir, &id, seed, Some(format!("{point}:{n}")));
             let killed = run.killed_at.is_some();
             crashed.push((seed, id, point, run));
             if killed {
@@ -195,6 +252,20 @@ fn lane(bin: &Path, url: &str, dir: &str, seeds: &[u64]) -> (Vec<(u64, Run)>, Ve
 
 #[test]
 fn runs_killed_at_every_step_boundary_finish_as_if_never_killed() {
+    matrix_of(Flavor { programs: false }, &POINTS, RUNS);
+}
+
+/// Programs' calls through the sandbox: the same matrix, one more kill point. Needs the
+/// example built with the `sandbox` feature (`scripts/test.sh` builds it with every feature).
+#[cfg(feature = "sandbox")]
+#[test]
+fn programs_killed_at_every_step_boundary_finish_as_if_never_killed() {
+    matrix_of(Flavor { programs: true }, &PROGRAM_POINTS, PROGRAM_RUNS);
+}
+
+/// Runs `runs` seeds of `flavor`, each also killed at one of `points`, and checks them
+/// against their uninterrupted runs.
+fn matrix_of(flavor: Flavor, points: &'static [&'static str], runs: u64) {
     let Some(bin) = example() else {
         eprintln!("the durable example is not built: skipping (scripts/test.sh builds it)");
         return;
@@ -202,14 +273,18 @@ fn runs_killed_at_every_step_boundary_finish_as_if_never_killed() {
     let Some(redis) = RedisServer::start() else {
         return;
     };
-    let dir = std::env::temp_dir().join(format!("toolsmith-crash-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "toolsmith-crash-{}-{}",
+        std::process::id(),
+        if flavor.programs { "programs" } else { "calls" }
+    ));
     std::fs::create_dir_all(&dir).expect("a ledger directory");
     let dir_s = dir.display().to_string();
     let mut rows: BTreeMap<&str, matrix::Row> = BTreeMap::new();
     // Seeds in four lanes at once: the workers mostly wait (on Redis, on a dead process's
     // lease), so the matrix takes a quarter of the time on two cores.
     let lanes: Vec<Vec<u64>> = (0..4)
-        .map(|lane| (1..=RUNS).filter(|s| s % 4 == lane).collect())
+        .map(|lane| (1..=runs).filter(|s| s % 4 == lane).collect())
         .collect();
     let (url, bin) = (&redis.url, &bin);
     let dir_s = &dir_s;
@@ -218,7 +293,7 @@ fn runs_killed_at_every_step_boundary_finish_as_if_never_killed() {
     std::thread::scope(|scope| {
         let lanes: Vec<_> = lanes
             .iter()
-            .map(|seeds| scope.spawn(move || lane(bin, url, dir_s, seeds)))
+            .map(|seeds| scope.spawn(move || lane((bin, flavor), points, url, dir_s, seeds)))
             .collect();
         for lane in lanes {
             let (base, crash) = lane.join().expect("a lane of the matrix");
@@ -248,18 +323,18 @@ fn runs_killed_at_every_step_boundary_finish_as_if_never_killed() {
         row.lost += expected.difference(&asked).count();
         row.same_answer += usize::from(run.answer == base.answer);
     }
-    let total = matrix::report(&rows, &POINTS);
+    let total = matrix::report(&rows, points);
     let processes: usize = crashed.iter().map(|(.., r)| r.processes).sum();
     println!(
-        "{} runs of {RUNS} seeds, {} killed, in {processes} worker processes",
+        "{} runs of {runs} seeds, {} killed, in {processes} worker processes",
         crashed.len(),
         total.killed
     );
     assert!(
-        total.killed >= 100,
-        "only {} runs were killed",
+        total.killed as u64 * 6 >= runs * 5,
+        "only {} runs of {runs} were killed",
         total.killed
     );
-    assert!(total.killed as u64 <= RUNS, "one kill per seed");
+    assert!(total.killed as u64 <= runs, "one kill per seed");
     let _ = std::fs::remove_dir_all(&dir);
 }

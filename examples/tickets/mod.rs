@@ -113,6 +113,8 @@ pub fn delete_ticket(
 pub struct SeededModel {
     /// The seed; `None` reads it from the run's prompt (`… seed <n>`).
     seed: Option<u64>,
+    /// Whether each turn's calls are one program for `run_code` instead.
+    programs: bool,
 }
 
 /// A small deterministic generator.
@@ -127,13 +129,29 @@ impl SeededModel {
     /// A model of `seed`'s script.
     #[allow(dead_code)]
     pub fn new(seed: u64) -> Self {
-        Self { seed: Some(seed) }
+        Self {
+            seed: Some(seed),
+            programs: false,
+        }
+    }
+
+    /// A model of `seed`'s script that writes each turn's calls as one program, for the
+    /// sandbox's `run_code`: each call in a `try`, so a denied one reads as its error.
+    #[allow(dead_code)]
+    pub fn programs(seed: u64) -> Self {
+        Self {
+            seed: Some(seed),
+            programs: true,
+        }
     }
 
     /// A model that reads each run's seed from its prompt, which ends `seed <n>`.
     #[allow(dead_code)]
     pub fn from_prompt() -> Self {
-        Self { seed: None }
+        Self {
+            seed: None,
+            programs: false,
+        }
     }
 
     /// The seed of the run `body` is a request of.
@@ -185,6 +203,26 @@ fn script(seed: u64) -> Vec<Vec<(String, Value)>> {
         .collect()
 }
 
+/// A turn's calls as one program: each in a `try`, its result or its error's first words
+/// collected in order; the list is the answer.
+fn program(calls: &[(String, Value)]) -> String {
+    let mut code = String::from("r = []\n");
+    for (name, input) in calls {
+        let args: Vec<String> = input
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        code.push_str(&format!(
+            "try:\n    r.append({name}({}))\nexcept Exception as e:\n    r.append(str(e)[:30])\n",
+            args.join(", ")
+        ));
+    }
+    code.push('r');
+    code
+}
+
 /// What the tools answered so far, as the model read them: each result's data, or its
 /// error's code (a replayed result reads as the first one did).
 fn results_read(body: &Value) -> Vec<String> {
@@ -224,6 +262,11 @@ impl ModelClient for SeededModel {
             let usage = json!({"input_tokens": 100, "output_tokens": 10});
             let script = script(self.seed_of(&request.body));
             let answer = match script.get(turn) {
+                Some(calls) if self.programs => json!({
+                    "role": "assistant", "stop_reason": "tool_use", "usage": usage,
+                    "content": [{"type": "tool_use", "id": format!("toolu_{turn}"),
+                        "name": "run_code", "input": {"code": program(calls)}}],
+                }),
                 Some(calls) => json!({
                     "role": "assistant", "stop_reason": "tool_use", "usage": usage,
                     "content": calls.iter().enumerate().map(|(k, (name, input))| json!({

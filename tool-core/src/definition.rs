@@ -27,6 +27,10 @@ pub struct ToolDefinition {
     effect: Option<Effect>,
     requires_approval: bool,
     long_running: bool,
+    /// Whether the tool's effects are the calls it makes through a toolbox's door, each of
+    /// them keyed and gated on its own (the sandbox's `run_code`): the tool as a whole is
+    /// not keyed, since a repeat of it is answered call by call.
+    composite: bool,
     lint_levels: &'static [(&'static str, LintLevel)],
     param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
     policy: ToolPolicy,
@@ -80,6 +84,7 @@ impl ToolDefinition {
             effect: spec.effect,
             requires_approval: spec.requires_approval,
             long_running: spec.long_running,
+            composite: false,
             lint_levels: spec.lint_levels,
             param_lint_levels: spec
                 .params
@@ -173,6 +178,7 @@ impl ToolDefinition {
             effect: None,
             requires_approval: false,
             long_running: false,
+            composite: false,
             lint_levels: &[],
             param_lint_levels: Vec::new(),
             policy: ToolPolicy::default(),
@@ -210,6 +216,7 @@ impl ToolDefinition {
             effect: self.effect,
             requires_approval: self.requires_approval,
             long_running: self.long_running,
+            composite: self.composite,
             lint_levels: self.lint_levels,
             param_lint_levels: self.param_lint_levels.clone(),
             policy: self.policy.clone(),
@@ -506,6 +513,19 @@ impl ToolDefinition {
     pub fn with_long_running(mut self, long_running: bool) -> Self {
         self.long_running = long_running;
         self
+    }
+
+    /// Marks the tool's effects as the calls it makes through a toolbox's door, each keyed
+    /// on its own ([`composite`](Self::is_composite)).
+    #[cfg_attr(not(feature = "sandbox"), allow(dead_code))]
+    pub(crate) fn with_composite(mut self) -> Self {
+        self.composite = true;
+        self
+    }
+
+    /// Whether the tool's effects are the calls it makes through a toolbox's door.
+    pub(crate) fn is_composite(&self) -> bool {
+        self.composite
     }
 
     /// The level of `lint` for this tool, or for its parameter `param`.

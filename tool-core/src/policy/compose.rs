@@ -211,7 +211,10 @@ impl Settings {
             }));
         }
         let approval = needs_approval(def);
-        let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive));
+        // A tool whose effects are calls through a door (the sandbox's `run_code`) is not
+        // keyed as a whole: each of its calls is keyed on its own.
+        let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive))
+            && !def.is_composite();
         // Read once, for every step that reads the arguments, before any of them. The
         // idempotency and approval steps read them first themselves, so a step of its
         // own is only for a call that only the audit reads.

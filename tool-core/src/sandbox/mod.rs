@@ -609,6 +609,7 @@ fn definition(tools: &BTreeMap<String, Offered>, limits: &Limits) -> ToolDefinit
             Effect::Write
         })
         .with_policy(policy)
+        .with_composite()
         .with_output_schema(json!({
             "type": "object",
             "properties": {
