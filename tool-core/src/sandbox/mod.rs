@@ -576,7 +576,8 @@ fn signatures(tools: &BTreeMap<String, Offered>) -> String {
 
 /// `run_code`'s definition: the signatures in its description, the source limit in its
 /// schema, `read` when every offered tool reads and `write` otherwise (each call a program
-/// makes is gated as itself, so the program needs no approval of its own), one attempt.
+/// makes is gated and keyed as itself, so the program needs no approval and no idempotency
+/// key of its own), one attempt.
 fn definition(tools: &BTreeMap<String, Offered>, limits: &Limits) -> ToolDefinition {
     let description = format!(
         "Runs a short Python program that calls the functions below and answers with the value of its last line. Use it to call several tools and filter or join their results in code: only the answer is returned. Not for work a single call does.\n\nThe functions take keyword arguments only and return the types shown. A failed call raises an exception whose message starts with its error code, e.g. `ValueError('[invalid_arguments] ...')`. The program has no files, network, clock or environment; imports beyond `typing` are not needed. At most {} tool calls and {} bytes of answer and printed text.\n\n```python\n{}```",
