@@ -211,10 +211,7 @@ impl Settings {
             }));
         }
         let approval = needs_approval(def);
-        // A tool whose effects are calls through a door (the sandbox's `run_code`) is not
-        // keyed as a whole: each of its calls is keyed on its own.
-        let write = matches!(def.effect(), Some(Effect::Write | Effect::Destructive))
-            && !def.is_composite();
+        let write = keyed(def);
         // Read once, for every step that reads the arguments, before any of them. The
         // idempotency and approval steps read them first themselves, so a step of its
         // own is only for a call that only the audit reads.
@@ -371,4 +368,10 @@ impl Settings {
             invalid: super::InvalidCounts::default(),
         }
     }
+}
+
+/// Whether calls of `def` are keyed for idempotency: writes, but not a tool whose effects are
+/// calls through a door (the sandbox's `run_code`), each of which is keyed on its own.
+fn keyed(def: &ToolDefinition) -> bool {
+    matches!(def.effect(), Some(Effect::Write | Effect::Destructive)) && !def.is_composite()
 }

@@ -561,33 +561,10 @@ pub(crate) fn build(
     };
     let searching = !request.defer.is_empty();
 
-    // Anthropic's programs run in its code execution tool: it joins the request if absent.
-    let with_code_execution;
-    let request = if matches!(dialect, Dialect::Anthropic { .. })
-        && !request.programmatic.is_empty()
-        && !request
-            .hosted
-            .iter()
-            .any(|h| matches!(h, super::HostedTool::CodeExecution(_)))
-    {
-        let mut more = request.clone();
-        more.hosted.push(super::HostedTool::CodeExecution(
-            super::CodeExecution::default(),
-        ));
-        with_code_execution = more;
-        &with_code_execution
-    } else {
-        request
-    };
+    let with_code_execution = super::program::with_code_execution(dialect, request);
+    let request = with_code_execution.as_ref().unwrap_or(request);
     let mut hosted = hosted_of(dialect, request, &offered)?;
-    if matches!(dialect, Dialect::Anthropic { .. }) && !request.programmatic.is_empty() {
-        // Programs call tools from the version of code execution made for it.
-        for entry in &mut hosted.entries {
-            if entry["name"] == "code_execution" {
-                entry["type"] = json!(super::program::ANTHROPIC_PROGRAM_CODE_EXECUTION);
-            }
-        }
-    }
+    super::program::code_execution_version(dialect, request, &mut hosted.entries);
 
     let mut notes = hosted.notes.clone();
     // Anthropic has no filter: a subset is trimmed from the list.
@@ -658,12 +635,7 @@ pub(crate) fn build(
     if dialect != Dialect::Gemini {
         values.extend(hosted.entries.iter().cloned());
     }
-    if !request.programmatic.is_empty()
-        && let Some(tool) = super::program::program_tool(dialect)
-    {
-        tools.push(("programmatic_tool_calling".to_owned(), tool.to_string()));
-        values.push(tool);
-    }
+    super::program::push_program_tool(dialect, request, &mut tools, &mut values);
     let deferred_names: Vec<String> = entries
         .iter()
         .filter(|e| e.deferred)

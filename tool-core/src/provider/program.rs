@@ -21,6 +21,8 @@ use crate::dialect::Dialect;
 use crate::outcome::ToolOutcome;
 
 use super::call::ToolCall;
+use super::choice::ToolRequest;
+use super::hosted::{CodeExecution, HostedTool};
 
 /// The version of Anthropic's code execution tool whose programs call tools: a request with
 /// tools callable from a program sends this version (Anthropic's programmatic tool calling
@@ -151,11 +153,53 @@ pub(crate) fn encode(
     }
 }
 
-/// The tool that lets the provider's program call tools, when the request has none yet.
-pub(crate) fn program_tool(dialect: Dialect) -> Option<Value> {
-    match dialect {
-        Dialect::OpenAiResponses { .. } => Some(json!({"type": "programmatic_tool_calling"})),
-        _ => None,
+/// OpenAI's tool that lets a program call tools, after the others (with its entry in the
+/// block's list of tools), when the request marks tools for programs.
+pub(crate) fn push_program_tool(
+    dialect: Dialect,
+    request: &ToolRequest,
+    tools: &mut Vec<(String, String)>,
+    values: &mut Vec<Value>,
+) {
+    if request.programmatic.is_empty() || !matches!(dialect, Dialect::OpenAiResponses { .. }) {
+        return;
+    }
+    let tool = json!({"type": "programmatic_tool_calling"});
+    tools.push(("programmatic_tool_calling".to_owned(), tool.to_string()));
+    values.push(tool);
+}
+
+/// The request with Anthropic's code execution tool added, when it marks tools for programs
+/// and has none: Anthropic's programs run in it.
+pub(crate) fn with_code_execution(dialect: Dialect, request: &ToolRequest) -> Option<ToolRequest> {
+    let needed = matches!(dialect, Dialect::Anthropic { .. })
+        && !request.programmatic.is_empty()
+        && !request
+            .hosted
+            .iter()
+            .any(|h| matches!(h, HostedTool::CodeExecution(_)));
+    needed.then(|| {
+        let mut more = request.clone();
+        more.hosted
+            .push(HostedTool::CodeExecution(CodeExecution::default()));
+        more
+    })
+}
+
+/// Anthropic's code execution at the version programs call tools from, when the request
+/// marks tools for programs.
+pub(crate) fn code_execution_version(
+    dialect: Dialect,
+    request: &ToolRequest,
+    entries: &mut [Value],
+) {
+    if !matches!(dialect, Dialect::Anthropic { .. }) || request.programmatic.is_empty() {
+        return;
+    }
+    for entry in entries {
+        if entry["name"] == "code_execution" {
+            entry["type"] = json!(ANTHROPIC_PROGRAM_CODE_EXECUTION);
+        }
     }
 }
 

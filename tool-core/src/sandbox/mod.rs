@@ -3,7 +3,7 @@
 //!
 //! A [`Sandbox`] offers some of a toolbox's tools to programs. Its [`RunCode`] tool (named
 //! `run_code`) takes a program's source; its description carries each offered tool as a
-//! typed Python signature ([`Signature`](crate::code::Signature)), so the model knows every
+//! typed Python signature ([`code::Signature`](crate::code::Signature)), so the model knows every
 //! argument and the shape of every result. The program runs in
 //! [Monty](https://github.com/pydantic/monty), a Python interpreter written in Rust that has
 //! no files, no network, no clock and no environment: each tool call pauses it, and the call
