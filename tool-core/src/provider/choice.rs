@@ -561,10 +561,10 @@ pub(crate) fn build(
     };
     let searching = !request.defer.is_empty();
 
-    let with_code_execution = super::program::with_code_execution(dialect, request);
+    let with_code_execution = with_code_execution(dialect, request);
     let request = with_code_execution.as_ref().unwrap_or(request);
     let mut hosted = hosted_of(dialect, request, &offered)?;
-    super::program::code_execution_version(dialect, request, &mut hosted.entries);
+    super::program::code_execution_version(dialect, &request.programmatic, &mut hosted.entries);
 
     let mut notes = hosted.notes.clone();
     // Anthropic has no filter: a subset is trimmed from the list.
@@ -635,7 +635,7 @@ pub(crate) fn build(
     if dialect != Dialect::Gemini {
         values.extend(hosted.entries.iter().cloned());
     }
-    super::program::push_program_tool(dialect, request, &mut tools, &mut values);
+    super::program::push_program_tool(dialect, &request.programmatic, &mut tools, &mut values);
     let deferred_names: Vec<String> = entries
         .iter()
         .filter(|e| e.deferred)
@@ -681,6 +681,20 @@ pub(crate) fn build(
         headers,
         offer,
     })
+}
+
+/// The request with Anthropic's code execution tool added, when it marks tools for programs
+/// and has none: Anthropic's programs run in it.
+fn with_code_execution(dialect: Dialect, request: &ToolRequest) -> Option<ToolRequest> {
+    super::program::needs_code_execution(dialect, &request.programmatic, &request.hosted).then(
+        || {
+            let mut more = request.clone();
+            more.hosted.push(super::HostedTool::CodeExecution(
+                super::CodeExecution::default(),
+            ));
+            more
+        },
+    )
 }
 
 /// The block of a request that offers no tools: providers refuse an empty tool list, and a

@@ -21,8 +21,7 @@ use crate::dialect::Dialect;
 use crate::outcome::ToolOutcome;
 
 use super::call::ToolCall;
-use super::choice::ToolRequest;
-use super::hosted::{CodeExecution, HostedTool};
+use super::hosted::HostedTool;
 
 /// The version of Anthropic's code execution tool whose programs call tools: a request with
 /// tools callable from a program sends this version (Anthropic's programmatic tool calling
@@ -157,11 +156,11 @@ pub(crate) fn encode(
 /// block's list of tools), when the request marks tools for programs.
 pub(crate) fn push_program_tool(
     dialect: Dialect,
-    request: &ToolRequest,
+    programmatic: &[String],
     tools: &mut Vec<(String, String)>,
     values: &mut Vec<Value>,
 ) {
-    if request.programmatic.is_empty() || !matches!(dialect, Dialect::OpenAiResponses { .. }) {
+    if programmatic.is_empty() || !matches!(dialect, Dialect::OpenAiResponses { .. }) {
         return;
     }
     let tool = json!({"type": "programmatic_tool_calling"});
@@ -169,31 +168,28 @@ pub(crate) fn push_program_tool(
     values.push(tool);
 }
 
-/// The request with Anthropic's code execution tool added, when it marks tools for programs
-/// and has none: Anthropic's programs run in it.
-pub(crate) fn with_code_execution(dialect: Dialect, request: &ToolRequest) -> Option<ToolRequest> {
-    let needed = matches!(dialect, Dialect::Anthropic { .. })
-        && !request.programmatic.is_empty()
-        && !request
-            .hosted
+/// Whether Anthropic's code execution tool must join a request that marks `programmatic`
+/// tools and has the `hosted` tools: Anthropic's programs run in it.
+pub(crate) fn needs_code_execution(
+    dialect: Dialect,
+    programmatic: &[String],
+    hosted: &[HostedTool],
+) -> bool {
+    matches!(dialect, Dialect::Anthropic { .. })
+        && !programmatic.is_empty()
+        && !hosted
             .iter()
-            .any(|h| matches!(h, HostedTool::CodeExecution(_)));
-    needed.then(|| {
-        let mut more = request.clone();
-        more.hosted
-            .push(HostedTool::CodeExecution(CodeExecution::default()));
-        more
-    })
+            .any(|h| matches!(h, HostedTool::CodeExecution(_)))
 }
 
 /// Anthropic's code execution at the version programs call tools from, when the request
 /// marks tools for programs.
 pub(crate) fn code_execution_version(
     dialect: Dialect,
-    request: &ToolRequest,
+    programmatic: &[String],
     entries: &mut [Value],
 ) {
-    if !matches!(dialect, Dialect::Anthropic { .. }) || request.programmatic.is_empty() {
+    if !matches!(dialect, Dialect::Anthropic { .. }) || programmatic.is_empty() {
         return;
     }
     for entry in entries {
