@@ -221,8 +221,9 @@ fn drive(
 /// A killed run: its seed, run id, the point it was to be killed at, and how it went.
 type Killed = (u64, String, &'static str, Run);
 
-/// Drives `seeds` one after another: each seed's run without a kill, then its runs killed at
-/// the points [`matrix::attempts`] gives, until one is killed.
+/// Drives the given script numbers (each seeds the model's script) one after another: the
+/// number's run without a kill, then its runs killed at the points [`matrix::attempts`]
+/// gives, until one is killed.
 fn lane(
     worker: (&Path, Flavor),
     points: &'static [&'static str],

@@ -49,9 +49,9 @@ const LANES: u64 = 2;
 /// A killed run: its seed, run id, the point it was to be killed at, and how it went.
 type Killed = (u64, String, &'static str, Run);
 
-/// Drives `seeds` one after another on a Restate server and a service of their own: each
-/// seed's run without a kill, then its runs killed at the points [`matrix::attempts`] gives,
-/// until one is killed.
+/// Drives the given script numbers (each seeds the model's script) one after another on a
+/// Restate server and a service of their own: the number's run without a kill, then its runs
+/// killed at the points [`matrix::attempts`] gives, until one is killed.
 fn run_lane(
     bin: &Path,
     binary: &Path,

@@ -14,11 +14,11 @@ pub fn approves(seed: u64, path: &str) -> bool {
     h % 3 != 0
 }
 
-/// The kill points a seed's runs try, in order, each as (attempt, point, which time the run
-/// reaches it): the seed's own place in `points`, first at the 1st, 2nd or 3rd time the run
-/// reaches it and then at the 1st, then the next point the same way. A run that never
-/// reaches its point is not killed, so its driver moves on to the next attempt until one
-/// kills it; the runs that were not killed are checked all the same.
+/// The kill points the runs of script number `seed` try, in order, each as (attempt, point,
+/// which time the run reaches it): the number's own place in `points`, first at the 1st, 2nd
+/// or 3rd time the run reaches it and then at the 1st, then the next point the same way. A
+/// run that never reaches its point is not killed, so its driver moves on to the next attempt
+/// until one kills it; the runs that were not killed are checked all the same.
 pub fn attempts<'p>(
     seed: u64,
     points: &'p [&'p str],
