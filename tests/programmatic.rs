@@ -426,3 +426,38 @@ async fn provider_sdks_accept_programmatic_requests_responses_answers_and_histor
     );
     let _ = std::fs::remove_file(&path);
 }
+
+/// A deploy configuration.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Config {
+    /// The deploy token.
+    token: String,
+}
+
+/// Reads the deploy configuration. Read-only. Not for changing it.
+#[tool(effect = "read")]
+fn read_config() -> toolsmith::output::Viewed<Config> {
+    toolsmith::output::Viewed::new(Config {
+        token: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd".to_owned(),
+    })
+    .text("the deploy configuration")
+}
+
+#[tokio::test]
+async fn a_program_gets_a_view_s_typed_value_checked() {
+    let toolbox = Toolbox::new().with(ReadConfig);
+    let response = json!({"output": [{"type": "function_call", "call_id": "call_c", "name": "read_config",
+        "arguments": "{}", "caller": {"type": "program", "caller_id": "call_prog"}}]});
+    let turn = toolbox
+        .provider(RESPONSES)
+        .respond_to(&response, &ToolContext::new())
+        .await
+        .unwrap();
+    let output = turn.messages[0]["output"].as_str().unwrap();
+    let value: Value = serde_json::from_str(output).unwrap();
+    assert!(
+        value["token"].is_string(),
+        "the typed value, not the view: {output}"
+    );
+    assert!(!output.contains("AbCdEfGhIj"), "{output}");
+}

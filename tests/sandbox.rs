@@ -478,3 +478,32 @@ async fn a_call_in_a_program_that_needs_a_person_pauses_the_run_and_nothing_runs
         "the call made before the pause was answered from the journal"
     );
 }
+
+/// A deploy configuration.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+struct Config {
+    /// The deploy token.
+    token: String,
+}
+
+/// Reads the deploy configuration. Read-only. Not for changing it.
+#[tool(effect = "read")]
+fn read_config() -> toolsmith::output::Viewed<Config> {
+    toolsmith::output::Viewed::new(Config {
+        token: "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd".to_owned(),
+    })
+    .text("the deploy configuration")
+}
+
+#[tokio::test]
+async fn a_view_s_typed_value_is_checked_before_the_program_reads_it() {
+    let sandbox = Sandbox::builder(Arc::new(Toolbox::new().with(ReadConfig)))
+        .build()
+        .unwrap();
+    let answer = sandbox
+        .run("read_config()['token']", &ToolContext::new())
+        .await
+        .unwrap();
+    let token = answer.result.as_str().unwrap();
+    assert!(!token.contains("AbCdEfGhIj"), "{token}");
+}

@@ -548,6 +548,19 @@ impl Notes {
     }
 }
 
+/// A successful outcome's data as it leaves the toolbox for a program rather than a model:
+/// the checked data as it is, or a view's typed value (which the checks did not see)
+/// rewritten as the model's data is. `None` for an error.
+pub(crate) fn data_for_program(outcome: &ToolOutcome) -> Option<std::borrow::Cow<'_, str>> {
+    let data = outcome.data()?;
+    if !matches!(outcome, ToolOutcome::Viewed(_)) {
+        return Some(std::borrow::Cow::Borrowed(data.get()));
+    }
+    let mut value: Value = serde_json::from_str(data.get()).ok()?;
+    sanitize(&mut value);
+    Some(std::borrow::Cow::Owned(value.to_string()))
+}
+
 /// `value` rewritten as the model's data is, whatever the tool's mode: secrets and paths
 /// redacted, steering text escaped. For what leaves the toolbox beside the checked view (a
 /// result's typed value over MCP) and for audit records (artifacts). Returns what was done,

@@ -122,19 +122,9 @@ pub(crate) fn encode(
     caller: &Value,
 ) -> Value {
     let id = call.id.clone().unwrap_or_default();
-    let text = match outcome.data() {
-        // A value with a view of its own was not checked as the view was: check it now.
-        Some(data) if matches!(outcome, ToolOutcome::Viewed(_)) => {
-            match serde_json::from_str::<Value>(data.get()) {
-                Ok(mut value) => {
-                    crate::output::sanitize(&mut value);
-                    value.to_string()
-                }
-                Err(_) => outcome.for_model().to_json(),
-            }
-        }
-        Some(data) => data.get().to_owned(),
-        None => outcome.for_model().to_json(),
+    let text = match crate::output::data_for_program(outcome) {
+        Some(data) if outcome.error().is_none() => data.into_owned(),
+        _ => outcome.for_model().to_json(),
     };
     match dialect {
         Dialect::Anthropic { .. } => json!({

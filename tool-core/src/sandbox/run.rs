@@ -13,12 +13,11 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::echo::echo;
 use crate::error::{ErrorCode, ToolError};
+use crate::outcome::ToolOutcome;
 use crate::toolbox::Spelling;
 
 use super::journal::{Journal, Kept};
 use super::value::{to_json, to_object, type_name};
-use crate::outcome::ToolOutcome;
-
 use super::{ChildCall, ProgramAnswer, Sandbox, Shared};
 
 /// The file name the interpreter gives the program in its tracebacks.
@@ -114,7 +113,11 @@ impl<'a> Program<'a> {
             ResourceLimits::default()
                 .max_duration(limits.time)
                 .max_recursion_depth(limits.recursion)
-                .max_suspensions(usize::try_from(limits.calls).unwrap_or(usize::MAX) + 1),
+                .max_suspensions(
+                    usize::try_from(limits.calls)
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(1),
+                ),
         );
         let room = self.room();
         let mut stepped = step(move |print| runner.start(functions, tracker, print), room).await?;
@@ -198,15 +201,13 @@ impl<'a> Program<'a> {
     /// it.
     fn raised(&self, exc: &MontyException) -> ToolError {
         match exc.exc_type() {
-            ExcType::TimeoutError if exc.traceback().is_empty() || is_time_limit(exc) => {
-                ToolError::new(
-                    ErrorCode::Timeout,
-                    format!(
-                        "The program ran past its {} ms of interpreter time and was stopped. Do less work in the program: filter with the tools' own arguments where you can.",
-                        self.shared.limits.time.as_millis()
-                    ),
-                )
-            }
+            ExcType::TimeoutError if is_time_limit(exc) => ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "The program ran past its {} ms of interpreter time and was stopped. Do less work in the program: filter with the tools' own arguments where you can.",
+                    self.shared.limits.time.as_millis()
+                ),
+            ),
             ExcType::MemoryError if exc.message().is_some_and(|m| m.contains("limit")) => {
                 ToolError::invalid_arguments(format!(
                     "The program printed more than the {} bytes returned. Print less.",
@@ -281,37 +282,21 @@ impl<'a> Program<'a> {
                 outcome: &outcome,
             });
         }
-        if let Some(err) = outcome.error() {
-            // A call waiting for a person ends the program, the wait handed up: an agent run
-            // pauses on it, and the decision reaches this call when the program runs again.
-            if let Some(awaited) = err.awaited() {
-                return Answer::End(
-                    ToolError::approval_required(format!(
-                        "The program stopped at its call {} (`{}`): {}",
-                        self.calls,
-                        offered.name,
-                        err.message()
-                    ))
-                    .with_awaited(crate::error::Awaited {
-                        within: Some(call_id),
-                        ..awaited.clone()
-                    }),
-                );
-            }
+        // A call waiting for a person ends the program, the wait handed up: an agent run
+        // pauses on it, and the decision reaches this call when the program runs again.
+        if let Some(stop) = outcome
+            .error()
+            .and_then(|err| waiting(err, n, &offered.name, call_id))
+        {
+            return Answer::End(stop);
         }
         let kept = match outcome.error() {
             Some(err) => tool_exception(err),
-            None => match outcome
-                .data()
-                .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            // What a program reads is checked as what a model reads.
+            None => match crate::output::data_for_program(&outcome)
+                .and_then(|data| serde_json::from_str::<Value>(&data).ok())
             {
-                Some(mut data) => {
-                    // What a program reads is checked as what a model reads: a result with a
-                    // view of its own gives the program its typed value, which the output
-                    // checks did not see.
-                    crate::output::sanitize(&mut data);
-                    Kept::Value(data)
-                }
+                Some(data) => Kept::Value(data),
                 None => Kept::raised(
                     ExcType::RuntimeError,
                     "[internal_error] the tool's result could not be read",
@@ -368,6 +353,22 @@ fn keyword_arguments(kwargs: &[(MontyObject, MontyObject)]) -> Result<Value, Str
         object.insert(key.clone(), value);
     }
     Ok(Value::Object(object))
+}
+
+/// The program's end at its call `n` of `tool` (id `call_id`), when that call waits for a
+/// person: the call's wait, with its place in the program.
+fn waiting(err: &ToolError, n: u32, tool: &str, call_id: String) -> Option<ToolError> {
+    let awaited = err.awaited()?.clone();
+    Some(
+        ToolError::approval_required(format!(
+            "The program stopped at its call {n} (`{tool}`): {}",
+            err.message()
+        ))
+        .with_awaited(crate::error::Awaited {
+            within: Some(call_id),
+            ..awaited
+        }),
+    )
 }
 
 /// What the program is handed for a call, from what was kept of it.
