@@ -464,6 +464,12 @@ async fn a_call_in_a_program_that_needs_a_person_pauses_the_run_and_nothing_runs
     let stored = serde_json::to_string(&state).unwrap();
     let mut state: RunState = serde_json::from_str(&stored).unwrap();
     let agent = program_agent(&approvals, &fleet);
+    // Only the waiting call's path is decided on: not the program's call alone, not another
+    // call of the program.
+    for path in [vec!["call_code"], vec!["call_code", "call_code.1"]] {
+        let path: Vec<String> = path.into_iter().map(str::to_owned).collect();
+        assert!(agent.approve(&mut state, &path).is_err(), "{path:?}");
+    }
     agent.approve(&mut state, &pending[0].path).unwrap();
     let stop = agent.run(&mut state, &ctx).await.unwrap();
     assert!(matches!(stop, Stop::Answered(_)), "{stop:?}");

@@ -1062,28 +1062,24 @@ impl Agent {
             }
             if self.toolbox.has_approver() {
                 let pending = match err.awaited() {
-                    // A call a program made (in the sandbox): its path goes on into the
-                    // program, and it is shown as the tool the program called.
-                    Some(awaited) if awaited.within.is_some() => PendingCall {
-                        path: vec![id, awaited.within.clone().unwrap_or_default()],
-                        tool: awaited.tool.clone(),
-                        arguments: awaited.arguments.clone(),
-                        arguments_hash: awaited.hash.clone(),
-                        repairs: awaited.repairs.clone(),
-                        message: err.message().to_owned(),
-                        token: String::new(),
-                        registered: awaited.tool.clone(),
-                    },
-                    Some(awaited) => PendingCall {
-                        path: vec![id],
-                        tool: call.name.clone(),
-                        arguments: awaited.arguments.clone(),
-                        arguments_hash: awaited.hash.clone(),
-                        repairs: awaited.repairs.clone(),
-                        message: err.message().to_owned(),
-                        token: String::new(),
-                        registered: awaited.tool.clone(),
-                    },
+                    Some(awaited) => {
+                        // A call a program made (in the sandbox): its path goes on into the
+                        // program, and it is shown as the tool the program called.
+                        let (path, tool) = match &awaited.within {
+                            Some(within) => (vec![id, within.clone()], awaited.tool.clone()),
+                            None => (vec![id], call.name.clone()),
+                        };
+                        PendingCall {
+                            path,
+                            tool,
+                            arguments: awaited.arguments.clone(),
+                            arguments_hash: awaited.hash.clone(),
+                            repairs: awaited.repairs.clone(),
+                            message: err.message().to_owned(),
+                            token: String::new(),
+                            registered: awaited.tool.clone(),
+                        }
+                    }
                     None => PendingCall {
                         path: vec![id],
                         tool: call.name.clone(),
