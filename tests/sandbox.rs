@@ -513,3 +513,137 @@ async fn a_view_s_typed_value_is_checked_before_the_program_reads_it() {
     let token = answer.result.as_str().unwrap();
     assert!(!token.contains("AbCdEfGhIj"), "{token}");
 }
+
+/// Pieces of Python a hostile or confused model might put together.
+const PIECES: &[&str] = &[
+    "list_tickets()",
+    "close_ticket(id=",
+    "read_notes()",
+    "slow()",
+    "1",
+    "0",
+    "-1",
+    "10**100",
+    "'x'",
+    "'sk-proj-AbCdEfGhIjKlMnOp'",
+    ")",
+    "(",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ":",
+    "=",
+    "+",
+    "*",
+    "/",
+    "x",
+    "y",
+    "for x in ",
+    "range(3)",
+    "while True:",
+    "pass",
+    "def f():",
+    "return ",
+    "f()",
+    "lambda: 0",
+    "import os",
+    "open('/etc/passwd')",
+    "print(",
+    "raise ValueError(",
+    "try:",
+    "except Exception as e:",
+    "\n",
+    "    ",
+    " ",
+    "None",
+    "True",
+    "{1, 2}",
+    "b'x'",
+    "close_ticket(1)",
+    "close_ticket(id={})",
+    "await ",
+    "async def g():",
+    "__import__",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, failure_persistence: None, ..Default::default() })]
+
+    /// Whatever the program, the sandbox answers or gives a structured error the model can
+    /// read: no panic, no internals, nothing left unbounded.
+    #[test]
+    fn any_program_is_answered_or_refused_in_words(picks in proptest::collection::vec(0..PIECES.len(), 0..40)) {
+        let code: String = picks.iter().map(|&i| PIECES[i]).collect();
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let (sandbox, _) = built(
+            Limits::default()
+                .time(Duration::from_millis(100))
+                .wall_time(Duration::from_secs(2))
+                .output_bytes(4096),
+        );
+        match rt.block_on(sandbox.run(&code, &ToolContext::new().with_call_id("p"))) {
+            Ok(answer) => {
+                let size = serde_json::to_string(&answer.result).unwrap().len() + answer.printed.len();
+                proptest::prop_assert!(size <= 4096);
+            }
+            Err(err) => {
+                proptest::prop_assert!(matches!(
+                    err.code(),
+                    ErrorCode::InvalidArguments
+                        | ErrorCode::Timeout
+                        | ErrorCode::BudgetExhausted
+                        | ErrorCode::ApprovalRequired
+                ), "{:?}: {}", err.code(), err.message());
+                let message = err.message();
+                proptest::prop_assert!(!message.contains("panicked") && !message.contains(".rs:"), "{message}");
+                proptest::prop_assert!(message.len() < 2_000, "{} bytes", message.len());
+            }
+        }
+    }
+
+    /// Any JSON as a provider's response: the calls a program made are read or left out, never
+    /// a panic.
+    #[test]
+    fn any_response_is_read_for_program_calls(value in any_json()) {
+        for dialect in [toolsmith::Dialect::Anthropic { strict: false }, toolsmith::Dialect::OpenAiResponses { strict: true }] {
+            for response in [serde_json::json!({"content": [value.clone()]}), serde_json::json!({"output": [value.clone()]}), value.clone()] {
+                let _ = toolsmith::provider::program_calls(dialect, &response);
+            }
+        }
+    }
+}
+
+/// Arbitrary JSON, shaped now and then like a call with a caller.
+fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+    use proptest::prelude::*;
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        "[a-z_]{0,12}".prop_map(Value::from),
+        Just(Value::from("tool_use")),
+        Just(Value::from("function_call")),
+        Just(Value::from("program")),
+    ];
+    leaf.prop_recursive(4, 64, 6, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("type".to_owned()),
+                    Just("caller".to_owned()),
+                    Just("id".to_owned()),
+                    Just("call_id".to_owned()),
+                    Just("tool_id".to_owned()),
+                    Just("caller_id".to_owned()),
+                    "[a-z]{1,6}".prop_map(String::from)
+                ],
+                inner,
+                0..6
+            )
+            .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
