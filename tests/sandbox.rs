@@ -647,3 +647,22 @@ fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
         ]
     })
 }
+
+#[tokio::test]
+async fn echoes_of_the_program_in_its_errors_are_cut_short() {
+    let (sandbox, _) = built(Limits::default().source_bytes(300_000));
+    let long = "k".repeat(100_000);
+    for program in [
+        format!("close_ticket(**{{'{long}': {{1}}}})"),
+        format!("from pathlib import Path\nPath('/{long}').read_text()"),
+        format!("raise ValueError('{long}')"),
+    ] {
+        let (_, message) = error_of(&sandbox, &program).await;
+        assert!(
+            message.len() < 2_000,
+            "{} bytes: {}",
+            message.len(),
+            &message[..200]
+        );
+    }
+}

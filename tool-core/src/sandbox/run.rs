@@ -144,7 +144,7 @@ impl<'a> Program<'a> {
                     .await?
                 }
                 RunProgress::OsCall(call) => {
-                    let what = call.function_call.to_string();
+                    let what = echo(&call.function_call.to_string()).into_owned();
                     let exc = MontyException::new(
                         ExcType::PermissionError,
                         Some(format!(
@@ -349,7 +349,8 @@ fn keyword_arguments(kwargs: &[(MontyObject, MontyObject)]) -> Result<Value, Str
         let MontyObject::String(key) = key else {
             return Err(format!("a keyword is a {}, not a name", type_name(key)));
         };
-        let value = to_json(value).map_err(|problem| format!("argument `{key}`: {problem}"))?;
+        let value =
+            to_json(value).map_err(|problem| format!("argument `{}`: {problem}", echo(key)))?;
         object.insert(key.clone(), value);
     }
     Ok(Value::Object(object))

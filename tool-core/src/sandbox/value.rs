@@ -43,12 +43,43 @@ fn number_object(n: &Number) -> MontyObject {
 
 /// The program's value as JSON, or what in it JSON cannot hold, at which path.
 pub(super) fn to_json(object: &MontyObject) -> Result<Value, String> {
-    convert(object, &mut String::new(), 0)
+    convert(object, 0).map_err(|problem| {
+        let at = if problem.path.is_empty() {
+            "the value".to_owned()
+        } else {
+            format!("the value at {}", problem.path)
+        };
+        format!("{at} {}", problem.what)
+    })
 }
 
-fn convert(object: &MontyObject, path: &mut String, depth: usize) -> Result<Value, String> {
+/// What JSON cannot hold, and where: the path is written only on the way out of a refusal,
+/// so a value that converts costs no path at all.
+struct Problem {
+    path: String,
+    what: String,
+}
+
+impl Problem {
+    fn new(what: String) -> Self {
+        Self {
+            path: String::new(),
+            what,
+        }
+    }
+
+    /// The problem one step further out, under `step` (`[3]`, `["name"]`).
+    fn under(mut self, step: impl std::fmt::Display) -> Self {
+        self.path = format!("{step}{}", self.path);
+        self
+    }
+}
+
+fn convert(object: &MontyObject, depth: usize) -> Result<Value, Problem> {
     if depth > MAX_DEPTH {
-        return Err(format!("{} nests deeper than {MAX_DEPTH} levels", at(path)));
+        return Err(Problem::new(format!(
+            "nests deeper than {MAX_DEPTH} levels"
+        )));
     }
     Ok(match object {
         MontyObject::None => Value::Null,
@@ -59,63 +90,49 @@ fn convert(object: &MontyObject, path: &mut String, depth: usize) -> Result<Valu
             match text.parse::<u64>() {
                 Ok(u) => Value::from(u),
                 Err(_) => {
-                    return Err(format!(
-                        "{} is an integer too large for JSON ({} digits)",
-                        at(path),
+                    return Err(Problem::new(format!(
+                        "is an integer too large for JSON ({} digits)",
                         text.trim_start_matches('-').len()
-                    ));
+                    )));
                 }
             }
         }
         MontyObject::Float(f) => match Number::from_f64(*f) {
             Some(n) => Value::Number(n),
-            None => return Err(format!("{} is {f}, which JSON cannot hold", at(path))),
+            None => return Err(Problem::new(format!("is {f}, which JSON cannot hold"))),
         },
         MontyObject::String(s) => Value::String(s.clone()),
-        MontyObject::List(items) | MontyObject::Tuple(items) => {
-            let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.iter().enumerate() {
-                let len = path.len();
-                path.push_str(&format!("[{i}]"));
-                out.push(convert(item, path, depth + 1)?);
-                path.truncate(len);
-            }
-            Value::Array(out)
-        }
+        MontyObject::List(items) | MontyObject::Tuple(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    convert(item, depth + 1).map_err(|p| p.under(format_args!("[{i}]")))
+                })
+                .collect::<Result<_, _>>()?,
+        ),
         MontyObject::Dict(pairs) => {
             let mut out = Map::new();
             for (key, value) in pairs.iter() {
                 let MontyObject::String(key) = key else {
-                    return Err(format!(
-                        "{} has a key of type {}; only string keys cross to JSON",
-                        at(path),
+                    return Err(Problem::new(format!(
+                        "has a key of type {}; only string keys cross to JSON",
                         type_name(key)
-                    ));
+                    )));
                 };
-                let len = path.len();
-                path.push_str(&format!("[{key:?}]"));
-                let value = convert(value, path, depth + 1)?;
-                path.truncate(len);
+                let value = convert(value, depth + 1)
+                    .map_err(|p| p.under(format_args!("[{:?}]", crate::echo::echo(key))))?;
                 out.insert(key.clone(), value);
             }
             Value::Object(out)
         }
         other => {
-            return Err(format!(
-                "{} is a {}, which JSON cannot hold; convert it to a string, number, list or dict",
-                at(path),
+            return Err(Problem::new(format!(
+                "is a {}, which JSON cannot hold; convert it to a string, number, list or dict",
                 type_name(other)
-            ));
+            )));
         }
     })
-}
-
-fn at(path: &str) -> String {
-    if path.is_empty() {
-        "the value".to_owned()
-    } else {
-        format!("the value at {path}")
-    }
 }
 
 /// The Python type name of an object, for messages.
@@ -169,6 +186,19 @@ mod tests {
         assert!(to_json(&MontyObject::Float(f64::NAN)).is_err());
         let key = MontyObject::Dict(vec![(MontyObject::Int(1), MontyObject::None)].into());
         assert!(to_json(&key).unwrap_err().contains("key of type int"));
+    }
+
+    #[test]
+    fn a_long_key_in_a_refusal_is_cut_short() {
+        let key = "k".repeat(100_000);
+        let object =
+            MontyObject::Dict(vec![(MontyObject::String(key), MontyObject::Set(vec![]))].into());
+        let err = to_json(&object).unwrap_err();
+        assert!(err.len() < 1_000, "{} bytes", err.len());
+        assert!(
+            err.ends_with("convert it to a string, number, list or dict"),
+            "{err}"
+        );
     }
 
     #[test]
