@@ -123,8 +123,8 @@ pub(crate) fn encode(
 ) -> Value {
     let id = call.id.clone().unwrap_or_default();
     let text = match crate::output::data_for_program(outcome) {
-        Some(data) if outcome.error().is_none() => data.into_owned(),
-        _ => outcome.for_model().to_json(),
+        Some(data) => data.into_owned(),
+        None => outcome.for_model().to_json(),
     };
     match dialect {
         Dialect::Anthropic { .. } => json!({
