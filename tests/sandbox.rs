@@ -33,7 +33,17 @@ struct Ticket {
     priority: u8,
 }
 
-static CLOSED: AtomicU32 = AtomicU32::new(0);
+/// The ids closed so far, each as often as it was closed (tests close ids of their own).
+static CLOSED: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+fn times_closed(ids: &[u32]) -> usize {
+    CLOSED
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|id| ids.contains(id))
+        .count()
+}
 
 /// Closes a ticket. Writes data. Not for tickets that are already closed.
 #[tool(effect = "write")]
@@ -42,7 +52,7 @@ fn close_ticket(
     #[arg(range(min = 1, max = 1000))]
     id: u32,
 ) -> String {
-    CLOSED.fetch_add(1, Ordering::SeqCst);
+    CLOSED.lock().unwrap().push(id);
     format!("closed {id}")
 }
 
@@ -71,12 +81,24 @@ fn tools(audit: &Arc<MemorySink>) -> Arc<Toolbox> {
 }
 
 fn built(limits: Limits) -> (Sandbox, Arc<MemorySink>) {
+    built_in(limits, Engine::Here)
+}
+
+/// Where a test's programs run.
+#[derive(Clone, Copy, Debug)]
+enum Engine {
+    Here,
+    Worker,
+}
+
+fn built_in(limits: Limits, engine: Engine) -> (Sandbox, Arc<MemorySink>) {
     let audit = Arc::new(MemorySink::default());
-    let sandbox = Sandbox::builder(tools(&audit))
-        .limits(limits)
-        .build()
-        .unwrap();
-    (sandbox, audit)
+    let builder = Sandbox::builder(tools(&audit)).limits(limits);
+    let builder = match engine {
+        Engine::Here => builder,
+        Engine::Worker => builder.worker(env!("CARGO_BIN_EXE_toolsmith-sandbox")),
+    };
+    (builder.build().unwrap(), audit)
 }
 
 async fn error_of(sandbox: &Sandbox, code: &str) -> (ErrorCode, String) {
@@ -210,6 +232,16 @@ async fn the_sandbox_has_no_files_network_clock_or_environment() {
 
 #[tokio::test]
 async fn each_limit_ends_the_program_with_its_own_error() {
+    each_limit_ends_the_program(Engine::Here).await;
+}
+
+#[tokio::test]
+async fn each_limit_ends_a_program_in_a_worker_with_the_same_error() {
+    each_limit_ends_the_program(Engine::Worker).await;
+}
+
+async fn each_limit_ends_the_program(engine: Engine) {
+    let built = |limits| built_in(limits, engine);
     let (sandbox, _) = built(Limits::default().time(Duration::from_millis(100)));
     let (code, message) = error_of(&sandbox, "while True:\n    pass").await;
     assert_eq!(code, ErrorCode::Timeout, "{message}");
@@ -250,6 +282,88 @@ async fn each_limit_ends_the_program_with_its_own_error() {
     let (code, message) = error_of(&sandbox, "slow()\nslow()\nslow()").await;
     assert_eq!(code, ErrorCode::Timeout);
     assert!(message.contains("600 ms in all"), "{message}");
+
+    // Values the interpreter can size before making them are refused up front, here too.
+    let (sandbox, _) = built(Limits::default().memory(1024 * 1024));
+    for program in [
+        "'a' * 10**10",
+        "[0] * 10**9",
+        "x = 2 ** 10**9\n1",
+        "('x' * 50000).replace('x', 'y' * 1000)",
+    ] {
+        let (code, message) = error_of(&sandbox, program).await;
+        assert_eq!(code, ErrorCode::BudgetExhausted, "{program}: {message}");
+        assert!(message.contains("1024 KiB of memory"), "{message}");
+    }
+}
+
+#[tokio::test]
+async fn a_worker_counts_every_byte_so_memory_gathered_a_little_at_a_time_is_bounded_too() {
+    // In a worker, a program that grows a list item by item meets the memory limit long
+    // before its time limit, whichever way it passes it: at the interpreter's next check,
+    // or past the headroom in one allocation (the worker exits and is reported the same).
+    let limits = Limits::default()
+        .memory(16 * 1024 * 1024)
+        .time(Duration::from_secs(30));
+    let (sandbox, _) = built_in(limits, Engine::Worker);
+    for program in [
+        "x = []\nfor i in range(10**8):\n    x.append(str(i))\nlen(x)",
+        "x = {}\nfor i in range(10**8):\n    x[i] = [i, i]\nlen(x)",
+        "x = 'a' * 1000\ny = []\nwhile True:\n    y.append(x + str(len(y)))",
+    ] {
+        let (code, message) = error_of(&sandbox, program).await;
+        assert_eq!(code, ErrorCode::BudgetExhausted, "{program}: {message}");
+        assert!(message.contains("16384 KiB of memory"), "{message}");
+    }
+    // The same program within the limit answers.
+    let answer = sandbox
+        .run(
+            "x = []\nfor i in range(1000):\n    x.append(str(i))\nlen(x)",
+            &ToolContext::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(answer.result, json!(1000));
+}
+
+#[tokio::test]
+async fn a_program_in_a_worker_calls_tools_through_the_door_and_replays_its_journal() {
+    let (sandbox, audit) = built_in(Limits::default(), Engine::Worker);
+    let ctx = ToolContext::new()
+        .with_run_id("run_worker")
+        .with_call_id("w1");
+    let program = "high = [t['id'] for t in list_tickets() if t['priority'] == 3]\nprint(len(high), 'high')\n[close_ticket(id=high[0] + 400), high]";
+    let answer = sandbox.run(program, &ctx).await.unwrap();
+    assert_eq!(answer.result, json!(["closed 402", [2, 5]]));
+    assert_eq!(answer.printed, "2 high\n");
+    assert_eq!(answer.calls, 2);
+    let again = sandbox.run(program, &ctx).await.unwrap();
+    assert_eq!(again, answer);
+    assert_eq!(times_closed(&[402]), 1, "the write ran once");
+    let records = audit.records();
+    assert_eq!(
+        records.len(),
+        2,
+        "the second run was answered from the journal: the write ran once"
+    );
+    assert_eq!(records[1].call_id.as_deref(), Some("w1.2"));
+    assert_eq!(records[1].parent_call_id.as_deref(), Some("w1"));
+    // The worker has no environment and no files either.
+    let (code, message) = error_of(&sandbox, "import os\nos.getenv('HOME')").await;
+    assert_eq!(code, ErrorCode::InvalidArguments, "{message}");
+    assert!(message.contains("PermissionError"), "{message}");
+}
+
+#[tokio::test]
+async fn a_worker_that_cannot_start_is_an_internal_error_with_no_path_in_it() {
+    let audit = Arc::new(MemorySink::default());
+    let sandbox = Sandbox::builder(tools(&audit))
+        .worker("/nonexistent/toolsmith-sandbox")
+        .build()
+        .unwrap();
+    let (code, message) = error_of(&sandbox, "list_tickets()").await;
+    assert_eq!(code, ErrorCode::InternalError);
+    assert!(!message.contains("nonexistent"), "{message}");
 }
 
 #[tokio::test]
@@ -320,7 +434,6 @@ async fn the_answer_goes_through_the_output_checks_and_the_source_is_kept_in_the
 #[tokio::test]
 async fn a_program_run_again_in_its_run_is_answered_from_its_journal_and_a_write_is_never_redone() {
     let (sandbox, audit) = built(Limits::default());
-    let before = CLOSED.load(Ordering::SeqCst);
     let ctx = ToolContext::new()
         .with_run_id("run_replay")
         .with_call_id("c1");
@@ -336,7 +449,7 @@ async fn a_program_run_again_in_its_run_is_answered_from_its_journal_and_a_write
     let other = ctx.clone().with_call_id("c2");
     let answer = sandbox.run("close_ticket(id=77)", &other).await.unwrap();
     assert_eq!(answer.result, json!("closed 77"));
-    assert_eq!(CLOSED.load(Ordering::SeqCst) - before, 1);
+    assert_eq!(times_closed(&[77, 78]), 1);
     let statuses: Vec<&str> = audit.records().iter().map(|r| r.status).collect();
     assert_eq!(statuses, ["success", "success", "replayed"]);
     // A program that takes another path is not answered from the journal past the fork.
@@ -345,7 +458,7 @@ async fn a_program_run_again_in_its_run_is_answered_from_its_journal_and_a_write
         .await
         .unwrap();
     assert_eq!(forked.result, json!(["closed 78", 6]));
-    assert_eq!(CLOSED.load(Ordering::SeqCst) - before, 2);
+    assert_eq!(times_closed(&[77, 78]), 2);
     // Outside a run nothing is kept.
     let loose = ToolContext::new().with_call_id("c1");
     sandbox.run("list_tickets()", &loose).await.unwrap();

@@ -48,12 +48,15 @@
 //! # });
 //! ```
 
+mod interp;
 mod journal;
 mod run;
 mod value;
+pub mod worker;
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -84,10 +87,11 @@ pub const RUN_CODE: &str = "run_code";
 /// assert_eq!(limits.max_calls(), 10);
 /// assert_eq!(Limits::default().max_output_bytes(), 64 * 1024);
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     time: Duration,
     wall_time: Duration,
+    memory: usize,
     recursion: usize,
     calls: u32,
     output_bytes: usize,
@@ -95,12 +99,13 @@ pub struct Limits {
 }
 
 impl Default for Limits {
-    /// 2 s of interpreter time, 60 s in all, recursion 200 deep, 50 tool calls, 64 KiB of
-    /// answer and printed text, 32 KiB of source.
+    /// 2 s of interpreter time, 60 s in all, 64 MiB of memory, recursion 200 deep, 50 tool
+    /// calls, 64 KiB of answer and printed text, 32 KiB of source.
     fn default() -> Self {
         Self {
             time: Duration::from_secs(2),
             wall_time: Duration::from_secs(60),
+            memory: 64 * 1024 * 1024,
             recursion: 200,
             calls: 50,
             output_bytes: 64 * 1024,
@@ -122,6 +127,19 @@ impl Limits {
     #[must_use]
     pub fn wall_time(mut self, time: Duration) -> Self {
         self.wall_time = time;
+        self
+    }
+
+    /// How many bytes the program's values may take. Past it: a `budget_exhausted` error.
+    ///
+    /// In this process (the default), the interpreter refuses up front any value it can
+    /// size before making it past the limit (`"a" * 10**10`, `[0] * 10**9`, `2 ** 10**9`,
+    /// a `replace` that grows a string); memory a program gathers a little at a time is
+    /// bounded only by its interpreter time. A sandbox with a [worker](SandboxBuilder::worker)
+    /// counts every byte: the limit holds exactly.
+    #[must_use]
+    pub fn memory(mut self, bytes: usize) -> Self {
+        self.memory = bytes;
         self
     }
 
@@ -166,6 +184,12 @@ impl Limits {
     #[must_use]
     pub fn max_wall_time(&self) -> Duration {
         self.wall_time
+    }
+
+    /// The memory limit, in bytes.
+    #[must_use]
+    pub fn max_memory(&self) -> usize {
+        self.memory
     }
 
     /// The recursion limit.
@@ -287,9 +311,21 @@ pub struct SandboxBuilder {
     only: Option<Vec<String>>,
     limits: Limits,
     on_call: Option<OnCall>,
+    worker: Option<PathBuf>,
 }
 
 impl SandboxBuilder {
+    /// Runs each program in a worker process of its own, started from the binary at `path`
+    /// (for one, `toolsmith-sandbox`: `cargo install toolsmith --features sandbox`), so that
+    /// the [memory limit](Limits::memory) holds for every byte and a program that breaks
+    /// its interpreter cannot touch this process. Each program costs a process start (a
+    /// few milliseconds); its tool calls still run here, through the toolbox's door. See
+    /// [`worker`](crate::sandbox::worker).
+    pub fn worker(mut self, path: impl Into<PathBuf>) -> Self {
+        self.worker = Some(path.into());
+        self
+    }
+
     /// Offers only these tools instead of every tool of the toolbox, by the names models are
     /// shown (a toolset's rename, else the registered name).
     pub fn only<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
@@ -389,6 +425,7 @@ impl SandboxBuilder {
                 limits: self.limits,
                 definition,
                 on_call: self.on_call,
+                worker: self.worker,
             }),
         })
     }
@@ -417,6 +454,8 @@ struct Shared {
     limits: Limits,
     definition: ToolDefinition,
     on_call: Option<OnCall>,
+    /// The worker binary, when programs run in a process of their own.
+    worker: Option<PathBuf>,
 }
 
 impl Sandbox {
@@ -428,6 +467,7 @@ impl Sandbox {
             only: None,
             limits: Limits::default(),
             on_call: None,
+            worker: None,
         }
     }
 

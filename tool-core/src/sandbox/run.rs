@@ -1,27 +1,20 @@
-//! One program's run: the interpreter steps between tool calls on the blocking pool (a step
-//! is bounded by the interpreter's time limit), each tool call through the toolbox's door.
+//! One program's run: the interpreter ([`super::interp`], here or in a worker process) runs
+//! the program to each tool call, and each call goes through the toolbox's door.
 
 use std::sync::Arc;
 
-use monty::{FunctionCall, MontyRun, RunProgress};
-use monty_types::{
-    CompileOptions, ExcType, ExtFunctionResult, MontyException, MontyObject, NameLookupResult,
-    PrintWriter, ResourceLimits, ResourceTracker,
-};
+use monty_types::ExcType;
 use serde_json::Value;
 
 use crate::context::ToolContext;
-use crate::echo::echo;
 use crate::error::{ErrorCode, ToolError};
 use crate::outcome::ToolOutcome;
 use crate::toolbox::Spelling;
 
+use super::interp::{Event, Here, Reply, Request, Stop};
 use super::journal::{Journal, Kept};
-use super::value::{to_json, to_object, type_name};
+use super::worker::Worker;
 use super::{ChildCall, ProgramAnswer, Sandbox, Shared};
-
-/// The file name the interpreter gives the program in its tracebacks.
-const SCRIPT: &str = "program.py";
 
 impl Sandbox {
     /// Runs `code` in `ctx`: each tool call through the toolbox's door in a context of its
@@ -50,13 +43,10 @@ pub(super) struct Program<'a> {
     journal: Journal,
 }
 
-/// Where an interpreter step left the program, with what it printed on the way.
-type Stepped = (Result<RunProgress, MontyException>, String);
-
-/// What a tool call gives the program: a value or exception it may handle, or an end it may
-/// not (a limit passed).
+/// What a tool call gives the program: an answer it may handle, or an end it may not (a
+/// limit passed, a wait for a person).
 enum Answer {
-    Resume(ExtFunctionResult),
+    Resume(Reply),
     End(ToolError),
 }
 
@@ -96,92 +86,34 @@ impl<'a> Program<'a> {
     }
 
     async fn steps(&mut self, code: &str) -> Result<ProgramAnswer, ToolError> {
-        let names: Vec<String> = self.shared.tools.keys().cloned().collect();
-        let functions: Vec<MontyObject> = self
+        let tools: Vec<(String, String)> = self
             .shared
             .tools
             .iter()
-            .map(|(python, offered)| MontyObject::Function {
-                name: python.clone(),
-                docstring: Some(offered.name.clone()),
-            })
+            .map(|(python, offered)| (python.clone(), offered.name.clone()))
             .collect();
-        let runner = MontyRun::new(code.to_owned(), SCRIPT, names, CompileOptions::default())
-            .map_err(|exc| program_error("does not parse", &exc))?;
-        let limits = &self.shared.limits;
-        let tracker = ResourceTracker::new(
-            ResourceLimits::default()
-                .max_duration(limits.time)
-                .max_recursion_depth(limits.recursion)
-                .max_suspensions(
-                    usize::try_from(limits.calls)
-                        .unwrap_or(usize::MAX)
-                        .saturating_add(1),
-                ),
-        );
-        let room = self.room();
-        let mut stepped = step(move |print| runner.start(functions, tracker, print), room).await?;
+        let limits = self.shared.limits.clone();
+        let mut engine = match &self.shared.worker {
+            None => Engine::Here(Here::new(limits, tools)),
+            Some(path) => Engine::Worker(Box::new(Worker::spawn(path, limits, tools)?)),
+        };
+        let mut stop = engine.start(code).await?;
         loop {
-            let (progress, printed) = stepped;
-            self.printed.push_str(&printed);
-            let room = self.room();
-            stepped = match progress.map_err(|exc| self.raised(&exc))? {
-                RunProgress::Complete(object) => return self.answer(&object),
-                RunProgress::FunctionCall(mut call) => {
-                    match self.call(Request::take(&mut call)).await {
-                        Answer::Resume(result) => {
-                            step(move |print| call.resume(result, print), room)
-                        }
-                        Answer::End(err) => return Err(err),
-                    }
-                    .await?
-                }
-                RunProgress::NameLookup(lookup) => {
-                    step(
-                        move |print| lookup.resume(NameLookupResult::Undefined, print),
-                        room,
-                    )
-                    .await?
-                }
-                RunProgress::OsCall(call) => {
-                    let what = echo(&call.function_call.to_string()).into_owned();
-                    let exc = MontyException::new(
-                        ExcType::PermissionError,
-                        Some(format!(
-                            "the sandbox has no files, network, clock or environment: `{what}` is not available"
-                        )),
-                    );
-                    step(move |print| call.abort(exc, print), room).await?
-                }
-                RunProgress::ResolveFutures(pending) => {
-                    let exc = MontyException::new(
-                        ExcType::RuntimeError,
-                        Some(
-                            "tool calls are not awaitable: call them directly, one after another"
-                                .to_owned(),
-                        ),
-                    );
-                    step(move |print| pending.abort(exc, print), room).await?
-                }
+            self.printed.push_str(&stop.printed);
+            let request = match stop.event {
+                Event::Done(value) => return self.answer(value),
+                Event::Call(request) => request,
             };
+            let reply = match self.call(request).await {
+                Answer::Resume(reply) => reply,
+                Answer::End(err) => return Err(err),
+            };
+            stop = engine.resume(reply).await?;
         }
     }
 
-    /// How many bytes of printed text may still be collected.
-    fn room(&self) -> usize {
-        self.shared
-            .limits
-            .output_bytes
-            .saturating_sub(self.printed.len())
-    }
-
     /// The program's answer, within the output limit.
-    fn answer(&mut self, object: &MontyObject) -> Result<ProgramAnswer, ToolError> {
-        let result = to_json(object).map_err(|problem| {
-            ToolError::invalid_arguments(format!(
-                "The program's answer cannot be sent back: {problem}. End the program with a value made of strings, numbers, booleans, None, lists and dicts."
-            ))
-        })?;
+    fn answer(&mut self, result: Value) -> Result<ProgramAnswer, ToolError> {
         let size = serde_json::to_vec(&result).map_or(usize::MAX, |v| v.len());
         let limit = self.shared.limits.output_bytes;
         if size.saturating_add(self.printed.len()) > limit {
@@ -197,34 +129,13 @@ impl<'a> Program<'a> {
         })
     }
 
-    /// An exception the program did not handle (a limit passed included), as the model reads
-    /// it.
-    fn raised(&self, exc: &MontyException) -> ToolError {
-        match exc.exc_type() {
-            ExcType::TimeoutError if is_time_limit(exc) => ToolError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "The program ran past its {} ms of interpreter time and was stopped. Do less work in the program: filter with the tools' own arguments where you can.",
-                    self.shared.limits.time.as_millis()
-                ),
-            ),
-            ExcType::MemoryError if exc.message().is_some_and(|m| m.contains("limit")) => {
-                ToolError::invalid_arguments(format!(
-                    "The program printed more than the {} bytes returned. Print less.",
-                    self.shared.limits.output_bytes
-                ))
-            }
-            _ => program_error("raised an exception", exc),
-        }
-    }
-
     /// One tool call of the program, through the door.
     async fn call(&mut self, call: Request) -> Answer {
         let Some(offered) = self.shared.tools.get(&call.function_name) else {
-            return Answer::Resume(ExtFunctionResult::NotFound(call.function_name));
+            return Answer::Resume(Reply::NotFound(call.function_name));
         };
         if call.positional {
-            return Answer::Resume(raise(
+            return Answer::Resume(Reply::raise(
                 ExcType::TypeError,
                 format!(
                     "{}() takes keyword arguments only: write {}(name=value, ...)",
@@ -232,10 +143,10 @@ impl<'a> Program<'a> {
                 ),
             ));
         }
-        let arguments = match keyword_arguments(&call.kwargs) {
+        let arguments = match call.arguments {
             Ok(arguments) => arguments,
             Err(problem) => {
-                return Answer::Resume(raise(
+                return Answer::Resume(Reply::raise(
                     ExcType::TypeError,
                     format!("{}(): {problem}", call.function_name),
                 ));
@@ -253,7 +164,7 @@ impl<'a> Program<'a> {
         self.calls += 1;
         let n = self.calls;
         if let Some(kept) = self.journal.replay(n, &offered.name, &arguments).await {
-            return Answer::Resume(handed(kept));
+            return Answer::Resume(Reply::Kept(kept));
         }
         let call_id = format!("{}.{}", self.parent, n);
         let ctx = self
@@ -304,56 +215,8 @@ impl<'a> Program<'a> {
             },
         };
         self.journal.keep(n, &offered.name, &arguments, &kept).await;
-        Answer::Resume(handed(kept))
+        Answer::Resume(Reply::Kept(kept))
     }
-}
-
-/// What a paused program asks of a tool, taken out of the interpreter's snapshot (which
-/// stays on this side of every wait).
-struct Request {
-    function_name: String,
-    /// Whether it passed positional arguments (or called a method).
-    positional: bool,
-    kwargs: Vec<(MontyObject, MontyObject)>,
-}
-
-impl Request {
-    fn take(call: &mut FunctionCall) -> Self {
-        Self {
-            function_name: call.function_name.clone(),
-            positional: call.object_id.is_some() || !call.args.is_empty(),
-            kwargs: std::mem::take(&mut call.kwargs),
-        }
-    }
-}
-
-/// Runs one interpreter step on the blocking pool, collecting at most `room` bytes of
-/// printed text. A panic inside the interpreter is an internal error, never the caller's.
-async fn step<F>(f: F, room: usize) -> Result<Stepped, ToolError>
-where
-    F: FnOnce(PrintWriter<'_>) -> Result<RunProgress, MontyException> + Send + 'static,
-{
-    tokio::task::spawn_blocking(move || {
-        let mut printed = String::new();
-        let progress = f(PrintWriter::CollectString(&mut printed, Some(room)));
-        (progress, printed)
-    })
-    .await
-    .map_err(|_| ToolError::internal("the program's interpreter failed"))
-}
-
-/// A tool call's keyword arguments as the JSON object the tool reads.
-fn keyword_arguments(kwargs: &[(MontyObject, MontyObject)]) -> Result<Value, String> {
-    let mut object = serde_json::Map::new();
-    for (key, value) in kwargs {
-        let MontyObject::String(key) = key else {
-            return Err(format!("a keyword is a {}, not a name", type_name(key)));
-        };
-        let value =
-            to_json(value).map_err(|problem| format!("argument `{}`: {problem}", echo(key)))?;
-        object.insert(key.clone(), value);
-    }
-    Ok(Value::Object(object))
 }
 
 /// The program's end at its call `n` of `tool` (id `call_id`), when that call waits for a
@@ -370,16 +233,6 @@ fn waiting(err: &ToolError, n: u32, tool: &str, call_id: String) -> Option<ToolE
             ..awaited
         }),
     )
-}
-
-/// What the program is handed for a call, from what was kept of it.
-fn handed(kept: Kept) -> ExtFunctionResult {
-    match kept {
-        Kept::Value(value) => ExtFunctionResult::Return(to_object(&value)),
-        Kept::Raised { kind, message } => {
-            raise(kind.parse().unwrap_or(ExcType::RuntimeError), message)
-        }
-    }
 }
 
 /// The exception a program sees for a tool's error: its message starts with the error code,
@@ -399,26 +252,24 @@ fn tool_exception(err: &ToolError) -> Kept {
     Kept::raised(kind, &format!("[{}] {}", code.as_str(), err.message()))
 }
 
-fn raise(kind: ExcType, message: String) -> ExtFunctionResult {
-    ExtFunctionResult::Error(MontyException::new(kind, Some(message)))
+/// Where a program runs: in this process, or in a worker process of its own.
+enum Engine {
+    Here(Here),
+    Worker(Box<Worker>),
 }
 
-/// Whether an exception is the interpreter's time limit rather than one the program raised.
-fn is_time_limit(exc: &MontyException) -> bool {
-    exc.message()
-        .is_some_and(|m| m.starts_with("time limit exceeded"))
-}
+impl Engine {
+    async fn start(&mut self, code: &str) -> Result<Stop, ToolError> {
+        match self {
+            Self::Here(here) => here.start(code).await,
+            Self::Worker(worker) => worker.start(code).await,
+        }
+    }
 
-/// A program's own mistake, for the model to fix: the exception and the line it came from,
-/// the model's own text cut short.
-fn program_error(what: &str, exc: &MontyException) -> ToolError {
-    let line = exc
-        .traceback()
-        .last()
-        .map(|frame| format!(" (line {})", frame.start.line))
-        .unwrap_or_default();
-    ToolError::invalid_arguments(format!(
-        "The program {what}{line}: {}. Fix the program and run it again.",
-        echo(&exc.summary())
-    ))
+    async fn resume(&mut self, reply: Reply) -> Result<Stop, ToolError> {
+        match self {
+            Self::Here(here) => here.resume(reply).await,
+            Self::Worker(worker) => worker.resume(reply).await,
+        }
+    }
 }
