@@ -6,7 +6,9 @@
 //!   of the next one;
 //! - `code/program_calls_10`: the same loop calling a tool ten times, each call through the
 //!   toolbox's door;
-//! - `code/direct_calls_10`: the same ten calls made directly (`Toolbox::call`).
+//! - `code/direct_calls_10`: the same ten calls made directly (`Toolbox::call`);
+//! - `code/worker_start`, `code/worker_calls_10`: the program `1` and the ten-call program
+//!   in a worker process of their own (`SandboxBuilder::worker`), process start included.
 //!
 //! The report at the end gives the sandbox's start and its overhead per tool call over a
 //! direct call: (`program_calls_10` − `program_loop_10` − `direct_calls_10`) / 10.
@@ -43,6 +45,10 @@ fn main() {
     let sandbox = Sandbox::builder(Arc::clone(&toolbox))
         .build()
         .expect("one tool");
+    let in_worker = Sandbox::builder(Arc::clone(&toolbox))
+        .worker(env!("CARGO_BIN_EXE_toolsmith-sandbox"))
+        .build()
+        .expect("one tool");
     let ctx = ToolContext::new().with_call_id("bench");
     let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("code");
@@ -66,6 +72,13 @@ fn main() {
                 }
             });
         });
+    });
+    group.bench_function("worker_start", |b| {
+        b.iter(|| black_box(rt.block_on(in_worker.run(black_box("1"), &ctx)).is_ok()));
+    });
+    group.bench_function("worker_calls_10", |b| {
+        let program = "t = 0\nfor i in range(10):\n    t = t + double(n=i)\nt";
+        b.iter(|| black_box(rt.block_on(in_worker.run(program, &ctx)).is_ok()));
     });
     group.finish();
     c.final_summary();

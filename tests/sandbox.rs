@@ -69,6 +69,24 @@ async fn slow() -> String {
     "done".to_owned()
 }
 
+/// How many `busy` calls run now, and the most that ever ran at once.
+static BUSY: AtomicU32 = AtomicU32::new(0);
+static BUSIEST: AtomicU32 = AtomicU32::new(0);
+
+/// Works on a ticket for a moment and gives its id back. Read-only. Not for real work.
+#[tool(effect = "read")]
+async fn busy(
+    /// The ticket's id.
+    #[arg(range(max = 1000))]
+    id: u32,
+) -> u32 {
+    let now = BUSY.fetch_add(1, Ordering::SeqCst) + 1;
+    BUSIEST.fetch_max(now, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    BUSY.fetch_sub(1, Ordering::SeqCst);
+    id
+}
+
 fn tools(audit: &Arc<MemorySink>) -> Arc<Toolbox> {
     Arc::new(
         Toolbox::new()
@@ -76,6 +94,7 @@ fn tools(audit: &Arc<MemorySink>) -> Arc<Toolbox> {
             .with(CloseTicket)
             .with(ReadNotes)
             .with(Slow)
+            .with(Busy)
             .with_audit(Arc::clone(audit)),
     )
 }
@@ -290,6 +309,8 @@ async fn each_limit_ends_the_program(engine: Engine) {
         "[0] * 10**9",
         "x = 2 ** 10**9\n1",
         "('x' * 50000).replace('x', 'y' * 1000)",
+        // The program cannot catch it.
+        "try:\n    x = 'a' * 10**10\nexcept BaseException:\n    pass\n'caught'",
     ] {
         let (code, message) = error_of(&sandbox, program).await;
         assert_eq!(code, ErrorCode::BudgetExhausted, "{program}: {message}");
@@ -778,4 +799,93 @@ async fn echoes_of_the_program_in_its_errors_are_cut_short() {
             &message[..200]
         );
     }
+}
+
+#[tokio::test]
+async fn awaited_calls_run_together_up_to_the_in_flight_limit_and_each_is_its_own_call() {
+    for engine in [Engine::Here, Engine::Worker] {
+        BUSIEST.store(0, Ordering::SeqCst);
+        let (sandbox, audit) = built_in(Limits::default().in_flight(3), engine);
+        assert!(
+            sandbox
+                .signatures()
+                .contains("async def busy(*, id: int) -> int:"),
+            "{}",
+            sandbox.signatures()
+        );
+        let description = sandbox.tool().definition().description().to_owned();
+        assert!(description.contains("at most 3 at a time"), "{description}");
+        let ctx = ToolContext::new()
+            .with_run_id("run_gather")
+            .with_call_id(format!("{engine:?}"));
+        let program = "import asyncio\nhigh = [t['id'] for t in await list_tickets()]\nids = await asyncio.gather(*[busy(id=i * 10) for i in high])\nlast = await busy(id=99)\nids + [last]";
+        let answer = sandbox.run(program, &ctx).await.unwrap();
+        assert_eq!(
+            answer.result,
+            json!([10, 20, 30, 40, 50, 60, 99]),
+            "{engine:?}"
+        );
+        assert_eq!(answer.calls, 8);
+        let busiest = BUSIEST.load(Ordering::SeqCst);
+        assert_eq!(
+            busiest, 3,
+            "{engine:?}: at most 3 at once, and 3 did run at once"
+        );
+        // Each call is audited as itself, numbered in the order the program made it.
+        let mut ids: Vec<String> = audit
+            .records()
+            .iter()
+            .map(|r| r.call_id.clone().unwrap_or_default())
+            .collect();
+        ids.sort_by_key(|id| id.rsplit('.').next().and_then(|n| n.parse::<u32>().ok()));
+        let expected: Vec<String> = (1..=8).map(|n| format!("{engine:?}.{n}")).collect();
+        assert_eq!(ids, expected);
+        let busy_ids: Vec<u32> = audit
+            .records()
+            .iter()
+            .filter(|r| r.tool == "busy")
+            .map(|r| {
+                r.call_id
+                    .as_deref()
+                    .and_then(|id| id.rsplit('.').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0)
+            })
+            .collect();
+        assert_eq!(busy_ids.len(), 7);
+        // Run again in its run: every call is answered from the journal.
+        let again = sandbox.run(program, &ctx).await.unwrap();
+        assert_eq!(again, answer);
+        assert_eq!(audit.records().len(), 8, "{engine:?}: nothing ran twice");
+        // Past the call limit, the program ends before the batch runs.
+        let (sandbox, audit) = built_in(Limits::default().in_flight(3).calls(4), engine);
+        let (code, message) = error_of(
+            &sandbox,
+            "import asyncio\nawait asyncio.gather(*[busy(id=i) for i in range(6)])",
+        )
+        .await;
+        assert_eq!(code, ErrorCode::BudgetExhausted, "{message}");
+        assert!(
+            audit.records().is_empty(),
+            "the call past the limit never ran"
+        );
+    }
+}
+
+#[tokio::test]
+async fn with_calls_one_at_a_time_a_program_cannot_await_them() {
+    let (sandbox, audit) = built(Limits::default());
+    assert!(!sandbox.signatures().contains("async def"));
+    // Each call runs as it is made and gives its value, which is nothing to await.
+    let (code, message) = error_of(
+        &sandbox,
+        "import asyncio\nawait asyncio.gather(list_tickets(), read_notes())",
+    )
+    .await;
+    assert_eq!(code, ErrorCode::InvalidArguments, "{message}");
+    assert!(
+        message.contains("TypeError") && message.contains("awaitable"),
+        "{message}"
+    );
+    assert_eq!(audit.records().len(), 2);
 }

@@ -3,7 +3,7 @@
 //! and stops there. The same code runs in this process or in a worker process of its own
 //! ([`super::worker`]); either way it never sees the toolbox, only the calls' answers.
 
-use monty::{FunctionCall, MontyRun, RunProgress};
+use monty::{FunctionCall, MontyRun, ResolveFutures, RunProgress};
 use monty_types::{
     CompileOptions, ExcType, ExtFunctionResult, MontyException, MontyObject, NameLookupResult,
     PrintWriter, ResourceLimits, ResourceTracker,
@@ -32,8 +32,9 @@ pub(super) struct Stop {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(super) enum Event {
-    /// It asks for a tool call; it waits for the [`Reply`].
-    Call(Request),
+    /// It asks for tool calls, in the order it made them: one it called, or those it awaits
+    /// at once. It waits for a [`Reply`] to each, in the same order.
+    Calls(Vec<Request>),
     /// It ended with this value, as JSON.
     Done(Value),
 }
@@ -42,6 +43,9 @@ pub(super) enum Event {
 /// interpreter's side of every wait).
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct Request {
+    /// The interpreter's id of an awaited call (`None` for a call answered at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) future: Option<u32>,
     /// The function's Python name.
     pub(super) function_name: String,
     /// Whether it passed positional arguments (or called a method).
@@ -51,8 +55,9 @@ pub(super) struct Request {
 }
 
 impl Request {
-    fn take(call: &FunctionCall) -> Self {
+    fn take(call: &FunctionCall, future: bool) -> Self {
         Self {
+            future: future.then_some(call.call_id),
             function_name: call.function_name.clone(),
             positional: call.object_id.is_some() || !call.args.is_empty(),
             arguments: keyword_arguments(&call.kwargs),
@@ -81,6 +86,17 @@ impl Reply {
         }
     }
 
+    /// An awaited call's result (a missing function is a `NameError` there too).
+    fn into_resolved(self) -> ExtFunctionResult {
+        match self {
+            Self::NotFound(name) => raise(
+                ExcType::NameError,
+                format!("name '{}' is not defined", echo(&name)),
+            ),
+            reply => reply.into_result(),
+        }
+    }
+
     /// An exception of `kind` for the program to handle.
     pub(super) fn raise(kind: ExcType, message: String) -> Self {
         Self::Kept(Kept::Raised {
@@ -97,8 +113,18 @@ pub(super) struct Here {
     tools: Vec<(String, String)>,
     /// Printed bytes so far.
     printed: usize,
-    /// The call the program waits on.
-    waiting: Option<Box<FunctionCall>>,
+    /// What the program waits on.
+    waiting: Option<Waiting>,
+    /// Awaitable calls made and not yet handed out.
+    made: Vec<Request>,
+}
+
+/// What a stopped program waits on.
+enum Waiting {
+    /// The answer to the call it made.
+    Call(Box<FunctionCall>),
+    /// The results of the calls it awaits, by their ids.
+    Futures(Box<ResolveFutures>, Vec<u32>),
 }
 
 /// Where an interpreter step left the program, what it printed on the way, and how much it
@@ -112,6 +138,7 @@ impl Here {
             tools,
             printed: 0,
             waiting: None,
+            made: Vec::new(),
         }
     }
 
@@ -152,14 +179,29 @@ impl Here {
         self.settle(stepped).await
     }
 
-    /// Hands the waiting call its answer and runs the program to its next stop.
-    pub(super) async fn resume(&mut self, reply: Reply) -> Result<Stop, ToolError> {
-        let call = self
-            .waiting
-            .take()
-            .ok_or_else(|| ToolError::internal("the program was not waiting for a call"))?;
-        let result = reply.into_result();
-        let stepped = step(move |print| call.resume(result, print), self.room()).await?;
+    /// Hands the calls the program waits on their answers (in the order of its
+    /// [`Event::Calls`]) and runs the program to its next stop.
+    pub(super) async fn resume(&mut self, replies: Vec<Reply>) -> Result<Stop, ToolError> {
+        let room = self.room();
+        let stepped = match (self.waiting.take(), replies.len()) {
+            (Some(Waiting::Call(call)), 1) => {
+                let result = replies.into_iter().map(Reply::into_result).next();
+                let result = result.unwrap_or(ExtFunctionResult::NotFound(String::new()));
+                step(move |print| call.resume(result, print), room).await?
+            }
+            (Some(Waiting::Futures(pending, ids)), n) if n == ids.len() => {
+                let results: Vec<(u32, ExtFunctionResult)> = ids
+                    .into_iter()
+                    .zip(replies.into_iter().map(Reply::into_resolved))
+                    .collect();
+                step(move |print| pending.resume(results, print), room).await?
+            }
+            _ => {
+                return Err(ToolError::internal(
+                    "the program was not waiting for these calls",
+                ));
+            }
+        };
         self.settle(stepped).await
     }
 
@@ -184,12 +226,23 @@ impl Here {
                         event: Event::Done(value),
                     });
                 }
+                RunProgress::FunctionCall(call) if self.limits.in_flight > 1 => {
+                    // An `async def` tool: the call is a future the program awaits later,
+                    // alone or with others.
+                    self.made.push(Request::take(&call, true));
+                    let id = call.call_id;
+                    step(
+                        move |print| call.resume(ExtFunctionResult::Future(id), print),
+                        next,
+                    )
+                    .await?
+                }
                 RunProgress::FunctionCall(call) => {
-                    let request = Request::take(&call);
-                    self.waiting = Some(Box::new(call));
+                    let request = Request::take(&call, false);
+                    self.waiting = Some(Waiting::Call(Box::new(call)));
                     return Ok(Stop {
                         printed,
-                        event: Event::Call(request),
+                        event: Event::Calls(vec![request]),
                     });
                 }
                 RunProgress::NameLookup(lookup) => {
@@ -210,14 +263,29 @@ impl Here {
                     step(move |print| call.abort(exc, print), next).await?
                 }
                 RunProgress::ResolveFutures(pending) => {
-                    let exc = MontyException::new(
-                        ExcType::RuntimeError,
-                        Some(
-                            "tool calls are not awaitable: call them directly, one after another"
-                                .to_owned(),
-                        ),
-                    );
-                    step(move |print| pending.abort(exc, print), next).await?
+                    let ids = pending.pending_call_ids().to_vec();
+                    let (awaited, later): (Vec<Request>, Vec<Request>) =
+                        std::mem::take(&mut self.made)
+                            .into_iter()
+                            .partition(|r| r.future.is_some_and(|id| ids.contains(&id)));
+                    self.made = later;
+                    if awaited.len() != ids.len() {
+                        let exc = MontyException::new(
+                            ExcType::RuntimeError,
+                            Some(
+                                "tool calls are not awaitable here: call them directly, one after another"
+                                    .to_owned(),
+                            ),
+                        );
+                        step(move |print| pending.abort(exc, print), next).await?
+                    } else {
+                        let ids = awaited.iter().filter_map(|r| r.future).collect();
+                        self.waiting = Some(Waiting::Futures(Box::new(pending), ids));
+                        return Ok(Stop {
+                            printed,
+                            event: Event::Calls(awaited),
+                        });
+                    }
                 }
             };
         }

@@ -74,28 +74,45 @@ impl Journal {
         self.prefix.as_ref().map(|prefix| format!("{prefix}:{n}"))
     }
 
-    /// What call `n` (of `tool` with `arguments`) was handed when the program made it
-    /// before, if it did.
-    pub(super) async fn replay(&mut self, n: u32, tool: &str, arguments: &Value) -> Option<Kept> {
-        if !self.following {
-            return None;
+    /// What each of these calls (`n`, tool, arguments; made together, in the program's
+    /// order) was handed when the program made it before, where it did. A call that took
+    /// another path (another tool or other arguments at its place) is a fork: neither it nor
+    /// any later call is answered from here. A call not kept (the program stopped before it
+    /// ended) is answered by running; the program follows its journal no further than these
+    /// calls.
+    pub(super) async fn replay(&mut self, calls: &[(u32, &str, &Value)]) -> Vec<Option<Kept>> {
+        let mut kept = Vec::with_capacity(calls.len());
+        let mut all = true;
+        for &(n, tool, arguments) in calls {
+            if !self.following {
+                kept.push(None);
+                continue;
+            }
+            let Some(key) = self.key(n) else {
+                kept.push(None);
+                continue;
+            };
+            match self.store.lookup(&key).await.ok().flatten() {
+                Some(Reservation::Done {
+                    fingerprint,
+                    envelope,
+                }) if fingerprint == fingerprint_of(tool, arguments) => {
+                    let found = serde_json::from_str(&envelope).ok();
+                    all &= found.is_some();
+                    kept.push(found);
+                }
+                Some(Reservation::Done { .. }) => {
+                    self.following = false;
+                    kept.push(None);
+                }
+                _ => {
+                    all = false;
+                    kept.push(None);
+                }
+            }
         }
-        let key = self.key(n)?;
-        let found = self.store.lookup(&key).await.ok().flatten();
-        let Some(Reservation::Done {
-            fingerprint,
-            envelope,
-        }) = found
-        else {
-            // Nothing kept from here on: the program is past where it ran before.
-            self.following = false;
-            return None;
-        };
-        if fingerprint != fingerprint_of(tool, arguments) {
-            self.following = false;
-            return None;
-        }
-        serde_json::from_str(&envelope).ok()
+        self.following &= all;
+        kept
     }
 
     /// Keeps what call `n` was handed. A store that fails loses only the replay: the call

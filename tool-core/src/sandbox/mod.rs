@@ -94,13 +94,14 @@ pub struct Limits {
     memory: usize,
     recursion: usize,
     calls: u32,
+    in_flight: usize,
     output_bytes: usize,
     source_bytes: usize,
 }
 
 impl Default for Limits {
     /// 2 s of interpreter time, 60 s in all, 64 MiB of memory, recursion 200 deep, 50 tool
-    /// calls, 64 KiB of answer and printed text, 32 KiB of source.
+    /// calls made one at a time, 64 KiB of answer and printed text, 32 KiB of source.
     fn default() -> Self {
         Self {
             time: Duration::from_secs(2),
@@ -108,6 +109,7 @@ impl Default for Limits {
             memory: 64 * 1024 * 1024,
             recursion: 200,
             calls: 50,
+            in_flight: 1,
             output_bytes: 64 * 1024,
             source_bytes: 32 * 1024,
         }
@@ -159,6 +161,45 @@ impl Limits {
         self
     }
 
+    /// How many of a program's tool calls may run at once (at least 1, the default).
+    ///
+    /// At 1 the tools are plain functions: each call runs as the program makes it, one after
+    /// another. Above 1 they are `async def` (the signatures and `run_code`'s description
+    /// say so): the program awaits each call, and runs several at once with
+    /// `asyncio.gather(...)`, at most this many at a time. Either way each call goes through
+    /// the door on its own, is numbered in the order the program made it, and is kept in the
+    /// journal.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolsmith::sandbox::{Limits, Sandbox};
+    /// use toolsmith::{tool, ToolContext, Toolbox};
+    ///
+    /// /// Doubles a number. Read-only. Not for floats.
+    /// #[tool(effect = "read")]
+    /// async fn double(
+    ///     /// The number.
+    ///     #[arg(range(max = 1000))]
+    ///     n: u32,
+    /// ) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let tools = Arc::new(Toolbox::new().with(Double));
+    /// let sandbox = Sandbox::builder(tools).limits(Limits::default().in_flight(4)).build().unwrap();
+    /// assert!(sandbox.signatures().contains("async def double(*, n: int) -> int:"));
+    /// let program = "import asyncio\nawait asyncio.gather(*[double(n=i) for i in range(6)])";
+    /// let answer = sandbox.run(program, &ToolContext::new()).await.unwrap();
+    /// assert_eq!(answer.result, toolsmith::serde_json::json!([0, 2, 4, 6, 8, 10]));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn in_flight(mut self, calls: usize) -> Self {
+        self.in_flight = calls.max(1);
+        self
+    }
+
     /// How many bytes the program's answer (as JSON) and its printed text may take together.
     /// Past it: an `invalid_arguments` error asking for a smaller answer.
     #[must_use]
@@ -196,6 +237,12 @@ impl Limits {
     #[must_use]
     pub fn max_recursion(&self) -> usize {
         self.recursion
+    }
+
+    /// The calls-in-flight limit.
+    #[must_use]
+    pub fn max_in_flight(&self) -> usize {
+        self.in_flight
     }
 
     /// The tool-call limit.
@@ -320,7 +367,7 @@ impl SandboxBuilder {
     /// the [memory limit](Limits::memory) holds for every byte and a program that breaks
     /// its interpreter cannot touch this process. Each program costs a process start (a
     /// few milliseconds); its tool calls still run here, through the toolbox's door. See
-    /// [`worker`](crate::sandbox::worker).
+    /// [`worker`](mod@crate::sandbox::worker).
     pub fn worker(mut self, path: impl Into<PathBuf>) -> Self {
         self.worker = Some(path.into());
         self
@@ -488,7 +535,7 @@ impl Sandbox {
     /// The typed signatures of the offered tools, as `run_code`'s description shows them.
     #[must_use]
     pub fn signatures(&self) -> String {
-        signatures(&self.shared.tools)
+        signatures(&self.shared.tools, &self.shared.limits)
     }
 
     /// Lint `untyped_output` (warn): each offered tool without an output schema, whose
@@ -605,11 +652,27 @@ impl Tool for RunCode {
     }
 }
 
-fn signatures(tools: &BTreeMap<String, Offered>) -> String {
+fn signatures(tools: &BTreeMap<String, Offered>, limits: &Limits) -> String {
     let mut text = String::from(PRELUDE);
     for offered in tools.values() {
         text.push('\n');
-        text.push_str(offered.signature.text());
+        let signature = offered.signature.text();
+        if limits.in_flight > 1 {
+            // The one line that starts with `def` (classes' lines start with `class` or
+            // are indented) is the function's.
+            let def = format!("def {}(", offered.signature.name());
+            match signature.find(&format!("\n{def}")) {
+                _ if signature.starts_with(&def) => text.push_str("async "),
+                Some(at) => {
+                    text.push_str(&signature[..=at]);
+                    text.push_str("async ");
+                    text.push_str(&signature[at + 1..]);
+                    continue;
+                }
+                None => {}
+            }
+        }
+        text.push_str(signature);
     }
     text
 }
@@ -620,10 +683,18 @@ fn signatures(tools: &BTreeMap<String, Offered>) -> String {
 /// key of its own), one attempt.
 fn definition(tools: &BTreeMap<String, Offered>, limits: &Limits) -> ToolDefinition {
     let description = format!(
-        "Runs a short Python program that calls the functions below and answers with the value of its last line. Use it to call several tools and filter or join their results in code: only the answer is returned. Not for work a single call does.\n\nThe functions take keyword arguments only and return the types shown. A failed call raises an exception whose message starts with its error code, e.g. `ValueError('[invalid_arguments] ...')`. The program has no files, network, clock or environment; imports beyond `typing` are not needed. At most {} tool calls and {} bytes of answer and printed text.\n\n```python\n{}```",
+        "Runs a short Python program that calls the functions below and answers with the value of its last line. Use it to call several tools and filter or join their results in code: only the answer is returned. Not for work a single call does.\n\nThe functions take keyword arguments only and return the types shown. A failed call raises an exception whose message starts with its error code, e.g. `ValueError('[invalid_arguments] ...')`. The program has no files, network, clock or environment; imports beyond `typing` are not needed.{} At most {} tool calls and {} bytes of answer and printed text.\n\n```python\n{}```",
+        if limits.in_flight > 1 {
+            format!(
+                " The functions are async: `await` each call, and run several at once with `await asyncio.gather(...)` (at most {} at a time).",
+                limits.in_flight
+            )
+        } else {
+            String::new()
+        },
         limits.calls,
         limits.output_bytes,
-        signatures(tools)
+        signatures(tools, limits)
     );
     let schema = json!({
         "type": "object",

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use futures_util::stream::{self, StreamExt};
 use monty_types::ExcType;
 use serde_json::Value;
 
@@ -14,7 +15,7 @@ use crate::toolbox::Spelling;
 use super::interp::{Event, Here, Reply, Request, Stop};
 use super::journal::{Journal, Kept};
 use super::worker::Worker;
-use super::{ChildCall, ProgramAnswer, Sandbox, Shared};
+use super::{ChildCall, Offered, ProgramAnswer, Sandbox, Shared};
 
 impl Sandbox {
     /// Runs `code` in `ctx`: each tool call through the toolbox's door in a context of its
@@ -41,13 +42,6 @@ pub(super) struct Program<'a> {
     calls: u32,
     printed: String,
     journal: Journal,
-}
-
-/// What a tool call gives the program: an answer it may handle, or an end it may not (a
-/// limit passed, a wait for a person).
-enum Answer {
-    Resume(Reply),
-    End(ToolError),
 }
 
 impl<'a> Program<'a> {
@@ -100,15 +94,12 @@ impl<'a> Program<'a> {
         let mut stop = engine.start(code).await?;
         loop {
             self.printed.push_str(&stop.printed);
-            let request = match stop.event {
+            let requests = match stop.event {
                 Event::Done(value) => return self.answer(value),
-                Event::Call(request) => request,
+                Event::Calls(requests) => requests,
             };
-            let reply = match self.call(request).await {
-                Answer::Resume(reply) => reply,
-                Answer::End(err) => return Err(err),
-            };
-            stop = engine.resume(reply).await?;
+            let replies = self.answer_calls(requests).await?;
+            stop = engine.resume(replies).await?;
         }
     }
 
@@ -129,31 +120,81 @@ impl<'a> Program<'a> {
         })
     }
 
-    /// One tool call of the program, through the door.
-    async fn call(&mut self, call: Request) -> Answer {
+    /// The calls the program stopped for, in the order it made them: each refused, answered
+    /// from the journal, or run through the door (at most the in-flight limit at once). A
+    /// limit passed, or a call waiting for a person, ends the program instead.
+    async fn answer_calls(&mut self, requests: Vec<Request>) -> Result<Vec<Reply>, ToolError> {
+        let mut replies: Vec<Option<Reply>> = Vec::with_capacity(requests.len());
+        let mut jobs: Vec<(usize, Job<'a>)> = Vec::new();
+        for request in requests {
+            match self.prepare(request)? {
+                Prepared::Answered(reply) => replies.push(Some(reply)),
+                Prepared::Run(job) => {
+                    jobs.push((replies.len(), job));
+                    replies.push(None);
+                }
+            }
+        }
+        let asked: Vec<(u32, &str, &Value)> = jobs
+            .iter()
+            .map(|(_, job)| (job.n, job.offered.name.as_str(), &job.arguments))
+            .collect();
+        let kept = self.journal.replay(&asked).await;
+        let this = &*self;
+        let in_flight = this.shared.limits.in_flight;
+        let ran: Vec<Result<Kept, ToolError>> = if in_flight == 1 || jobs.len() == 1 {
+            let mut ran = Vec::with_capacity(jobs.len());
+            for ((_, job), kept) in jobs.iter().zip(kept) {
+                ran.push(this.run_unless_kept(job, kept).await);
+            }
+            ran
+        } else {
+            let runs: Vec<_> = jobs
+                .iter()
+                .zip(kept)
+                .map(|((_, job), kept)| this.run_unless_kept(job, kept))
+                .collect();
+            stream::iter(runs).buffered(in_flight).collect().await
+        };
+        for ((i, _), result) in jobs.iter().zip(ran) {
+            // The first call waiting for a person ends the program, once every call made
+            // with it has finished and been kept.
+            replies[*i] = Some(Reply::Kept(result?));
+        }
+        Ok(replies
+            .into_iter()
+            .map(|reply| {
+                reply.unwrap_or_else(|| Reply::raise(ExcType::RuntimeError, String::new()))
+            })
+            .collect())
+    }
+
+    /// A call's checks before it runs: an offered tool, keyword arguments of JSON, and room
+    /// in the call limit. Numbers it.
+    fn prepare(&mut self, call: Request) -> Result<Prepared<'a>, ToolError> {
         let Some(offered) = self.shared.tools.get(&call.function_name) else {
-            return Answer::Resume(Reply::NotFound(call.function_name));
+            return Ok(Prepared::Answered(Reply::NotFound(call.function_name)));
         };
         if call.positional {
-            return Answer::Resume(Reply::raise(
+            return Ok(Prepared::Answered(Reply::raise(
                 ExcType::TypeError,
                 format!(
                     "{}() takes keyword arguments only: write {}(name=value, ...)",
                     call.function_name, call.function_name
                 ),
-            ));
+            )));
         }
         let arguments = match call.arguments {
             Ok(arguments) => arguments,
             Err(problem) => {
-                return Answer::Resume(Reply::raise(
+                return Ok(Prepared::Answered(Reply::raise(
                     ExcType::TypeError,
                     format!("{}(): {problem}", call.function_name),
-                ));
+                )));
             }
         };
         if self.calls >= self.shared.limits.calls {
-            return Answer::End(ToolError::new(
+            return Err(ToolError::new(
                 ErrorCode::BudgetExhausted,
                 format!(
                     "The program made more than {} tool calls and was stopped. Make fewer calls: use the tools' own filters, or ask for more at once.",
@@ -162,10 +203,29 @@ impl<'a> Program<'a> {
             ));
         }
         self.calls += 1;
-        let n = self.calls;
-        if let Some(kept) = self.journal.replay(n, &offered.name, &arguments).await {
-            return Answer::Resume(Reply::Kept(kept));
+        Ok(Prepared::Run(Job {
+            n: self.calls,
+            offered,
+            arguments,
+        }))
+    }
+
+    /// What the journal kept of a call, or else the call, run.
+    async fn run_unless_kept(&self, job: &Job<'_>, kept: Option<Kept>) -> Result<Kept, ToolError> {
+        match kept {
+            Some(kept) => Ok(kept),
+            None => self.run_one(job).await,
         }
+    }
+
+    /// One tool call of the program, through the door; what the program is handed is kept
+    /// in the journal.
+    async fn run_one(&self, job: &Job<'_>) -> Result<Kept, ToolError> {
+        let Job {
+            n,
+            offered,
+            arguments,
+        } = job;
         let call_id = format!("{}.{}", self.parent, n);
         let ctx = self
             .ctx
@@ -182,7 +242,7 @@ impl<'a> Program<'a> {
             )
             .await
         {
-            Ok(admitted) => admitted.call(&arguments, &ctx).await,
+            Ok(admitted) => admitted.call(arguments, &ctx).await,
             Err(err) => ToolOutcome::Error(err),
         };
         if let Some(on_call) = &self.shared.on_call {
@@ -197,9 +257,9 @@ impl<'a> Program<'a> {
         // pauses on it, and the decision reaches this call when the program runs again.
         if let Some(stop) = outcome
             .error()
-            .and_then(|err| waiting(err, n, &offered.name, call_id))
+            .and_then(|err| waiting(err, *n, &offered.name, call_id))
         {
-            return Answer::End(stop);
+            return Err(stop);
         }
         let kept = match outcome.error() {
             Some(err) => tool_exception(err),
@@ -214,9 +274,23 @@ impl<'a> Program<'a> {
                 ),
             },
         };
-        self.journal.keep(n, &offered.name, &arguments, &kept).await;
-        Answer::Resume(Reply::Kept(kept))
+        self.journal.keep(*n, &offered.name, arguments, &kept).await;
+        Ok(kept)
     }
+}
+
+/// A call ready to run: its place in the program, its tool and its arguments.
+struct Job<'a> {
+    n: u32,
+    offered: &'a Offered,
+    arguments: Value,
+}
+
+/// A call after its checks.
+enum Prepared<'a> {
+    /// Refused before running: the program is told why.
+    Answered(Reply),
+    Run(Job<'a>),
 }
 
 /// The program's end at its call `n` of `tool` (id `call_id`), when that call waits for a
@@ -266,10 +340,10 @@ impl Engine {
         }
     }
 
-    async fn resume(&mut self, reply: Reply) -> Result<Stop, ToolError> {
+    async fn resume(&mut self, replies: Vec<Reply>) -> Result<Stop, ToolError> {
         match self {
-            Self::Here(here) => here.resume(reply).await,
-            Self::Worker(worker) => worker.resume(reply).await,
+            Self::Here(here) => here.resume(replies).await,
+            Self::Worker(worker) => worker.resume(replies).await,
         }
     }
 }

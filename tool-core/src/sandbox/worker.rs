@@ -94,15 +94,15 @@ pub fn serve() -> ExitCode {
             Ok(stop) => stop,
             Err(err) => return write(&mut output, &ended(&err)),
         };
-        let waits = matches!(stop.event, Event::Call(_));
+        let waits = matches!(stop.event, Event::Calls(_));
         let code = write(&mut output, &Line::Stop(stop));
         if !waits || code != ExitCode::SUCCESS {
             return code;
         }
-        let Some(reply) = read::<Reply>(&mut input) else {
+        let Some(replies) = read::<Vec<Reply>>(&mut input) else {
             return ExitCode::FAILURE;
         };
-        stopped = runtime.block_on(here.resume(reply));
+        stopped = runtime.block_on(here.resume(replies));
     }
 }
 
@@ -177,8 +177,8 @@ impl Worker {
         self.receive().await
     }
 
-    pub(super) async fn resume(&mut self, reply: Reply) -> Result<Stop, ToolError> {
-        self.send(&reply).await?;
+    pub(super) async fn resume(&mut self, replies: Vec<Reply>) -> Result<Stop, ToolError> {
+        self.send(&replies).await?;
         self.receive().await
     }
 
