@@ -889,3 +889,44 @@ async fn with_calls_one_at_a_time_a_program_cannot_await_them() {
     );
     assert_eq!(audit.records().len(), 2);
 }
+
+#[tokio::test]
+async fn a_call_of_a_batch_waiting_for_a_person_ends_the_program_after_the_others_are_kept() {
+    let audit = Arc::new(MemorySink::default());
+    let approvals = toolsmith::policy::Approvals::new();
+    let inner = Arc::new(
+        Toolbox::new()
+            .with(ReadNotes)
+            .with(DeleteTicket)
+            .with_approver(approvals)
+            .with_audit(Arc::clone(&audit)),
+    );
+    let sandbox = Sandbox::builder(inner)
+        .limits(Limits::default().in_flight(4))
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new()
+        .with_principal("ada")
+        .with_run_id("run_batch_wait")
+        .with_call_id("b1");
+    let program =
+        "import asyncio\nawait asyncio.gather(read_notes(), delete_ticket(id=7), read_notes())";
+    for _ in 0..2 {
+        let err = sandbox.run(program, &ctx).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::ApprovalRequired, "{}", err.message());
+        assert!(
+            err.message().contains("call 2 (`delete_ticket`)"),
+            "{}",
+            err.message()
+        );
+    }
+    // Both reads ran once, with the first run: the second run was answered from the journal.
+    let reads: Vec<String> = audit
+        .records()
+        .iter()
+        .filter(|r| r.tool == "read_notes")
+        .map(|r| r.call_id.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(reads.len(), 2, "{reads:?}");
+    assert!(reads.contains(&"b1.1".to_owned()) && reads.contains(&"b1.3".to_owned()));
+}
