@@ -77,7 +77,7 @@ echo "== cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
 echo "== each feature set builds without a warning, as a user's build would"
-for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow restate sandbox "testing redis mcp tokens"; do
+for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow restate sandbox otel "testing redis mcp tokens"; do
   out=$(cargo check --lib -p toolsmith --no-default-features --features "$features" --locked --color never 2>&1) || { echo "$out"; exit 1; }
   if grep -q '^warning' <<<"$out"; then
     echo "warnings with features \"$features\":"; echo "$out"; exit 1

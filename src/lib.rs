@@ -77,6 +77,11 @@ pub struct OutputDoctests;
 #[doc = include_str!("../docs/code-mode.md")]
 pub struct CodeModeDoctests;
 
+/// The telemetry guide's examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "otel"))]
+#[doc = include_str!("../docs/telemetry.md")]
+pub struct TelemetryDoctests;
+
 /// The MCP guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "mcp"))]
 #[doc = include_str!("../docs/mcp.md")]

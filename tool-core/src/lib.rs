@@ -19,6 +19,7 @@ mod keys;
 mod limits;
 pub mod outcome;
 mod spec;
+pub mod telemetry;
 
 mod schema;
 

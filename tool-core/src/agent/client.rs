@@ -81,6 +81,12 @@ pub trait ModelClient: Send + Sync + 'static {
         &'a self,
         request: &'a ModelRequest,
     ) -> BoxFuture<'a, Result<Value, ModelError>>;
+
+    /// The name of the model this client asks, when it knows it: the `chat` span's
+    /// `gen_ai.request.model` ([`telemetry`](crate::telemetry)). `None` by default.
+    fn model(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<T: ModelClient + ?Sized> ModelClient for Arc<T> {
@@ -89,6 +95,10 @@ impl<T: ModelClient + ?Sized> ModelClient for Arc<T> {
         request: &'a ModelRequest,
     ) -> BoxFuture<'a, Result<Value, ModelError>> {
         (**self).complete(request)
+    }
+
+    fn model(&self) -> Option<&str> {
+        (**self).model()
     }
 }
 

@@ -39,6 +39,32 @@ pub enum AgentError {
     Tasks(crate::state::StoreError),
 }
 
+impl AgentError {
+    /// A short name of what went wrong (`model`, `response`, `request`, ...): the run's
+    /// `error.type` on its span ([`telemetry`](crate::telemetry)).
+    ///
+    /// ```
+    /// use toolsmith::agent::AgentError;
+    /// assert_eq!(AgentError::NotPending("c1".into()).kind(), "not_pending");
+    /// ```
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Model(_) => "model",
+            Self::Response(_) => "response",
+            Self::Request(_) => "request",
+            Self::Approval(_) => "approval",
+            Self::NotPending(_) => "not_pending",
+            Self::Dialect(_) => "dialect",
+            Self::Sealed(_) => "sealed",
+            Self::NotOwner(_) => "not_owner",
+            Self::Checkpoint(_) => "checkpoint",
+            Self::UnknownRun(_) => "unknown_run",
+            Self::Tasks(_) => "tasks",
+        }
+    }
+}
+
 impl fmt::Display for AgentError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -179,6 +179,8 @@ pub struct Agent {
     events: Option<Events>,
     trim: Option<super::Trim>,
     pub(super) checkpoints: Option<super::checkpoints::Checkpoints>,
+    /// The agent's name, for its `invoke_agent` span.
+    name: Option<String>,
 }
 
 impl Agent {
@@ -202,7 +204,30 @@ impl Agent {
             events: None,
             trim: None,
             checkpoints: None,
+            name: None,
         }
+    }
+
+    /// Names the agent: its runs are `invoke_agent {name}` spans with `gen_ai.agent.name`
+    /// ([`telemetry`](crate::telemetry)).
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel};
+    /// use toolsmith::{Dialect, Toolbox};
+    /// let agent = Agent::new(Toolbox::new(), Dialect::Anthropic { strict: false }, ScriptedModel::new([]))
+    ///     .with_name("triage");
+    /// assert_eq!(agent.name(), Some("triage"));
+    /// ```
+    #[must_use]
+    pub fn with_name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The agent's name, if it has one.
+    #[must_use]
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
     }
 
     /// The first request's tool block (a forced choice, a subset, deferred tools); the
@@ -518,7 +543,18 @@ impl Agent {
             // resumed from its prompt.
             self.checkpoint(state).await?;
         }
-        let result = self.run_bound(state, &ctx, journal).await;
+        let span = crate::telemetry::agent_span(
+            self.name.as_deref(),
+            self.dialect,
+            self.client.model(),
+            ctx.run_id(),
+        );
+        let result =
+            tracing::Instrument::instrument(self.run_bound(state, &ctx, journal), span.clone())
+                .await;
+        if let Err(err) = &result {
+            crate::telemetry::failed(&span, err.kind());
+        }
         state.seal_with(self.key());
         // Wherever the run stops (an answer, a pause, a limit, an error after which it can
         // go on), the state it stops in is its checkpoint.
@@ -662,6 +698,24 @@ impl Agent {
 
     /// The model's answer to `request`: asked, or as the journal kept it.
     async fn ask(
+        &self,
+        request: &ModelRequest,
+        journal: Option<&dyn super::Journal>,
+    ) -> Result<Value, AgentError> {
+        let span = crate::telemetry::chat_span(self.dialect, self.client.model());
+        let answer =
+            tracing::Instrument::instrument(self.ask_model(request, journal), span.clone()).await;
+        match &answer {
+            Ok(response) => crate::telemetry::chat_answered(
+                &span,
+                &crate::telemetry::Answered::of(self.dialect, response),
+            ),
+            Err(err) => crate::telemetry::failed(&span, err.kind()),
+        }
+        answer
+    }
+
+    async fn ask_model(
         &self,
         request: &ModelRequest,
         journal: Option<&dyn super::Journal>,

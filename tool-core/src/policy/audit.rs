@@ -167,8 +167,8 @@ pub(crate) fn redact(arguments: &mut Value, sensitive: &[Cow<'static, str>]) {
     }
 }
 
-/// The step that records each call: its `tool_call` tracing span (status, error code,
-/// attempts, duration), the final touch on its error (trace id, operator-only details logged
+/// The step that records each call: its `execute_tool` span (the tool, the call id, the
+/// error code; see [`telemetry`](crate::telemetry)), the final touch on its error (trace id, operator-only details logged
 /// and removed), and one [`AuditRecord`] per sink.
 pub(crate) struct Audit {
     pub(crate) sinks: Arc<[Arc<dyn AuditSink>]>,
@@ -176,6 +176,10 @@ pub(crate) struct Audit {
     pub(crate) sensitive: Vec<Cow<'static, str>>,
     /// The limits the arguments are read under for the record, unless the context has some.
     pub(crate) limits: Option<InputLimits>,
+    /// The tool's description, for its span.
+    pub(crate) description: Arc<str>,
+    /// What the span carries.
+    pub(crate) telemetry: crate::telemetry::Telemetry,
 }
 
 impl Step for Audit {
@@ -199,52 +203,59 @@ impl Audit {
         self.sinks.is_empty() && !tracing::level_enabled!(tracing::Level::INFO)
     }
 
+    /// The arguments as the record (and a span with content) shows them: as read, or as
+    /// far as they can be read, with sensitive parameters redacted.
+    fn recorded(
+        &self,
+        read: &std::sync::OnceLock<Box<crate::validate::canonical::Checked>>,
+        arguments: &Arguments<'_>,
+        ctx: &crate::context::ToolContext,
+    ) -> Value {
+        let limits = ctx
+            .input_limits()
+            .or(self.limits.as_ref())
+            .unwrap_or(&InputLimits::DEFAULT);
+        let mut value = match read.get() {
+            Some(checked) => checked.value.clone(),
+            None => arguments_value(arguments, limits),
+        };
+        redact(&mut value, &self.sensitive);
+        value
+    }
+
     async fn record<'a>(&'a self, call: Call<'a>, next: Next<'a>) -> Done {
         let name = call.name;
         let ctx = call.ctx;
         // The name (and, over MCP, the call id) is the client's: logged cut and escaped.
         let shown = crate::echo::echo(name);
         let call_id = ctx.call_id().map(crate::echo::echo);
-        let span = tracing::info_span!(
-            "tool_call",
-            tool = &*shown,
-            run_id = ctx.run_id(),
-            call_id = call_id.as_deref(),
-            trace_id = ctx.trace_id(),
-            principal = ctx.principal(),
-            status = tracing::field::Empty,
-            error_code = tracing::field::Empty,
-            attempts = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
-        // Clocks only for someone who reads them: a subscriber of the span, or a sink.
+        let span = crate::telemetry::tool_span(&shown, call_id.as_deref(), &self.description);
         let audited = !self.sinks.is_empty();
-        let started = (audited || !span.is_disabled()).then(Instant::now);
+        // What the call was given and answered goes on the span only when asked, redacted.
+        let content = self.telemetry.content && !span.is_disabled();
+        // Clocks only for someone who reads them: a sink.
+        let started = audited.then(Instant::now);
         let time = audited.then(SystemTime::now);
-        let arguments = audited.then(|| call.arguments.clone());
+        let arguments = (audited || content).then(|| call.arguments.clone());
         let read = call.read;
         let done = next.run(call).into_future().instrument(span.clone()).await;
-        let Some(started) = started else {
+        crate::telemetry::tool_ended(&span, done.ran.error().map(|e| e.code().as_str()));
+        let arguments = arguments.map(|arguments| self.recorded(read, &arguments, ctx));
+        if let (true, Some(arguments)) = (content, &arguments) {
+            let result = match &done.ran {
+                Ran::Outcome(outcome) => crate::output::data_for_program(outcome),
+                _ => None,
+            };
+            crate::telemetry::tool_content(&span, &arguments.to_string(), result.as_deref());
+        }
+        let (Some(started), Some(time), Some(arguments)) = (started, time, arguments) else {
             return done;
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
         let status = done.ran.status();
         let error_code = done.ran.error().map(|e| e.code().as_str());
-        span.record("status", status);
-        span.record("error_code", error_code);
-        span.record("attempts", done.attempts);
-        span.record("duration_ms", duration_ms);
-        if let (Some(time), Some(arguments)) = (time, arguments) {
-            let limits = ctx
-                .input_limits()
-                .or(self.limits.as_ref())
-                .unwrap_or(&InputLimits::DEFAULT);
+        {
             let checked = read.get();
-            let mut arguments = match checked {
-                Some(checked) => checked.value.clone(),
-                None => arguments_value(&arguments, limits),
-            };
-            redact(&mut arguments, &self.sensitive);
             let record = AuditRecord {
                 time_unix_ms: unix_ms(time),
                 run_id: ctx.run_id().map(str::to_owned),

@@ -184,6 +184,8 @@ impl Settings {
             sinks: Arc::clone(&shared.sinks),
             sensitive: def.sensitive_params().to_vec(),
             limits: def.input_limits().copied().or(self.defaults.input_limits),
+            description: Arc::from(def.description()),
+            telemetry: self.defaults.telemetry,
         });
         let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
         // The circuit kept in memory, when it is the only step between the audit and
@@ -361,6 +363,8 @@ impl Settings {
             sinks: shared.sinks,
             sensitive: Vec::new(),
             limits: self.defaults.input_limits,
+            description: Arc::from(""),
+            telemetry: self.defaults.telemetry,
         })]);
         Plans {
             tools: plans,

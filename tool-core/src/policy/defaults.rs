@@ -74,6 +74,9 @@ pub struct Defaults {
     /// model is told to stop calling it (the run goes on); no limit when `None`. A tool's own
     /// [`ToolPolicy::max_invalid`](crate::spec::ToolPolicy::max_invalid) comes first.
     pub max_invalid: Option<u32>,
+    /// What each call's `execute_tool` span carries beyond names, ids and outcomes
+    /// ([`Telemetry`](crate::telemetry::Telemetry)): no arguments and no results by default.
+    pub telemetry: crate::telemetry::Telemetry,
 }
 
 impl Default for Defaults {
@@ -94,6 +97,7 @@ impl Default for Defaults {
             repair: None,
             error_text: None,
             max_invalid: None,
+            telemetry: crate::telemetry::Telemetry::default(),
         }
     }
 }

@@ -373,6 +373,8 @@ impl<'a> ProviderToolbox<'a> {
             offer: self.offer,
         };
         let slots = super::CallSlots::default();
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
         let done = match self
             .toolbox
             .enter(knock, found, arguments, ctx, None, &slots)
@@ -383,7 +385,14 @@ impl<'a> ProviderToolbox<'a> {
         let name = index.map_or(call.name.as_str(), |i| {
             self.toolbox.registry.in_order[i].definition().name()
         });
-        super::outcome_of(self.toolbox.finished(done.ran, name, ctx))
+        let outcome = super::outcome_of(self.toolbox.finished(done.ran, name, ctx));
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_tool_duration(
+            self.dialect,
+            started.elapsed().as_secs_f64(),
+            outcome.error().map(|err| err.code().as_str()),
+        );
+        outcome
     }
 
     /// A call's arguments for the tool `def`. A strict OpenAI export made a hand-written

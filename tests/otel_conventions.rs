@@ -1,0 +1,625 @@
+//! Every span and metric toolsmith makes, exported through `tracing-opentelemetry` and
+//! OpenTelemetry's SDK into memory, and checked against the semantic conventions' own YAML
+//! registry (`tests/fixtures/semconv`, Apache-2.0), not against a list of our own: each
+//! attribute name defined there, each value of the type (and enum member) defined there,
+//! each required attribute present, `error.type` exactly on the spans that failed, no
+//! content attribute unless asked for, each span's name and kind as its convention says, and
+//! each metric's name, unit and instrument as defined.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
+use opentelemetry::{KeyValue, Value as Otel};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use serde_json::{Value, json};
+use toolsmith::agent::{Agent, AgentTool, ModelClient, ModelError, ModelRequest, ScriptedModel};
+use toolsmith::policy::Defaults;
+use toolsmith::provider::ToolCall;
+use toolsmith::telemetry::Telemetry;
+use toolsmith::tool::BoxFuture;
+use toolsmith::{Dialect, ToolContext, Toolbox, tool};
+use tracing_subscriber::layer::SubscriberExt;
+use yaml_rust2::{Yaml, YamlLoader};
+
+// ---------------------------------------------------------------------------------------
+// The registry, read from the conventions' YAML.
+
+/// An attribute's type as the registry defines it.
+#[derive(Debug)]
+enum Type {
+    String,
+    Int,
+    Double,
+    Boolean,
+    Strings,
+    Any,
+    /// An enum: its members' values, and whether other values are allowed (its examples
+    /// name values that are not members, as `error.type`'s do).
+    Members(BTreeSet<String>, bool),
+}
+
+/// How much a convention asks for an attribute.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Level {
+    Required,
+    Conditional,
+    Recommended,
+    OptIn,
+}
+
+/// A span or metric convention: its attributes (by name, with their level), its kind, its
+/// span name's template, or its metric's unit and instrument.
+#[derive(Debug, Default)]
+struct Convention {
+    attributes: BTreeMap<String, Level>,
+    span_kind: Option<String>,
+    name_template: Option<String>,
+    unit: Option<String>,
+    instrument: Option<String>,
+}
+
+struct Registry {
+    attributes: BTreeMap<String, Type>,
+    groups: BTreeMap<String, Yaml>,
+}
+
+impl Registry {
+    fn load() -> Self {
+        let mut registry = Self {
+            attributes: BTreeMap::new(),
+            groups: BTreeMap::new(),
+        };
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/semconv/model");
+        let mut files = Vec::new();
+        for area in std::fs::read_dir(&root).expect("the registry") {
+            for file in std::fs::read_dir(area.expect("an area").path()).expect("an area") {
+                files.push(file.expect("a file").path());
+            }
+        }
+        assert!(files.len() >= 10, "the registry's files are there");
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("a YAML file");
+            let docs = YamlLoader::load_from_str(&text).expect("the registry's YAML parses");
+            for group in docs[0]["groups"].as_vec().expect("groups") {
+                let id = group["id"].as_str().expect("a group id").to_owned();
+                if group["type"].as_str() == Some("attribute_group") && id.starts_with("registry.")
+                {
+                    for attribute in group["attributes"].as_vec().into_iter().flatten() {
+                        let name = attribute["id"].as_str().expect("an attribute id");
+                        registry
+                            .attributes
+                            .insert(name.to_owned(), type_of(attribute));
+                    }
+                }
+                registry.groups.insert(id, group.clone());
+            }
+        }
+        registry
+    }
+
+    /// A convention with the attributes of the groups it extends.
+    fn convention(&self, id: &str) -> Convention {
+        let group = self
+            .groups
+            .get(id)
+            .unwrap_or_else(|| panic!("the registry has no group `{id}`"));
+        let mut convention = match group["extends"].as_str() {
+            Some(parent) => self.convention(parent),
+            None => Convention::default(),
+        };
+        for attribute in group["attributes"].as_vec().into_iter().flatten() {
+            let name = attribute["ref"]
+                .as_str()
+                .or_else(|| attribute["id"].as_str())
+                .expect("an attribute");
+            let level = match &attribute["requirement_level"] {
+                Yaml::String(level) if level == "required" => Level::Required,
+                Yaml::String(level) if level == "opt_in" => Level::OptIn,
+                Yaml::Hash(hash)
+                    if hash
+                        .keys()
+                        .any(|k| k.as_str() == Some("conditionally_required")) =>
+                {
+                    Level::Conditional
+                }
+                _ => Level::Recommended,
+            };
+            convention.attributes.insert(name.to_owned(), level);
+        }
+        if let Some(kind) = group["span_kind"].as_str() {
+            convention.span_kind = Some(kind.to_owned());
+        }
+        if let Some(note) = group["note"].as_str() {
+            if let Some(template) = note
+                .split("**Span name** SHOULD be `")
+                .nth(1)
+                .and_then(|rest| rest.split('`').next())
+            {
+                convention.name_template = Some(template.to_owned());
+            }
+        }
+        convention.unit = group["unit"]
+            .as_str()
+            .map(str::to_owned)
+            .or(convention.unit);
+        convention.instrument = group["instrument"]
+            .as_str()
+            .map(str::to_owned)
+            .or(convention.instrument);
+        convention
+    }
+
+    /// The metric convention named `name`.
+    fn metric(&self, name: &str) -> Option<Convention> {
+        let id = self
+            .groups
+            .iter()
+            .find(|(_, g)| {
+                g["type"].as_str() == Some("metric") && g["metric_name"].as_str() == Some(name)
+            })
+            .map(|(id, _)| id.clone())?;
+        Some(self.convention(&id))
+    }
+}
+
+fn type_of(attribute: &Yaml) -> Type {
+    let yaml = &attribute["type"];
+    match yaml {
+        Yaml::String(t) => match t.as_str() {
+            "string" => Type::String,
+            "int" => Type::Int,
+            "double" => Type::Double,
+            "boolean" => Type::Boolean,
+            "string[]" => Type::Strings,
+            _ => Type::Any,
+        },
+        Yaml::Hash(_) => {
+            let members: BTreeSet<String> = yaml["members"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["value"].as_str().map(str::to_owned))
+                .collect();
+            let open = attribute["examples"]
+                .as_vec()
+                .into_iter()
+                .flatten()
+                .filter_map(Yaml::as_str)
+                .any(|example| !members.contains(example));
+            Type::Members(members, open)
+        }
+        _ => Type::Any,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The checks.
+
+/// Which convention a span follows, by its operation.
+fn convention_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Option<&'static str> {
+    let operation = attributes.get("gen_ai.operation.name")?.as_str();
+    Some(match (operation.as_ref(), &span.span_kind) {
+        ("execute_tool", _) => "span.gen_ai.execute_tool.internal",
+        ("invoke_agent", SpanKind::Client) => "span.gen_ai.invoke_agent.client",
+        ("invoke_agent", _) => "span.gen_ai.invoke_agent.internal",
+        ("chat", _) => "span.gen_ai.inference.client",
+        _ => return None,
+    })
+}
+
+fn check_value(registry: &Registry, name: &str, value: &Otel, out: &mut Vec<String>) {
+    let Some(defined) = registry.attributes.get(name) else {
+        out.push(format!("`{name}` is not defined in the registry"));
+        return;
+    };
+    let fits = match (defined, value) {
+        (Type::String, Otel::String(_)) | (Type::Int, Otel::I64(_)) => true,
+        (Type::Double, Otel::F64(_) | Otel::I64(_)) | (Type::Boolean, Otel::Bool(_)) => true,
+        (Type::Strings, Otel::Array(opentelemetry::Array::String(_))) => true,
+        (Type::Any, _) => true,
+        (Type::Members(members, open), Otel::String(v)) => {
+            if !open && !members.contains(v.as_str()) {
+                out.push(format!("`{name}` = `{v}` is not one of {members:?}"));
+            }
+            true
+        }
+        _ => false,
+    };
+    if !fits {
+        out.push(format!("`{name}` = {value:?} is not of type {defined:?}"));
+    }
+}
+
+/// What each span breaks of its convention, with the span named.
+fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String> {
+    let attributes: BTreeMap<String, Otel> = span
+        .attributes
+        .iter()
+        .map(|kv| (kv.key.as_str().to_owned(), kv.value.clone()))
+        .collect();
+    let Some(id) = convention_of(span, &attributes) else {
+        return vec![format!("span `{}` follows no GenAI convention", span.name)];
+    };
+    let convention = registry.convention(id);
+    let mut out = Vec::new();
+    for (name, value) in &attributes {
+        check_value(registry, name, value, &mut out);
+        match convention.attributes.get(name) {
+            None => out.push(format!("`{name}` is not an attribute of {id}")),
+            Some(Level::OptIn) if !content => {
+                out.push(format!(
+                    "`{name}` is opt-in content, recorded without the opt-in"
+                ));
+            }
+            _ => {}
+        }
+    }
+    for (name, level) in &convention.attributes {
+        if *level == Level::Required && !attributes.contains_key(name) {
+            out.push(format!("required `{name}` is missing"));
+        }
+    }
+    let failed = matches!(span.status, Status::Error { .. });
+    if failed != attributes.contains_key("error.type") {
+        out.push(format!(
+            "`error.type` must be set exactly when the span failed (failed: {failed})"
+        ));
+    }
+    let kind = format!("{:?}", span.span_kind).to_lowercase();
+    if convention.span_kind.as_deref() != Some(kind.as_str()) {
+        out.push(format!(
+            "kind {kind}, the convention says {:?}",
+            convention.span_kind
+        ));
+    }
+    if let Some(template) = &convention.name_template {
+        let expected = span_name(template, &attributes);
+        if span.name != expected {
+            out.push(format!(
+                "named `{}`, the convention says `{expected}`",
+                span.name
+            ));
+        }
+    }
+    out.into_iter()
+        .map(|v| format!("{} ({id}): {v}", span.name))
+        .collect()
+}
+
+/// A span name from its template: `{attribute}` replaced by its value, and dropped (with the
+/// space before it) when the span has no such attribute.
+fn span_name(template: &str, attributes: &BTreeMap<String, Otel>) -> String {
+    let mut name = String::new();
+    for (i, part) in template.split(' ').enumerate() {
+        let value = match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            Some(attribute) => match attributes.get(attribute) {
+                Some(value) => value.as_str().into_owned(),
+                None => continue,
+            },
+            None => part.to_owned(),
+        };
+        if i > 0 {
+            name.push(' ');
+        }
+        name.push_str(&value);
+    }
+    name
+}
+
+// ---------------------------------------------------------------------------------------
+// The runs whose spans are checked.
+
+/// Looks up the weather in a city. Read-only. Not for forecasts.
+#[tool(effect = "read")]
+fn get_weather(
+    /// The city.
+    #[arg(length(max = 100))]
+    city: String,
+    /// The caller's API key.
+    #[arg(sensitive, length(max = 100))]
+    api_key: String,
+) -> String {
+    let _ = api_key;
+    format!("sunny in {city}; token sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd")
+}
+
+/// A model client that names its model.
+struct Named(ScriptedModel);
+
+impl ModelClient for Named {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ModelRequest,
+    ) -> BoxFuture<'a, Result<Value, ModelError>> {
+        self.0.complete(request)
+    }
+
+    fn model(&self) -> Option<&str> {
+        Some("gpt-4.1-mini")
+    }
+}
+
+fn weather_turns() -> Vec<Value> {
+    vec![
+        json!({"id": "chatcmpl-1", "model": "gpt-4.1-mini-2025-04-14",
+        "usage": {"prompt_tokens": 120, "completion_tokens": 18},
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\",\"api_key\":\"k-123\"}"}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":7}"}}
+        ]}}]}),
+        json!({"id": "chatcmpl-2", "model": "gpt-4.1-mini-2025-04-14",
+            "usage": {"prompt_tokens": 180, "completion_tokens": 9},
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sunny in Oslo."}}]}),
+    ]
+}
+
+/// Runs `f` with a subscriber exporting to memory, and gives back the finished spans.
+async fn spans_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<SpanData> {
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(provider.tracer("toolsmith-tests"))
+        .with_location(false)
+        .with_threads(false)
+        .with_tracked_inactivity(false)
+        .with_level(false)
+        .with_target(false);
+    let subscriber = tracing_subscriber::registry().with(layer);
+    {
+        let _guard = tracing::subscriber::set_default(subscriber);
+        f.await;
+    }
+    provider.force_flush().expect("spans flushed");
+    exporter.get_finished_spans().expect("spans")
+}
+
+fn check_all(registry: &Registry, spans: &[SpanData], content: bool) {
+    let violations: Vec<String> = spans
+        .iter()
+        .flat_map(|span| check_span(registry, span, content))
+        .collect();
+    assert!(
+        violations.is_empty(),
+        "{} violations:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+}
+
+fn attribute<'a>(span: &'a SpanData, name: &str) -> Option<&'a Otel> {
+    span.attributes
+        .iter()
+        .find(|kv| kv.key.as_str() == name)
+        .map(|kv| &kv.value)
+}
+
+#[tokio::test]
+async fn an_agent_run_its_requests_and_its_tool_calls_follow_the_genai_conventions() {
+    let registry = Registry::load();
+    let spans = spans_of(async {
+        let agent = Agent::new(
+            Toolbox::new().with(GetWeather),
+            Dialect::OpenAiChat { strict: true },
+            Named(ScriptedModel::new(weather_turns())),
+        )
+        .with_name("weather");
+        let mut state = agent.start("Weather in Oslo?");
+        let ctx = ToolContext::new().with_run_id("run_otel");
+        agent.run(&mut state, &ctx).await.expect("the run answers");
+    })
+    .await;
+    check_all(&registry, &spans, false);
+    let named = |name: &str| spans.iter().filter(|s| s.name == name).count();
+    assert_eq!(named("invoke_agent weather"), 1);
+    assert_eq!(named("chat gpt-4.1-mini"), 2);
+    assert_eq!(named("execute_tool get_weather"), 2);
+    let agent = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent weather")
+        .unwrap();
+    assert_eq!(
+        attribute(agent, "gen_ai.conversation.id"),
+        Some(&Otel::from("run_otel"))
+    );
+    // Each request and each call is a child of the run.
+    for span in spans.iter().filter(|s| s.name != "invoke_agent weather") {
+        assert_eq!(
+            span.parent_span_id,
+            agent.span_context.span_id(),
+            "{}",
+            span.name
+        );
+    }
+    let chat = spans.iter().find(|s| s.name.starts_with("chat")).unwrap();
+    assert_eq!(
+        attribute(chat, "gen_ai.usage.input_tokens"),
+        Some(&Otel::I64(120))
+    );
+    assert_eq!(
+        attribute(chat, "gen_ai.response.model"),
+        Some(&Otel::from("gpt-4.1-mini-2025-04-14"))
+    );
+    assert_eq!(
+        attribute(chat, "gen_ai.response.finish_reasons"),
+        Some(&Otel::Array(opentelemetry::Array::String(vec![
+            "tool_calls".into()
+        ])))
+    );
+    // The call with a wrong argument failed: its error code is its `error.type`.
+    let failed: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| attribute(s, "error.type").is_some())
+        .collect();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(
+        attribute(failed[0], "error.type"),
+        Some(&Otel::from("invalid_arguments"))
+    );
+    assert_eq!(
+        attribute(failed[0], "gen_ai.tool.call.id"),
+        Some(&Otel::from("call_2"))
+    );
+    // No content without the opt-in.
+    assert!(
+        spans
+            .iter()
+            .all(|s| attribute(s, "gen_ai.tool.call.arguments").is_none())
+    );
+}
+
+#[tokio::test]
+async fn content_is_recorded_only_when_asked_and_then_redacted() {
+    let registry = Registry::load();
+    let spans = spans_of(async {
+        let toolbox = Toolbox::new().with(GetWeather).with_defaults(Defaults {
+            telemetry: Telemetry::default().with_content(true),
+            ..Defaults::default()
+        });
+        let call = ToolCall::parse(Dialect::OpenAiChat { strict: true }, &weather_turns()[0])
+            .expect("calls")
+            .remove(0);
+        let out = toolbox
+            .provider(Dialect::OpenAiChat { strict: true })
+            .run(&call, &ToolContext::new())
+            .await;
+        assert!(out.is_success());
+    })
+    .await;
+    check_all(&registry, &spans, true);
+    assert_eq!(spans.len(), 1);
+    let arguments = attribute(&spans[0], "gen_ai.tool.call.arguments")
+        .expect("arguments")
+        .as_str();
+    let arguments: Value = serde_json::from_str(&arguments).unwrap();
+    assert_eq!(arguments, json!({"city": "Oslo", "api_key": "[redacted]"}));
+    let result = attribute(&spans[0], "gen_ai.tool.call.result")
+        .expect("result")
+        .as_str();
+    assert!(result.contains("sunny in Oslo"), "{result}");
+    assert!(
+        !result.contains("sk-proj-AbCd"),
+        "a secret reached a span: {result}"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_used_as_a_tool_nests_its_run_under_the_call() {
+    let registry = Registry::load();
+    let spans = spans_of(async {
+        let child = Agent::new(
+            Toolbox::new().with(GetWeather),
+            Dialect::OpenAiChat { strict: true },
+            Named(ScriptedModel::new(weather_turns())),
+        )
+        .with_name("forecaster");
+        let parent = Agent::new(
+            Toolbox::new().with(AgentTool::new(
+                "forecaster",
+                "Answers one question about the weather. Read-only. Not for anything else.",
+                child,
+            )),
+            Dialect::OpenAiChat { strict: true },
+            ScriptedModel::new([
+                json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+                    "tool_calls": [{"id": "call_f", "type": "function", "function": {"name": "forecaster", "arguments": "{\"task\":\"Oslo?\"}"}}]}}]}),
+                json!({"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sunny."}}]}),
+            ]),
+        );
+        let mut state = parent.start("Weather?");
+        parent
+            .run(&mut state, &ToolContext::new().with_run_id("run_parent"))
+            .await
+            .expect("the run answers");
+    })
+    .await;
+    check_all(&registry, &spans, false);
+    let call = spans
+        .iter()
+        .find(|s| s.name == "execute_tool forecaster")
+        .expect("the call");
+    let child = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent forecaster")
+        .expect("the child run");
+    assert_eq!(child.parent_span_id, call.span_context.span_id());
+    let parent = spans
+        .iter()
+        .find(|s| s.name == "invoke_agent")
+        .expect("the parent run");
+    assert_eq!(call.parent_span_id, parent.span_context.span_id());
+}
+
+#[tokio::test]
+async fn a_provider_s_tool_call_records_the_operation_duration_metric_as_defined() {
+    let registry = Registry::load();
+    let exporter = InMemoryMetricExporter::default();
+    let meters = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(exporter.clone()).build())
+        .build();
+    opentelemetry::global::set_meter_provider(meters.clone());
+    let toolbox = Arc::new(Toolbox::new().with(GetWeather));
+    let provider = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    for call in ToolCall::parse(Dialect::OpenAiChat { strict: true }, &weather_turns()[0]).unwrap()
+    {
+        provider.run(&call, &ToolContext::new()).await;
+    }
+    meters.force_flush().expect("metrics flushed");
+    let exported = exporter.get_finished_metrics().expect("metrics");
+    let mut seen = 0;
+    let mut violations = Vec::new();
+    for metric in exported
+        .iter()
+        .flat_map(|r| r.scope_metrics())
+        .flat_map(|s| s.metrics())
+    {
+        let Some(convention) = registry.metric(metric.name()) else {
+            violations.push(format!("metric `{}` is not defined", metric.name()));
+            continue;
+        };
+        if convention.unit.as_deref() != Some(metric.unit()) {
+            violations.push(format!(
+                "`{}` in `{}`, defined in {:?}",
+                metric.name(),
+                metric.unit(),
+                convention.unit
+            ));
+        }
+        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
+            violations.push(format!("`{}` is not a histogram", metric.name()));
+            continue;
+        };
+        assert_eq!(convention.instrument.as_deref(), Some("histogram"));
+        for point in histogram.data_points() {
+            seen += point.count();
+            let attributes: BTreeMap<String, Otel> = point
+                .attributes()
+                .map(|kv: &KeyValue| (kv.key.as_str().to_owned(), kv.value.clone()))
+                .collect();
+            for (name, value) in &attributes {
+                check_value(&registry, name, value, &mut violations);
+                if !convention.attributes.contains_key(name) {
+                    violations.push(format!(
+                        "`{name}` is not an attribute of `{}`",
+                        metric.name()
+                    ));
+                }
+            }
+            for (name, level) in &convention.attributes {
+                if *level == Level::Required && !attributes.contains_key(name) {
+                    violations.push(format!("`{}`: required `{name}` is missing", metric.name()));
+                }
+            }
+        }
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    // One measurement per call: these two, and those of the other tests of this file that
+    // run beside it under the same global meter provider.
+    assert!(seen >= 2, "{seen} measurements");
+}
