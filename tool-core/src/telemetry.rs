@@ -76,13 +76,26 @@ pub fn provider_name(dialect: Dialect) -> Option<&'static str> {
     }
 }
 
+/// A span's OpenTelemetry name: the operation, then what it is of when that is known
+/// (written only if a subscriber takes the span).
+struct Named<'a>(&'static str, Option<&'a str>);
+
+impl std::fmt::Display for Named<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.1 {
+            Some(what) => write!(f, "{} {what}", self.0),
+            None => f.write_str(self.0),
+        }
+    }
+}
+
 /// The span of one tool call (`execute_tool {name}`); its outcome is recorded by
 /// [`tool_ended`].
 pub(crate) fn tool_span(name: &str, call_id: Option<&str>, description: &str) -> Span {
     tracing::info_span!(
         target: "toolsmith",
         "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
+        otel.name = %Named("execute_tool", Some(name)),
         otel.kind = "internal",
         otel.status_code = Empty,
         gen_ai.operation.name = "execute_tool",
@@ -122,14 +135,10 @@ pub(crate) fn agent_span(
     model: Option<&str>,
     run_id: Option<&str>,
 ) -> Span {
-    let span_name = match name {
-        Some(name) => format!("invoke_agent {name}"),
-        None => "invoke_agent".to_owned(),
-    };
     tracing::info_span!(
         target: "toolsmith",
         "invoke_agent",
-        otel.name = span_name,
+        otel.name = %Named("invoke_agent", name),
         otel.kind = "internal",
         otel.status_code = Empty,
         gen_ai.operation.name = "invoke_agent",
@@ -144,14 +153,10 @@ pub(crate) fn agent_span(
 /// The span of one model request (`chat {model}`); its answer is recorded by
 /// [`chat_answered`].
 pub(crate) fn chat_span(dialect: Dialect, model: Option<&str>) -> Span {
-    let span_name = match model {
-        Some(model) => format!("chat {model}"),
-        None => "chat".to_owned(),
-    };
     tracing::info_span!(
         target: "toolsmith",
         "chat",
-        otel.name = span_name,
+        otel.name = %Named("chat", model),
         otel.kind = "client",
         otel.status_code = Empty,
         gen_ai.operation.name = "chat",
