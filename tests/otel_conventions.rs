@@ -358,8 +358,13 @@ fn weather_turns() -> Vec<Value> {
     ]
 }
 
+/// One test's subscriber at a time: `tracing` keeps which callsites are wanted for every
+/// thread at once, and a subscriber of another test coming or going on its thread changes it.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Runs `f` with a subscriber exporting to memory, and gives back the finished spans.
 async fn spans_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<SpanData> {
+    let _one = ONE_AT_A_TIME.lock().await;
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
@@ -419,7 +424,8 @@ async fn an_agent_run_its_requests_and_its_tool_calls_follow_the_genai_conventio
     let named = |name: &str| spans.iter().filter(|s| s.name == name).count();
     assert_eq!(named("invoke_agent weather"), 1);
     assert_eq!(named("chat gpt-4.1-mini"), 2);
-    assert_eq!(named("execute_tool get_weather"), 2);
+    let names: Vec<&str> = spans.iter().map(|s| s.name.as_ref()).collect();
+    assert_eq!(named("execute_tool get_weather"), 2, "{names:?}");
     let agent = spans
         .iter()
         .find(|s| s.name == "invoke_agent weather")
