@@ -22,6 +22,7 @@ use toolsmith::provider::ToolCall;
 use toolsmith::telemetry::Telemetry;
 use toolsmith::tool::BoxFuture;
 use toolsmith::{Dialect, ToolContext, Toolbox, tool};
+use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 use yaml_rust2::{Yaml, YamlLoader};
 
@@ -199,7 +200,21 @@ fn type_of(attribute: &Yaml) -> Type {
 // ---------------------------------------------------------------------------------------
 // The checks.
 
-/// Which convention a span follows, by its operation.
+/// The conventions a span follows: an MCP request's (by its kind), and a GenAI operation's
+/// (by its name); a server's `tools/call` follows both.
+fn conventions_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Vec<&'static str> {
+    let mut ids = Vec::new();
+    if attributes.contains_key("mcp.method.name") {
+        ids.push(match span.span_kind {
+            SpanKind::Client => "span.mcp.client",
+            _ => "span.mcp.server",
+        });
+    }
+    ids.extend(convention_of(span, attributes));
+    ids
+}
+
+/// Which GenAI convention a span follows, by its operation.
 fn convention_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Option<&'static str> {
     let operation = attributes.get("gen_ai.operation.name")?.as_str();
     Some(match (operation.as_ref(), &span.span_kind) {
@@ -241,10 +256,21 @@ fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String
         .iter()
         .map(|kv| (kv.key.as_str().to_owned(), kv.value.clone()))
         .collect();
-    let Some(id) = convention_of(span, &attributes) else {
-        return vec![format!("span `{}` follows no GenAI convention", span.name)];
+    let ids = conventions_of(span, &attributes);
+    let Some(id) = ids.first().copied() else {
+        return vec![format!(
+            "span `{}` follows no GenAI or MCP convention",
+            span.name
+        )];
     };
-    let convention = registry.convention(id);
+    // The first convention names the span and gives its kind; an attribute of any of them is
+    // the span's.
+    let mut convention = registry.convention(id);
+    for other in &ids[1..] {
+        for (name, level) in registry.convention(other).attributes {
+            convention.attributes.entry(name).or_insert(level);
+        }
+    }
     let mut out = Vec::new();
     for (name, value) in &attributes {
         check_value(registry, name, value, &mut out);
@@ -296,6 +322,14 @@ fn span_name(template: &str, attributes: &BTreeMap<String, Otel>) -> String {
     let mut name = String::new();
     for (i, part) in template.split(' ').enumerate() {
         let value = match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
+            // An MCP span's target: the tool or the prompt it is about.
+            Some("target") => match attributes
+                .get("gen_ai.tool.name")
+                .or_else(|| attributes.get("gen_ai.prompt.name"))
+            {
+                Some(value) => value.as_str().into_owned(),
+                None => continue,
+            },
             Some(attribute) => match attributes.get(attribute) {
                 Some(value) => value.as_str().into_owned(),
                 None => continue,
@@ -375,7 +409,12 @@ async fn spans_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<SpanData> {
         .with_threads(false)
         .with_tracked_inactivity(false)
         .with_level(false)
-        .with_target(false);
+        .with_target(false)
+        // toolsmith's spans: those of the crates under it (rmcp's) are theirs to name.
+        .with_filter(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("toolsmith", tracing::Level::INFO),
+        );
     let subscriber = tracing_subscriber::registry().with(layer);
     {
         let _guard = tracing::subscriber::set_default(subscriber);
@@ -562,23 +601,28 @@ async fn an_agent_used_as_a_tool_nests_its_run_under_the_call() {
     assert_eq!(call.parent_span_id, parent.span_context.span_id());
 }
 
-#[tokio::test]
-async fn a_provider_s_tool_call_records_the_operation_duration_metric_as_defined() {
-    let registry = Registry::load();
-    let exporter = InMemoryMetricExporter::default();
-    let meters = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(exporter.clone()).build())
-        .build();
-    opentelemetry::global::set_meter_provider(meters.clone());
-    let toolbox = Arc::new(Toolbox::new().with(GetWeather));
-    let provider = toolbox.provider(Dialect::OpenAiChat { strict: true });
-    for call in ToolCall::parse(Dialect::OpenAiChat { strict: true }, &weather_turns()[0]).unwrap()
-    {
-        provider.run(&call, &ToolContext::new()).await;
-    }
+/// The meter provider of this test binary (the global one), exporting to memory.
+fn meters() -> &'static (SdkMeterProvider, InMemoryMetricExporter) {
+    static METERS: std::sync::OnceLock<(SdkMeterProvider, InMemoryMetricExporter)> =
+        std::sync::OnceLock::new();
+    METERS.get_or_init(|| {
+        let exporter = InMemoryMetricExporter::default();
+        let meters = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        opentelemetry::global::set_meter_provider(meters.clone());
+        (meters, exporter)
+    })
+}
+
+/// Checks every metric recorded so far against the registry (its name, unit and
+/// instrument, and each data point's attributes), and gives each metric's count of
+/// measurements.
+fn checked_metrics(registry: &Registry) -> BTreeMap<String, u64> {
+    let (meters, exporter) = meters();
     meters.force_flush().expect("metrics flushed");
     let exported = exporter.get_finished_metrics().expect("metrics");
-    let mut seen = 0;
+    let mut counts = BTreeMap::new();
     let mut violations = Vec::new();
     for metric in exported
         .iter()
@@ -601,15 +645,21 @@ async fn a_provider_s_tool_call_records_the_operation_duration_metric_as_defined
             violations.push(format!("`{}` is not a histogram", metric.name()));
             continue;
         };
-        assert_eq!(convention.instrument.as_deref(), Some("histogram"));
+        if convention.instrument.as_deref() != Some("histogram") {
+            violations.push(format!(
+                "`{}` is a histogram, defined as {:?}",
+                metric.name(),
+                convention.instrument
+            ));
+        }
         for point in histogram.data_points() {
-            seen += point.count();
+            *counts.entry(metric.name().to_owned()).or_insert(0) += point.count();
             let attributes: BTreeMap<String, Otel> = point
                 .attributes()
                 .map(|kv: &KeyValue| (kv.key.as_str().to_owned(), kv.value.clone()))
                 .collect();
             for (name, value) in &attributes {
-                check_value(&registry, name, value, &mut violations);
+                check_value(registry, name, value, &mut violations);
                 if !convention.attributes.contains_key(name) {
                     violations.push(format!(
                         "`{name}` is not an attribute of `{}`",
@@ -625,7 +675,139 @@ async fn a_provider_s_tool_call_records_the_operation_duration_metric_as_defined
         }
     }
     assert!(violations.is_empty(), "{}", violations.join("\n"));
+    counts
+}
+
+#[tokio::test]
+async fn a_provider_s_tool_call_records_the_operation_duration_metric_as_defined() {
+    let registry = Registry::load();
+    let _one = ONE_AT_A_TIME.lock().await;
+    meters();
+    let toolbox = Arc::new(Toolbox::new().with(GetWeather));
+    let provider = toolbox.provider(Dialect::OpenAiChat { strict: true });
+    for call in ToolCall::parse(Dialect::OpenAiChat { strict: true }, &weather_turns()[0]).unwrap()
+    {
+        provider.run(&call, &ToolContext::new()).await;
+    }
     // One measurement per call: these two, and those of the other tests of this file that
-    // run beside it under the same global meter provider.
-    assert!(seen >= 2, "{seen} measurements");
+    // ran before it under the same meter provider.
+    let counts = checked_metrics(&registry);
+    assert!(
+        counts
+            .get("gen_ai.client.operation.duration")
+            .copied()
+            .unwrap_or(0)
+            >= 2,
+        "{counts:?}"
+    );
+}
+
+/// Sends one JSON-RPC message to the server and, for a request, reads lines to its answer.
+async fn rpc<R, W>(
+    read: &mut tokio::io::Lines<tokio::io::BufReader<R>>,
+    write: &mut W,
+    message: Value,
+) -> Option<Value>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::AsyncWriteExt;
+    write
+        .write_all(format!("{message}\n").as_bytes())
+        .await
+        .unwrap();
+    let id = message.get("id")?.clone();
+    loop {
+        let line = read.next_line().await.unwrap().expect("the server answers");
+        let answer: Value = serde_json::from_str(&line).unwrap();
+        if answer.get("id") == Some(&id) {
+            return Some(answer);
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_in_the_client_s_trace()
+ {
+    use tokio::io::AsyncBufReadExt;
+    let registry = Registry::load();
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    meters();
+    let spans = spans_of(async {
+        let (client, server) = tokio::io::duplex(1 << 16);
+        let served = tokio::spawn(toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather)).serve(tokio::io::split(server)));
+        let (read, mut write) = tokio::io::split(client);
+        let mut read = tokio::io::BufReader::new(read).lines();
+        rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "otel", "version": "1"}}})).await;
+        rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        let listed = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await.unwrap();
+        assert_eq!(listed["result"]["tools"][0]["name"], "get_weather");
+        let called = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "get_weather", "arguments": {"city": "Oslo", "api_key": "k"}, "_meta": {"traceparent": traceparent}}})).await.unwrap();
+        assert_eq!(called["result"]["isError"], false, "{called}");
+        let failed = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "get_weather", "arguments": {"city": 7}}})).await.unwrap();
+        assert_eq!(failed["result"]["isError"], true, "{failed}");
+        let refused = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "greet"}})).await.unwrap();
+        assert!(refused["error"]["code"].is_i64(), "{refused}");
+        drop(write);
+        drop(read);
+        let _ = served.await;
+    })
+    .await;
+    check_all(&registry, &spans, false);
+    let named = |name: &str| spans.iter().filter(|s| s.name == name).collect::<Vec<_>>();
+    assert_eq!(named("tools/list").len(), 1);
+    assert_eq!(named("prompts/get greet").len(), 1);
+    let calls = named("tools/call get_weather");
+    assert_eq!(
+        calls.len(),
+        2,
+        "one span per call, not an MCP span beside an execute_tool span"
+    );
+    assert!(spans.iter().all(|s| !s.name.starts_with("execute_tool")));
+    for call in &calls {
+        assert_eq!(call.span_kind, SpanKind::Server);
+        assert_eq!(
+            attribute(call, "network.transport"),
+            Some(&Otel::from("pipe"))
+        );
+    }
+    // The call that carried the client's traceparent continues the client's trace.
+    let traced = calls
+        .iter()
+        .find(|s| attribute(s, "jsonrpc.request.id") == Some(&Otel::from("3")))
+        .expect("the traced call");
+    assert_eq!(
+        traced.span_context.trace_id().to_string(),
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    );
+    assert_eq!(traced.parent_span_id.to_string(), "00f067aa0ba902b7");
+    assert!(traced.parent_span_is_remote);
+    let failed = calls
+        .iter()
+        .find(|s| attribute(s, "jsonrpc.request.id") == Some(&Otel::from("4")))
+        .expect("the failed call");
+    assert_eq!(
+        attribute(failed, "error.type"),
+        Some(&Otel::from("tool_error"))
+    );
+    let prompt = named("prompts/get greet")[0];
+    assert_eq!(attribute(prompt, "error.type"), Some(&Otel::from("-32602")));
+    assert_eq!(
+        attribute(prompt, "rpc.response.status_code"),
+        Some(&Otel::from("-32602"))
+    );
+    // Each request's duration: tools/list, the two calls, prompts/get.
+    let counts = checked_metrics(&registry);
+    assert!(
+        counts
+            .get("mcp.server.operation.duration")
+            .copied()
+            .unwrap_or(0)
+            >= 4,
+        "{counts:?}"
+    );
 }

@@ -89,9 +89,202 @@ impl std::fmt::Display for Named<'_> {
     }
 }
 
+/// The MCP request a call or a span is for, in the words of OpenTelemetry's MCP conventions:
+/// on a tool call's context for the MCP server's `tools/call`, whose `execute_tool` span
+/// then carries these attributes too (one span, not two, as the conventions ask).
+#[derive(Clone, Debug)]
+pub(crate) struct Rpc {
+    /// `mcp.method.name`.
+    pub(crate) method: &'static str,
+    /// `mcp.protocol.version`.
+    pub(crate) protocol_version: Option<String>,
+    /// `mcp.session.id`: a digest of the session's id, never the id (a credential).
+    pub(crate) session: Option<String>,
+    /// `jsonrpc.request.id`.
+    pub(crate) request_id: String,
+    /// `network.transport`: `pipe` (stdio) or `tcp` (HTTP).
+    pub(crate) transport: &'static str,
+    /// `network.protocol.name` and `network.protocol.version`: `http` and its version.
+    pub(crate) http: Option<&'static str>,
+    /// The client's `_meta.traceparent`: the span's remote parent.
+    pub(crate) traceparent: Option<String>,
+}
+
+#[cfg(feature = "mcp")]
+impl Rpc {
+    /// A session id as its span shows it: a digest, so the id (which lets whoever holds it
+    /// act in the session) never reaches a trace.
+    pub(crate) fn session_digest(id: &str) -> String {
+        let digest = crate::json::canonical::hash_text(id);
+        digest.get(..32).unwrap_or(&digest).to_owned()
+    }
+}
+
+/// The span of one MCP request the server answers (`{mcp.method.name} {target}`, kind
+/// server), continuing the client's trace when it sent one; its end is recorded by
+/// [`rpc_ended`].
+#[cfg(feature = "mcp")]
+pub(crate) fn rpc_span(rpc: &Rpc, target: Option<&str>) -> Span {
+    let span = tracing::info_span!(
+        target: "toolsmith",
+        "mcp_request",
+        otel.name = %Named(rpc.method, target),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        mcp.method.name = rpc.method,
+        mcp.protocol.version = rpc.protocol_version.as_deref(),
+        mcp.session.id = rpc.session.as_deref(),
+        jsonrpc.request.id = rpc.request_id.as_str(),
+        network.transport = rpc.transport,
+        network.protocol.name = rpc.http.map(|_| "http"),
+        network.protocol.version = rpc.http,
+        gen_ai.prompt.name = Empty,
+        rpc.response.status_code = Empty,
+        error.type = Empty,
+    );
+    if rpc.method == "prompts/get" {
+        span.record("gen_ai.prompt.name", target);
+    }
+    continue_trace(&span, rpc.traceparent.as_deref());
+    span
+}
+
+/// Records how an MCP request ended on its span: a JSON-RPC error's code as `error.type` and
+/// `rpc.response.status_code`, and an error status.
+#[cfg(feature = "mcp")]
+pub(crate) fn rpc_ended(span: &Span, error_code: Option<i32>) {
+    if let Some(code) = error_code {
+        span.record("error.type", code.to_string());
+        span.record("rpc.response.status_code", code.to_string());
+        span.record("otel.status_code", "error");
+    }
+}
+
+/// Makes the client's span (from its `traceparent`) the parent of `span`, with the `otel`
+/// feature; without it the trace id still reaches the context and the audit record.
+#[cfg_attr(
+    not(feature = "otel"),
+    expect(unused_variables, reason = "only OpenTelemetry has a parent to set")
+)]
+fn continue_trace(span: &Span, traceparent: Option<&str>) {
+    #[cfg(feature = "otel")]
+    if let Some(parent) = traceparent.and_then(remote_parent) {
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        let _ = span.set_parent(parent);
+    }
+}
+
+/// The remote span a W3C `traceparent` (`00-<trace id>-<span id>-<flags>`) names.
+#[cfg(feature = "otel")]
+fn remote_parent(traceparent: &str) -> Option<opentelemetry::Context> {
+    use opentelemetry::trace::{
+        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+    };
+    let mut parts = traceparent.split('-');
+    let (Some("00"), Some(trace), Some(span), Some(flags), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    if trace.len() != 32 || span.len() != 16 || flags.len() != 2 {
+        return None;
+    }
+    let trace = TraceId::from_hex(trace)
+        .ok()
+        .filter(|t| *t != TraceId::INVALID)?;
+    let span = SpanId::from_hex(span)
+        .ok()
+        .filter(|s| *s != SpanId::INVALID)?;
+    let flags = u8::from_str_radix(flags, 16).ok()?;
+    let context = SpanContext::new(
+        trace,
+        span,
+        TraceFlags::new(flags),
+        true,
+        TraceState::default(),
+    );
+    Some(opentelemetry::Context::new().with_remote_span_context(context))
+}
+
+/// The duration metric of an MCP request the server answered (`mcp.server.operation.duration`,
+/// seconds), with the `otel` feature.
+#[cfg(all(feature = "otel", feature = "mcp"))]
+pub(crate) fn record_rpc_duration(
+    rpc: &Rpc,
+    tool: Option<&str>,
+    seconds: f64,
+    error: Option<String>,
+) {
+    let histogram = opentelemetry::global::meter("toolsmith")
+        .f64_histogram("mcp.server.operation.duration")
+        .with_unit("s")
+        .with_description("The duration of the MCP request or notification as observed on the receiver from the time it was received until the result or ack is sent.")
+        .build();
+    let mut attributes = vec![
+        opentelemetry::KeyValue::new("mcp.method.name", rpc.method),
+        opentelemetry::KeyValue::new("network.transport", rpc.transport),
+    ];
+    if let Some(version) = &rpc.protocol_version {
+        attributes.push(opentelemetry::KeyValue::new(
+            "mcp.protocol.version",
+            version.clone(),
+        ));
+    }
+    if let Some(tool) = tool {
+        attributes.push(opentelemetry::KeyValue::new(
+            "gen_ai.tool.name",
+            tool.to_owned(),
+        ));
+        attributes.push(opentelemetry::KeyValue::new(
+            "gen_ai.operation.name",
+            "execute_tool",
+        ));
+    }
+    if let Some(error) = error {
+        attributes.push(opentelemetry::KeyValue::new("error.type", error));
+    }
+    histogram.record(seconds, &attributes);
+}
+
 /// The span of one tool call (`execute_tool {name}`); its outcome is recorded by
-/// [`tool_ended`].
-pub(crate) fn tool_span(name: &str, call_id: Option<&str>, description: &str) -> Span {
+/// [`tool_ended`]. A call an MCP client made ([`Rpc`] on its context) is the server's
+/// `tools/call {name}` span (kind server) with the MCP attributes as well.
+pub(crate) fn tool_span(
+    name: &str,
+    call_id: Option<&str>,
+    description: &str,
+    rpc: Option<&Rpc>,
+) -> Span {
+    if let Some(rpc) = rpc {
+        let span = tracing::info_span!(
+            target: "toolsmith",
+            "execute_tool",
+            otel.name = %Named(rpc.method, Some(name)),
+            otel.kind = "server",
+            otel.status_code = Empty,
+            gen_ai.operation.name = "execute_tool",
+            gen_ai.tool.name = name,
+            gen_ai.tool.call.id = call_id,
+            gen_ai.tool.type = "function",
+            gen_ai.tool.description = description,
+            gen_ai.tool.call.arguments = Empty,
+            gen_ai.tool.call.result = Empty,
+            mcp.method.name = rpc.method,
+            mcp.protocol.version = rpc.protocol_version.as_deref(),
+            mcp.session.id = rpc.session.as_deref(),
+            jsonrpc.request.id = rpc.request_id.as_str(),
+            network.transport = rpc.transport,
+            network.protocol.name = rpc.http.map(|_| "http"),
+            network.protocol.version = rpc.http,
+            error.type = Empty,
+        );
+        continue_trace(&span, rpc.traceparent.as_deref());
+        return span;
+    }
     tracing::info_span!(
         target: "toolsmith",
         "execute_tool",
@@ -110,10 +303,11 @@ pub(crate) fn tool_span(name: &str, call_id: Option<&str>, description: &str) ->
 }
 
 /// Records how a call ended on its span: its error code as `error.type` (and an error
-/// status) when it failed.
-pub(crate) fn tool_ended(span: &Span, error: Option<&str>) {
+/// status) when it failed; over MCP, `tool_error`, the MCP conventions' type for a result
+/// with `isError` (every failed call's answer there).
+pub(crate) fn tool_ended(span: &Span, error: Option<&str>, rpc: bool) {
     if let Some(code) = error {
-        span.record("error.type", code);
+        span.record("error.type", if rpc { "tool_error" } else { code });
         span.record("otel.status_code", "error");
     }
 }

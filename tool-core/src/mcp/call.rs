@@ -286,6 +286,11 @@ impl McpServer {
         if let Some(grant) = &request.grant {
             ctx = ctx.with_grant(grant.clone());
         }
+        // A tool call's span is the server's `tools/call` span: it carries the request's MCP
+        // attributes (only read when a subscriber wants spans).
+        if request.tool.is_some() && tracing::level_enabled!(tracing::Level::INFO) {
+            ctx = ctx.with_extension(request.rpc("tools/call"));
+        }
         ctx.with_extension(request.clone())
     }
 

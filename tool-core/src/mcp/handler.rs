@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::request::{McpRequest, at_least_2026_07_28};
 use super::server::McpServer;
 use super::tasks;
+use super::traced::Traced;
 
 /// The client requests of MCP 2025-11-25 this server knows. Not `tasks/result` and
 /// `tasks/list`: tasks are served as the tasks extension of 2026-07-28 has them, which has
@@ -95,35 +96,52 @@ impl ServerHandler for McpServer {
         request: CustomRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, ErrorData> {
-        let method = request.method.as_str();
-        // Methods MCP 2026-07-28 removed are unknown to a client that negotiated it.
-        if at_least_2026_07_28(&context) && REMOVED_IN_2026_07_28.contains(&method) {
-            return Err(not_offered(method));
-        }
-        let params = request.params.unwrap_or(Value::Null);
-        let problem = match method {
-            "tools/call" if params.is_null() => Some(
-                "the params are missing; send {\"name\": string, \"arguments\": object}".to_owned(),
-            ),
-            "tools/call" => serde_json::from_value::<CallToolRequestParams>(params)
-                .err()
-                .map(|e| format!("{e}; send {{\"name\": string, \"arguments\": object}}")),
-            "tools/list" => serde_json::from_value::<Option<PaginatedRequestParams>>(params)
-                .err()
-                .map(|e| format!("{e}; send {{\"cursor\": string}} or no params")),
-            _ if PROTOCOL_METHODS.contains(&method) => Some("the params do not match".to_owned()),
-            _ => None,
-        };
-        Err(match problem {
-            Some(problem) => {
-                ErrorData::invalid_params(format!("malformed {method} request: {problem}"), None)
-            }
-            None => ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                format!("method not found: {method}"),
-                None,
-            ),
-        })
+        // A malformed request of the protocol is traced as its method; another method is none
+        // of MCP's, and is not.
+        let method = PROTOCOL_METHODS
+            .iter()
+            .find(|m| **m == request.method)
+            .copied();
+        let traced = Traced::maybe(&context, method, None);
+        traced
+            .run(async move {
+                let method = request.method.as_str();
+                // Methods MCP 2026-07-28 removed are unknown to a client that negotiated it.
+                if at_least_2026_07_28(&context) && REMOVED_IN_2026_07_28.contains(&method) {
+                    return Err(not_offered(method));
+                }
+                let params = request.params.unwrap_or(Value::Null);
+                let problem = match method {
+                    "tools/call" if params.is_null() => Some(
+                        "the params are missing; send {\"name\": string, \"arguments\": object}"
+                            .to_owned(),
+                    ),
+                    "tools/call" => serde_json::from_value::<CallToolRequestParams>(params)
+                        .err()
+                        .map(|e| format!("{e}; send {{\"name\": string, \"arguments\": object}}")),
+                    "tools/list" => {
+                        serde_json::from_value::<Option<PaginatedRequestParams>>(params)
+                            .err()
+                            .map(|e| format!("{e}; send {{\"cursor\": string}} or no params"))
+                    }
+                    _ if PROTOCOL_METHODS.contains(&method) => {
+                        Some("the params do not match".to_owned())
+                    }
+                    _ => None,
+                };
+                Err(match problem {
+                    Some(problem) => ErrorData::invalid_params(
+                        format!("malformed {method} request: {problem}"),
+                        None,
+                    ),
+                    None => ErrorData::new(
+                        rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                        format!("method not found: {method}"),
+                        None,
+                    ),
+                })
+            })
+            .await
     }
 
     /// `logging/setLevel`: the least level of the log messages tools send this client.
@@ -131,10 +149,15 @@ impl ServerHandler for McpServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.session.set_log_level(request.level);
-        Ok(())
+        let traced = Traced::new(&context, "logging/setLevel", None);
+        traced
+            .run(async move {
+                self.session.set_log_level(request.level);
+                Ok(())
+            })
+            .await
     }
 
     /// MCP 2026-07-28 subscriptions: the notifications a client asks for, of those the server
@@ -179,59 +202,70 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        #[cfg_attr(not(feature = "mcp-auth"), allow(unused_mut))]
-        let mut request_info = McpRequest::new(&context, None);
-        // A caller is shown the tools its scopes do not allow only when the server says so:
-        // then the listing is made for its principal without its scopes.
-        #[cfg(feature = "mcp-auth")]
-        let unscoped = match &self.config.gate {
-            Some(gate) if gate.authorization.listing() == super::auth::ScopeListing::Show => {
-                request_info.grant.take()
-            }
-            _ => None,
-        };
-        let ctx = self.context(&request_info, context.ct.clone(), None);
-        #[cfg(feature = "mcp-auth")]
-        let ctx = match unscoped {
-            Some(grant) => ctx.with_principal(grant.subject()),
-            None => ctx,
-        };
-        let start = match request.and_then(|r| r.cursor) {
-            None => 0,
-            Some(cursor) => cursor.parse::<usize>().map_err(|_| {
-                ErrorData::invalid_params(
-                    format!("invalid cursor {cursor:?}: pass back a nextCursor from tools/list"),
-                    None,
-                )
-            })?,
-        };
-        // Offered here, re-described where the toolbox's prepare step says so.
-        let enabled = self.config.toolbox.offered_for(&ctx).await;
-        // Cursors are offsets this server handed out: within the list, and never its end.
-        if start > 0 && start >= enabled.len() {
-            return Err(ErrorData::invalid_params(
-                format!("invalid cursor \"{start}\": pass back a nextCursor from tools/list"),
-                None,
-            ));
-        }
-        let end = start
-            .saturating_add(self.config.page_size)
-            .min(enabled.len());
-        let tools = enabled[start..end]
-            .iter()
-            .filter_map(|def| {
-                let mut tool = self.config.tools.get(def.name())?.clone();
-                if tool.description.as_deref() != Some(def.description()) {
-                    tool.description = Some(def.description().to_owned().into());
+        let traced = Traced::new(&context, "tools/list", None);
+        traced
+            .run(async move {
+                #[cfg_attr(not(feature = "mcp-auth"), allow(unused_mut))]
+                let mut request_info = McpRequest::new(&context, None);
+                // A caller is shown the tools its scopes do not allow only when the server says so:
+                // then the listing is made for its principal without its scopes.
+                #[cfg(feature = "mcp-auth")]
+                let unscoped = match &self.config.gate {
+                    Some(gate)
+                        if gate.authorization.listing() == super::auth::ScopeListing::Show =>
+                    {
+                        request_info.grant.take()
+                    }
+                    _ => None,
+                };
+                let ctx = self.context(&request_info, context.ct.clone(), None);
+                #[cfg(feature = "mcp-auth")]
+                let ctx = match unscoped {
+                    Some(grant) => ctx.with_principal(grant.subject()),
+                    None => ctx,
+                };
+                let start = match request.and_then(|r| r.cursor) {
+                    None => 0,
+                    Some(cursor) => cursor.parse::<usize>().map_err(|_| {
+                        ErrorData::invalid_params(
+                            format!(
+                                "invalid cursor {cursor:?}: pass back a nextCursor from tools/list"
+                            ),
+                            None,
+                        )
+                    })?,
+                };
+                // Offered here, re-described where the toolbox's prepare step says so.
+                let enabled = self.config.toolbox.offered_for(&ctx).await;
+                // Cursors are offsets this server handed out: within the list, and never its end.
+                if start > 0 && start >= enabled.len() {
+                    return Err(ErrorData::invalid_params(
+                        format!(
+                            "invalid cursor \"{start}\": pass back a nextCursor from tools/list"
+                        ),
+                        None,
+                    ));
                 }
-                Some(tool)
+                let end = start
+                    .saturating_add(self.config.page_size)
+                    .min(enabled.len());
+                let tools = enabled[start..end]
+                    .iter()
+                    .filter_map(|def| {
+                        let mut tool = self.config.tools.get(def.name())?.clone();
+                        if tool.description.as_deref() != Some(def.description()) {
+                            tool.description = Some(def.description().to_owned().into());
+                        }
+                        Some(tool)
+                    })
+                    .collect();
+                let mut result = ListToolsResult::with_all_items(tools);
+                if end < enabled.len() {
+                    result.next_cursor = Some(end.to_string());
+                }
+                Ok(result)
             })
-            .collect();
-        let mut result = ListToolsResult::with_all_items(tools);
-        if end < enabled.len() {
-            result.next_cursor = Some(end.to_string());
-        }
-        Ok(result)
+            .await
     }
 
     async fn list_resources(
@@ -239,10 +273,15 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourcesResult, ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.list_resources(request, context).await,
-            None => Ok(rmcp::model::ListResourcesResult::default()),
-        }
+        let traced = Traced::new(&context, "resources/list", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.list_resources(request, context).await,
+                    None => Ok(rmcp::model::ListResourcesResult::default()),
+                }
+            })
+            .await
     }
 
     async fn list_resource_templates(
@@ -250,10 +289,15 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListResourceTemplatesResult, ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.list_resource_templates(request, context).await,
-            None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
-        }
+        let traced = Traced::new(&context, "resources/templates/list", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.list_resource_templates(request, context).await,
+                    None => Ok(rmcp::model::ListResourceTemplatesResult::default()),
+                }
+            })
+            .await
     }
 
     async fn subscribe(
@@ -261,10 +305,15 @@ impl ServerHandler for McpServer {
         request: rmcp::model::SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.subscribe(request, context).await,
-            None => Err(not_offered("resources/subscribe")),
-        }
+        let traced = Traced::new(&context, "resources/subscribe", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.subscribe(request, context).await,
+                    None => Err(not_offered("resources/subscribe")),
+                }
+            })
+            .await
     }
 
     async fn unsubscribe(
@@ -272,10 +321,15 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.unsubscribe(request, context).await,
-            None => Err(not_offered("resources/unsubscribe")),
-        }
+        let traced = Traced::new(&context, "resources/unsubscribe", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.unsubscribe(request, context).await,
+                    None => Err(not_offered("resources/unsubscribe")),
+                }
+            })
+            .await
     }
 
     async fn list_prompts(
@@ -283,10 +337,15 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ListPromptsResult, ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.list_prompts(request, context).await,
-            None => Ok(rmcp::model::ListPromptsResult::default()),
-        }
+        let traced = Traced::new(&context, "prompts/list", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.list_prompts(request, context).await,
+                    None => Ok(rmcp::model::ListPromptsResult::default()),
+                }
+            })
+            .await
     }
 
     async fn get_prompt(
@@ -294,13 +353,18 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.get_prompt(request, context).await,
-            None => Err(ErrorData::invalid_params(
-                "this server offers no prompts",
-                None,
-            )),
-        }
+        let traced = Traced::new(&context, "prompts/get", Some(request.name.as_str()));
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.get_prompt(request, context).await,
+                    None => Err(ErrorData::invalid_params(
+                        "this server offers no prompts",
+                        None,
+                    )),
+                }
+            })
+            .await
     }
 
     async fn complete(
@@ -308,10 +372,15 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::CompleteResult, ErrorData> {
-        match &self.config.delegate {
-            Some(delegate) => delegate.complete(request, context).await,
-            None => Ok(rmcp::model::CompleteResult::default()),
-        }
+        let traced = Traced::new(&context, "completion/complete", None);
+        traced
+            .run(async move {
+                match &self.config.delegate {
+                    Some(delegate) => delegate.complete(request, context).await,
+                    None => Ok(rmcp::model::CompleteResult::default()),
+                }
+            })
+            .await
     }
 
     /// Serves the results too large to give inline (`toolsmith://results/<id>`, linked from
@@ -321,51 +390,56 @@ impl ServerHandler for McpServer {
         request: rmcp::model::ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
-        let meta = request.meta;
-        let uri = request.uri;
-        let missing = || {
-            ErrorData::resource_not_found(
-                format!(
-                    "no resource {}: stored results are kept for a limited time; call the tool again",
-                    crate::echo::echo(&uri)
-                ),
-                None,
-            )
-        };
-        if !uri.starts_with(crate::output::RESULT_URI_PREFIX) {
-            return match &self.config.delegate {
-                Some(delegate) => {
-                    let mut request = rmcp::model::ReadResourceRequestParams::new(uri.clone());
-                    request.meta = meta;
-                    delegate.read_resource(request, context).await
-                }
-                None => Err(missing()),
-            };
-        }
-        let reader = self.context(
-            &McpRequest::new(&context, None),
-            CancellationToken::new(),
-            None,
-        );
-        match self.config.toolbox.stored_result_for(&uri, &reader).await {
-            Ok(Some(text)) => Ok(rmcp::model::ReadResourceResult::new(vec![
-                rmcp::model::ResourceContents::TextResourceContents {
-                    uri: uri.clone(),
-                    mime_type: Some("application/json".into()),
-                    text,
-                    meta: None,
-                },
-            ])
-            .into()),
-            Ok(None) => Err(missing()),
-            Err(err) => {
-                tracing::warn!(%err, "a stored result could not be read");
-                Err(ErrorData::internal_error(
-                    "the result store is unavailable; try again later",
+        let traced = Traced::new(&context, "resources/read", None);
+        traced
+            .run(async move {
+            let meta = request.meta;
+            let uri = request.uri;
+            let missing = || {
+                ErrorData::resource_not_found(
+                    format!(
+                        "no resource {}: stored results are kept for a limited time; call the tool again",
+                        crate::echo::echo(&uri)
+                    ),
                     None,
-                ))
+                )
+            };
+            if !uri.starts_with(crate::output::RESULT_URI_PREFIX) {
+                return match &self.config.delegate {
+                    Some(delegate) => {
+                        let mut request = rmcp::model::ReadResourceRequestParams::new(uri.clone());
+                        request.meta = meta;
+                        delegate.read_resource(request, context).await
+                    }
+                    None => Err(missing()),
+                };
             }
-        }
+            let reader = self.context(
+                &McpRequest::new(&context, None),
+                CancellationToken::new(),
+                None,
+            );
+            match self.config.toolbox.stored_result_for(&uri, &reader).await {
+                Ok(Some(text)) => Ok(rmcp::model::ReadResourceResult::new(vec![
+                    rmcp::model::ResourceContents::TextResourceContents {
+                        uri: uri.clone(),
+                        mime_type: Some("application/json".into()),
+                        text,
+                        meta: None,
+                    },
+                ])
+                .into()),
+                Ok(None) => Err(missing()),
+                Err(err) => {
+                    tracing::warn!(%err, "a stored result could not be read");
+                    Err(ErrorData::internal_error(
+                        "the result store is unavailable; try again later",
+                        None,
+                    ))
+                }
+            }
+            })
+            .await
     }
 
     /// The tool `name` as listed: rmcp checks a call's `Mcp-Param-*` headers against it.
@@ -380,16 +454,21 @@ impl ServerHandler for McpServer {
         request: rmcp::model::GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<rmcp::model::GetTaskResult, ErrorData> {
-        self.task_of_caller(&request.task_id, &context)?;
-        let task = match self.config.tasks.manager.get_task(&request.task_id) {
-            Ok(task) => task,
-            Err(_) => {
-                let principal = self.principal_of(&context);
-                let store = self.config.toolbox.task_store();
-                tasks::shared_task(&**store, &request.task_id, principal.as_deref()).await?
-            }
-        };
-        Ok(rmcp::model::GetTaskResult::new(task))
+        let traced = Traced::new(&context, "tasks/get", None);
+        traced
+            .run(async move {
+                self.task_of_caller(&request.task_id, &context)?;
+                let task = match self.config.tasks.manager.get_task(&request.task_id) {
+                    Ok(task) => task,
+                    Err(_) => {
+                        let principal = self.principal_of(&context);
+                        let store = self.config.toolbox.task_store();
+                        tasks::shared_task(&**store, &request.task_id, principal.as_deref()).await?
+                    }
+                };
+                Ok(rmcp::model::GetTaskResult::new(task))
+            })
+            .await
     }
 
     /// `tasks/update`: the client's answers to what a task's tool asked.
@@ -398,15 +477,20 @@ impl ServerHandler for McpServer {
         request: rmcp::model::UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_of_caller(&request.task_id, &context)?;
-        if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
-            return self
-                .config
-                .tasks
-                .manager
-                .update_task(&request.task_id, request.input_responses);
-        }
-        self.message_shared_task(&request.task_id, &context, Some(request.input_responses))
+        let traced = Traced::new(&context, "tasks/update", None);
+        traced
+            .run(async move {
+                self.task_of_caller(&request.task_id, &context)?;
+                if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
+                    return self
+                        .config
+                        .tasks
+                        .manager
+                        .update_task(&request.task_id, request.input_responses);
+                }
+                self.message_shared_task(&request.task_id, &context, Some(request.input_responses))
+                    .await
+            })
             .await
     }
 
@@ -416,11 +500,16 @@ impl ServerHandler for McpServer {
         request: rmcp::model::CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.task_of_caller(&request.task_id, &context)?;
-        if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
-            return self.config.tasks.manager.cancel_task(&request.task_id);
-        }
-        self.message_shared_task(&request.task_id, &context, None)
+        let traced = Traced::new(&context, "tasks/cancel", None);
+        traced
+            .run(async move {
+                self.task_of_caller(&request.task_id, &context)?;
+                if self.config.tasks.manager.get_task(&request.task_id).is_ok() {
+                    return self.config.tasks.manager.cancel_task(&request.task_id);
+                }
+                self.message_shared_task(&request.task_id, &context, None)
+                    .await
+            })
             .await
     }
 
@@ -429,10 +518,30 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "otel")]
+        let (rpc, tool, started) = (
+            McpRequest::new(&context, None).rpc("tools/call"),
+            request.name.to_string(),
+            std::time::Instant::now(),
+        );
         // Boxed: rmcp moves each request's future into a task of its own, and the call's
         // future (the toolbox's policy, the tool, the answer) is tens of kilobytes; a box
         // makes that move a pointer's.
-        Box::pin(self.call(request, context)).await
+        let answer = Box::pin(self.call(request, context)).await;
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_rpc_duration(
+            &rpc,
+            Some(&tool),
+            started.elapsed().as_secs_f64(),
+            match &answer {
+                Err(err) => Some(err.code.0.to_string()),
+                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
+                    Some("tool_error".to_owned())
+                }
+                Ok(_) => None,
+            },
+        );
+        answer
     }
 }
 

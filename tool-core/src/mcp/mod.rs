@@ -70,6 +70,7 @@ mod sessions;
 mod stateless;
 mod stdio;
 mod tasks;
+mod traced;
 mod transport;
 
 /// rmcp, the MCP SDK this server is built on, for handlers composed with it

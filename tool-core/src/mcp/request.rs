@@ -26,6 +26,8 @@ pub struct McpRequest {
     pub(super) headers: Option<http::HeaderMap>,
     /// What the request's verified access token grants (a server with authorization).
     pub(super) grant: Option<crate::context::Grant>,
+    /// The HTTP version the request came over (`None` on stdio).
+    pub(super) http: Option<&'static str>,
 }
 
 impl McpRequest {
@@ -45,6 +47,26 @@ impl McpRequest {
                 .get::<http::request::Parts>()
                 .and_then(|parts| parts.extensions.get::<crate::context::Grant>())
                 .cloned(),
+            http: http_version(context),
+        }
+    }
+
+    /// The request in the words of OpenTelemetry's MCP conventions, as `method`.
+    pub(super) fn rpc(&self, method: &'static str) -> crate::telemetry::Rpc {
+        crate::telemetry::Rpc {
+            method,
+            protocol_version: self.protocol_version.clone(),
+            session: self
+                .header("mcp-session-id")
+                .map(crate::telemetry::Rpc::session_digest),
+            request_id: self.id.clone(),
+            transport: if self.http.is_some() { "tcp" } else { "pipe" },
+            http: self.http,
+            traceparent: self
+                .meta
+                .get("traceparent")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         }
     }
 
@@ -59,6 +81,7 @@ impl McpRequest {
             protocol_version: None,
             headers: Some(headers.clone()),
             grant: None,
+            http: None,
         }
     }
 
@@ -110,6 +133,24 @@ impl McpRequest {
         let trace_id = traceparent.split('-').nth(1)?;
         (trace_id.len() == 32 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()))
             .then_some(trace_id)
+    }
+}
+
+/// The HTTP version a request came over, as OpenTelemetry's `network.protocol.version` writes
+/// it; `None` on stdio.
+pub(super) fn http_version(context: &RequestContext<RoleServer>) -> Option<&'static str> {
+    let parts = context.extensions.get::<http::request::Parts>()?;
+    Some(version_name(parts.version))
+}
+
+/// An HTTP version as OpenTelemetry's `network.protocol.version` writes it.
+pub(super) fn version_name(version: http::Version) -> &'static str {
+    match version {
+        http::Version::HTTP_09 => "0.9",
+        http::Version::HTTP_10 => "1.0",
+        http::Version::HTTP_2 => "2",
+        http::Version::HTTP_3 => "3",
+        _ => "1.1",
     }
 }
 

@@ -215,6 +215,7 @@ impl McpServer {
             client: Some(rmcp::model::Implementation::default()),
             protocol_version: Some(revision.to_owned()),
             grant: parts.extensions.get::<crate::context::Grant>().cloned(),
+            http: Some(super::request::version_name(parts.version)),
             headers: Some(parts.headers),
         };
         self.run_of(&request)?;

@@ -229,7 +229,8 @@ impl Audit {
         // The name (and, over MCP, the call id) is the client's: logged cut and escaped.
         let shown = crate::echo::echo(name);
         let call_id = ctx.call_id().map(crate::echo::echo);
-        let span = crate::telemetry::tool_span(&shown, call_id.as_deref(), &self.description);
+        let rpc = ctx.get::<crate::telemetry::Rpc>();
+        let span = crate::telemetry::tool_span(&shown, call_id.as_deref(), &self.description, rpc);
         let audited = !self.sinks.is_empty();
         // What the call was given and answered goes on the span only when asked, redacted.
         let content = self.telemetry.content && !span.is_disabled();
@@ -239,7 +240,11 @@ impl Audit {
         let arguments = (audited || content).then(|| call.arguments.clone());
         let read = call.read;
         let done = next.run(call).into_future().instrument(span.clone()).await;
-        crate::telemetry::tool_ended(&span, done.ran.error().map(|e| e.code().as_str()));
+        crate::telemetry::tool_ended(
+            &span,
+            done.ran.error().map(|e| e.code().as_str()),
+            rpc.is_some(),
+        );
         let arguments = arguments.map(|arguments| self.recorded(read, &arguments, ctx));
         if let (true, Some(arguments)) = (content, &arguments) {
             let result = match &done.ran {

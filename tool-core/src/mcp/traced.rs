@@ -1,0 +1,70 @@
+//! Each request the server answers as a span of OpenTelemetry's MCP conventions
+//! (`{mcp.method.name} {target}`, kind server, continuing the client's trace), and with the
+//! `otel` feature its duration as `mcp.server.operation.duration`. A `tools/call` is not
+//! traced here: its call's `execute_tool` span carries the MCP attributes
+//! ([`telemetry`](crate::telemetry)).
+
+use std::future::Future;
+
+use rmcp::ErrorData;
+use rmcp::service::{RequestContext, RoleServer};
+use tracing::Instrument;
+
+use super::request::McpRequest;
+
+/// A request about to be answered, and what its span needs.
+pub(super) struct Traced {
+    rpc: Option<crate::telemetry::Rpc>,
+    target: Option<String>,
+}
+
+impl Traced {
+    /// A request of `method` (about `target`, a prompt's name).
+    pub(super) fn new(
+        context: &RequestContext<RoleServer>,
+        method: &'static str,
+        target: Option<&str>,
+    ) -> Self {
+        Self::maybe(context, Some(method), target)
+    }
+
+    /// A request of `method`, if it is one of the protocol's (`None`: not traced).
+    pub(super) fn maybe(
+        context: &RequestContext<RoleServer>,
+        method: Option<&'static str>,
+        target: Option<&str>,
+    ) -> Self {
+        // Nothing is read or copied for a span no one takes.
+        let wanted = cfg!(feature = "otel") || tracing::level_enabled!(tracing::Level::INFO);
+        Self {
+            rpc: method
+                .filter(|_| wanted)
+                .map(|method| McpRequest::new(context, None).rpc(method)),
+            target: target.map(str::to_owned),
+        }
+    }
+
+    /// Answers the request with `work`, inside its span.
+    pub(super) async fn run<T>(
+        self,
+        work: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let Some(rpc) = self.rpc else {
+            return work.await;
+        };
+        let span = crate::telemetry::rpc_span(&rpc, self.target.as_deref());
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let answer = work.instrument(span.clone()).await;
+        let code = answer.as_ref().err().map(|err| err.code.0);
+        crate::telemetry::rpc_ended(&span, code);
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_rpc_duration(
+            &rpc,
+            None,
+            started.elapsed().as_secs_f64(),
+            code.map(|code| code.to_string()),
+        );
+        answer
+    }
+}
