@@ -811,3 +811,71 @@ async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_
         "{counts:?}"
     );
 }
+
+#[tokio::test]
+async fn an_mcp_toolset_s_call_is_a_client_span_whose_trace_the_server_continues() {
+    let registry = Registry::load();
+    let spans = spans_of(async {
+        let http = toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather))
+            .bind_http("127.0.0.1:0")
+            .await
+            .expect("a server on a free port");
+        let remote = toolsmith::toolset::McpToolset::http("weather", &http.url())
+            .await
+            .expect("connected")
+            .with_read_only(["get_weather"]);
+        let toolbox = Toolbox::new().with_toolset(remote.tools().await.expect("listed"));
+        let out = toolbox
+            .call(
+                "get_weather",
+                json!({"city": "Oslo", "api_key": "k"}),
+                &ToolContext::new(),
+            )
+            .await;
+        assert!(out.is_success(), "{}", out.to_json());
+        let out = toolbox
+            .call(
+                "get_weather",
+                json!({"city": "Oslo", "api_key": 7}),
+                &ToolContext::new(),
+            )
+            .await;
+        assert!(!out.is_success());
+    })
+    .await;
+    check_all(&registry, &spans, false);
+    let client: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == "tools/call get_weather" && s.span_kind == SpanKind::Client)
+        .collect();
+    let server: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == "tools/call get_weather" && s.span_kind == SpanKind::Server)
+        .collect();
+    assert_eq!(
+        client.len(),
+        2,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
+    // The call refused by the proxy's own validation never reached the server.
+    assert_eq!(server.len(), 1);
+    assert_eq!(
+        server[0].span_context.trace_id(),
+        client[0].span_context.trace_id()
+    );
+    assert_eq!(server[0].parent_span_id, client[0].span_context.span_id());
+    assert_eq!(
+        attribute(client[0], "network.transport"),
+        Some(&Otel::from("tcp"))
+    );
+    assert_eq!(
+        attribute(server[0], "network.protocol.name"),
+        Some(&Otel::from("http"))
+    );
+    assert!(attribute(client[0], "mcp.protocol.version").is_some());
+    assert!(
+        attribute(server[0], "mcp.session.id").is_some(),
+        "a session's digest"
+    );
+}

@@ -31,6 +31,9 @@ pub struct ToolDefinition {
     /// them keyed and gated on its own (the sandbox's `run_code`): the tool as a whole is
     /// not keyed, since a repeat of it is answered call by call.
     composite: bool,
+    /// For an MCP server's tool (a proxy): the transport it is reached over (`pipe`, `tcp`),
+    /// so its span is the MCP client's `tools/call` span.
+    remote: Option<&'static str>,
     lint_levels: &'static [(&'static str, LintLevel)],
     param_lint_levels: Vec<(&'static str, &'static [(&'static str, LintLevel)])>,
     policy: ToolPolicy,
@@ -85,6 +88,7 @@ impl ToolDefinition {
             requires_approval: spec.requires_approval,
             long_running: spec.long_running,
             composite: false,
+            remote: None,
             lint_levels: spec.lint_levels,
             param_lint_levels: spec
                 .params
@@ -179,6 +183,7 @@ impl ToolDefinition {
             requires_approval: false,
             long_running: false,
             composite: false,
+            remote: None,
             lint_levels: &[],
             param_lint_levels: Vec::new(),
             policy: ToolPolicy::default(),
@@ -217,6 +222,7 @@ impl ToolDefinition {
             requires_approval: self.requires_approval,
             long_running: self.long_running,
             composite: self.composite,
+            remote: self.remote,
             lint_levels: self.lint_levels,
             param_lint_levels: self.param_lint_levels.clone(),
             policy: self.policy.clone(),
@@ -526,6 +532,22 @@ impl ToolDefinition {
     /// Whether the tool's effects are the calls it makes through a toolbox's door.
     pub(crate) fn is_composite(&self) -> bool {
         self.composite
+    }
+
+    /// Marks the definition as an MCP server's tool, reached over `transport` (`pipe` or
+    /// `tcp`): its calls are MCP client `tools/call` spans.
+    #[cfg_attr(
+        not(feature = "mcp-client"),
+        expect(dead_code, reason = "made by MCP toolsets")
+    )]
+    pub(crate) fn with_remote(mut self, transport: &'static str) -> Self {
+        self.remote = Some(transport);
+        self
+    }
+
+    /// The transport an MCP server's tool is reached over, for a proxy.
+    pub(crate) fn remote(&self) -> Option<&'static str> {
+        self.remote
     }
 
     /// The level of `lint` for this tool, or for its parameter `param`.

@@ -302,6 +302,63 @@ pub(crate) fn tool_span(
     )
 }
 
+/// The span of a call of an MCP server's tool (a proxy's): the MCP client's
+/// `tools/call {name}` span (kind client), which is also the call's `execute_tool` span. The
+/// negotiated protocol version is recorded when the call is made.
+pub(crate) fn client_tool_span(
+    name: &str,
+    call_id: Option<&str>,
+    description: &str,
+    transport: &'static str,
+) -> Span {
+    tracing::info_span!(
+        target: "toolsmith",
+        "execute_tool",
+        otel.name = %Named("tools/call", Some(name)),
+        otel.kind = "client",
+        otel.status_code = Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = name,
+        gen_ai.tool.call.id = call_id,
+        gen_ai.tool.type = "extension",
+        gen_ai.tool.description = description,
+        gen_ai.tool.call.arguments = Empty,
+        gen_ai.tool.call.result = Empty,
+        mcp.method.name = "tools/call",
+        mcp.protocol.version = Empty,
+        network.transport = transport,
+        error.type = Empty,
+    )
+}
+
+/// The W3C `traceparent` of `span` (`00-<trace id>-<span id>-<flags>`), for an MCP request's
+/// `_meta`, with the `otel` feature and a span OpenTelemetry records.
+#[cfg(feature = "mcp-client")]
+#[cfg_attr(
+    not(feature = "otel"),
+    expect(unused_variables, reason = "only OpenTelemetry has a trace to name")
+)]
+pub(crate) fn traceparent(span: &Span) -> Option<String> {
+    #[cfg(feature = "otel")]
+    {
+        use opentelemetry::trace::TraceContextExt;
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+        let context = span.context();
+        let span = context.span();
+        let span_context = span.span_context();
+        span_context.is_valid().then(|| {
+            format!(
+                "00-{}-{}-{:02x}",
+                span_context.trace_id(),
+                span_context.span_id(),
+                span_context.trace_flags().to_u8()
+            )
+        })
+    }
+    #[cfg(not(feature = "otel"))]
+    None
+}
+
 /// Records how a call ended on its span: its error code as `error.type` (and an error
 /// status) when it failed; over MCP, `tool_error`, the MCP conventions' type for a result
 /// with `isError` (every failed call's answer there).

@@ -178,6 +178,8 @@ pub(crate) struct Audit {
     pub(crate) limits: Option<InputLimits>,
     /// The tool's description, for its span.
     pub(crate) description: Arc<str>,
+    /// For an MCP server's tool: the transport its calls go over.
+    pub(crate) remote: Option<&'static str>,
     /// What the span carries.
     pub(crate) telemetry: crate::telemetry::Telemetry,
 }
@@ -230,7 +232,15 @@ impl Audit {
         let shown = crate::echo::echo(name);
         let call_id = ctx.call_id().map(crate::echo::echo);
         let rpc = ctx.get::<crate::telemetry::Rpc>();
-        let span = crate::telemetry::tool_span(&shown, call_id.as_deref(), &self.description, rpc);
+        let span = match self.remote {
+            Some(transport) => crate::telemetry::client_tool_span(
+                &shown,
+                call_id.as_deref(),
+                &self.description,
+                transport,
+            ),
+            None => crate::telemetry::tool_span(&shown, call_id.as_deref(), &self.description, rpc),
+        };
         let audited = !self.sinks.is_empty();
         // What the call was given and answered goes on the span only when asked, redacted.
         let content = self.telemetry.content && !span.is_disabled();
@@ -243,7 +253,7 @@ impl Audit {
         crate::telemetry::tool_ended(
             &span,
             done.ran.error().map(|e| e.code().as_str()),
-            rpc.is_some(),
+            rpc.is_some() || self.remote.is_some(),
         );
         let arguments = arguments.map(|arguments| self.recorded(read, &arguments, ctx));
         if let (true, Some(arguments)) = (content, &arguments) {

@@ -185,6 +185,7 @@ impl Settings {
             sensitive: def.sensitive_params().to_vec(),
             limits: def.input_limits().copied().or(self.defaults.input_limits),
             description: Arc::from(def.description()),
+            remote: def.remote(),
             telemetry: self.defaults.telemetry,
         });
         let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
@@ -364,6 +365,7 @@ impl Settings {
             sensitive: Vec::new(),
             limits: self.defaults.input_limits,
             description: Arc::from(""),
+            remote: None,
             telemetry: self.defaults.telemetry,
         })]);
         Plans {

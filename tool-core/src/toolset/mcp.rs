@@ -500,7 +500,8 @@ impl McpToolset {
         };
         let mut definition = ToolDefinition::new(name, description, schema)
             .with_effect(effect)
-            .with_annotations(annotations);
+            .with_annotations(annotations)
+            .with_remote(self.link.transport());
         if let Some(title) = tool.get("title").and_then(Value::as_str) {
             definition = definition.with_title(crate::output::neutralize(title));
         }
@@ -613,8 +614,22 @@ impl McpProxy {
             )
             .retryable(false));
         }
-        let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
+        let mut params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
         let client = self.link.client().await;
+        // The call's span is this client's `tools/call` span: the server continues its trace.
+        let span = tracing::Span::current();
+        if let Some(version) = client
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
+        {
+            span.record("mcp.protocol.version", version);
+        }
+        if let Some(traceparent) = crate::telemetry::traceparent(&span) {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.0
+                .insert("traceparent".to_owned(), Value::String(traceparent));
+            params.meta = Some(meta);
+        }
         let mut answered =
             tokio::time::timeout(self.timeout, client.call_tool(params.clone())).await;
         // Asked to sign in again (401) or for more scopes (403): once, with a new token.

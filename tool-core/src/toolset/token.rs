@@ -274,6 +274,13 @@ pub(super) struct Link {
     http: Option<Http>,
 }
 
+impl Link {
+    /// The transport to the server, as OpenTelemetry's `network.transport` names it.
+    pub(super) fn transport(&self) -> &'static str {
+        if self.http.is_some() { "tcp" } else { "pipe" }
+    }
+}
+
 /// How a connection over HTTP is made again.
 struct Http {
     url: String,
