@@ -248,6 +248,14 @@ pub trait Caller: Send + Sync + 'static {
         Box::pin(std::future::ready(()))
     }
 
+    /// Hands over a preliminary result: what the tool has so far, as JSON, for the
+    /// application to show while the call runs. Never the model's to read: the model reads
+    /// the call's result only.
+    fn partial<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, ()> {
+        let _ = value;
+        Box::pin(std::future::ready(()))
+    }
+
     /// Sends a log message, when `level` is at least the one the caller asked for.
     fn log<'a>(
         &'a self,

@@ -436,6 +436,32 @@ impl ToolContext {
         }
     }
 
+    /// Hands the caller a preliminary result (`value` as JSON): what the tool has so far,
+    /// for the application to show while the call runs (an agent loop's
+    /// [`ToolPartial`](crate::agent::AgentEvent::ToolPartial) event). The model never reads
+    /// it: it reads the call's result. A no-op when the caller takes none, or when `value`
+    /// is not JSON.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ctx = toolsmith::ToolContext::new();
+    /// ctx.partial(&vec!["first row"]).await; // no caller: nothing
+    /// # });
+    /// ```
+    pub async fn partial<T: serde::Serialize + ?Sized>(&self, value: &T) {
+        if let Some(caller) = &self.inner.caller
+            && let Ok(value) = serde_json::to_value(value)
+        {
+            caller.partial(&value).await;
+        }
+    }
+
+    /// The caller the context carries, if any ([`with_caller`](Self::with_caller)).
+    #[must_use]
+    pub fn caller(&self) -> Option<&Arc<dyn Caller>> {
+        self.inner.caller.as_ref()
+    }
+
     /// Logs to `tracing` and to the caller, when the caller asked for messages of this level
     /// or above (MCP `logging/setLevel`).
     ///

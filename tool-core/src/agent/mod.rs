@@ -53,6 +53,7 @@ mod error;
 mod journal;
 #[cfg(feature = "async-openai")]
 pub mod openai;
+mod progress;
 mod run;
 mod state;
 mod tasks;

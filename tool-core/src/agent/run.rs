@@ -117,6 +117,26 @@ pub enum AgentEvent {
         /// What the tool handed the application beside its result; never sent to the model.
         artifacts: Vec<crate::outcome::Artifact>,
     },
+    /// A running call reported progress ([`ToolContext::progress`]). Never sent to the
+    /// model.
+    ToolProgress {
+        /// The call's id.
+        call_id: String,
+        /// How far it is.
+        progress: f64,
+        /// Of how much, when known.
+        total: Option<f64>,
+        /// What it is doing.
+        message: Option<String>,
+    },
+    /// A running call handed over a preliminary result ([`ToolContext::partial`]). Never
+    /// sent to the model, which reads the call's result only.
+    ToolPartial {
+        /// The call's id.
+        call_id: String,
+        /// What the tool has so far, as JSON.
+        value: Value,
+    },
     /// Calls wait for a person.
     Paused(Vec<PendingCall>),
     /// The provider ran tools of its own in this turn ([`HostedTool`](crate::provider::HostedTool)):
@@ -165,6 +185,33 @@ fn needs_the_application(
 }
 
 type Events = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// What a call reports, as the run's events under the call's id.
+fn reported(
+    events: &Events,
+    call_id: &str,
+) -> Arc<dyn Fn(super::progress::Reported<'_>) + Send + Sync> {
+    let events = Arc::clone(events);
+    let call_id = call_id.to_owned();
+    Arc::new(move |reported| {
+        events(&match reported {
+            super::progress::Reported::Progress {
+                progress,
+                total,
+                message,
+            } => AgentEvent::ToolProgress {
+                call_id: call_id.clone(),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+            },
+            super::progress::Reported::Partial(value) => AgentEvent::ToolPartial {
+                call_id: call_id.clone(),
+                value: value.clone(),
+            },
+        });
+    })
+}
 
 /// A loop around a model client: a toolbox, the dialect its provider speaks, the client, the
 /// first request's tool block and the run's limits. Cheap to clone; one agent runs any number
@@ -907,6 +954,17 @@ impl Agent {
             .iter()
             .map(|&i| {
                 let ctx = call_ctx.clone().with_call_id(awaiting.ids[i].as_str());
+                // A UI that follows the run gets each call's progress and partial results.
+                let ctx = match &self.events {
+                    Some(events) => {
+                        let inner = ctx.caller().cloned();
+                        ctx.with_caller(Arc::new(super::progress::Reporter {
+                            emit: reported(events, &awaiting.ids[i]),
+                            inner,
+                        }))
+                    }
+                    None => ctx,
+                };
                 match decided.remove(&awaiting.ids[i]) {
                     Some(decision) => ctx.with_extension(decision),
                     None => ctx,
