@@ -953,18 +953,7 @@ impl Agent {
         let contexts: Vec<ToolContext> = todo
             .iter()
             .map(|&i| {
-                let ctx = call_ctx.clone().with_call_id(awaiting.ids[i].as_str());
-                // A UI that follows the run gets each call's progress and partial results.
-                let ctx = match &self.events {
-                    Some(events) => {
-                        let inner = ctx.caller().cloned();
-                        ctx.with_caller(Arc::new(super::progress::Reporter {
-                            emit: reported(events, &awaiting.ids[i]),
-                            inner,
-                        }))
-                    }
-                    None => ctx,
-                };
+                let ctx = self.reporting(call_ctx.clone().with_call_id(awaiting.ids[i].as_str()));
                 match decided.remove(&awaiting.ids[i]) {
                     Some(decision) => ctx.with_extension(decision),
                     None => ctx,
@@ -1122,6 +1111,17 @@ impl Agent {
 
     /// The context of a batch's calls: the delegated agents' saved states, what they may
     /// spend, and the results the model is shown short, whole, for `read_earlier_result`.
+    /// A call's context whose progress and partial results become the run's events, when a
+    /// UI follows the run (and reach the caller the context had, too).
+    fn reporting(&self, ctx: ToolContext) -> ToolContext {
+        let (Some(events), Some(call_id)) = (&self.events, ctx.call_id()) else {
+            return ctx;
+        };
+        let emit = reported(events, call_id);
+        let inner = ctx.caller().cloned();
+        ctx.with_caller(Arc::new(super::progress::Reporter { emit, inner }))
+    }
+
     fn call_context(
         &self,
         state: &RunState,

@@ -518,30 +518,11 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        #[cfg(feature = "otel")]
-        let (rpc, tool, started) = (
-            McpRequest::new(&context, None).rpc("tools/call"),
-            request.name.to_string(),
-            std::time::Instant::now(),
-        );
         // Boxed: rmcp moves each request's future into a task of its own, and the call's
         // future (the toolbox's policy, the tool, the answer) is tens of kilobytes; a box
         // makes that move a pointer's.
-        let answer = Box::pin(self.call(request, context)).await;
-        #[cfg(feature = "otel")]
-        crate::telemetry::record_rpc_duration(
-            &rpc,
-            Some(&tool),
-            started.elapsed().as_secs_f64(),
-            match &answer {
-                Err(err) => Some(err.code.0.to_string()),
-                Ok(CallToolResponse::Complete(result)) if result.is_error == Some(true) => {
-                    Some("tool_error".to_owned())
-                }
-                Ok(_) => None,
-            },
-        );
-        answer
+        let measured = super::traced::Measured::new(&context, &request.name);
+        measured.run(Box::pin(self.call(request, context))).await
     }
 }
 

@@ -68,3 +68,53 @@ impl Traced {
         answer
     }
 }
+
+/// A tool call about to be answered: its duration is measured (`mcp.server.operation.duration`,
+/// with the `otel` feature). Its span is the call's own `execute_tool` span.
+pub(super) struct Measured {
+    #[cfg(feature = "otel")]
+    rpc: crate::telemetry::Rpc,
+    #[cfg(feature = "otel")]
+    tool: String,
+}
+
+impl Measured {
+    #[cfg_attr(
+        not(feature = "otel"),
+        expect(unused_variables, reason = "only OpenTelemetry measures")
+    )]
+    pub(super) fn new(context: &RequestContext<RoleServer>, tool: &str) -> Self {
+        Self {
+            #[cfg(feature = "otel")]
+            rpc: McpRequest::new(context, None).rpc("tools/call"),
+            #[cfg(feature = "otel")]
+            tool: tool.to_owned(),
+        }
+    }
+
+    /// Answers the call with `work`, measured.
+    pub(super) async fn run(
+        self,
+        work: impl Future<Output = Result<rmcp::model::CallToolResponse, ErrorData>>,
+    ) -> Result<rmcp::model::CallToolResponse, ErrorData> {
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let answer = work.await;
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_rpc_duration(
+            &self.rpc,
+            Some(&self.tool),
+            started.elapsed().as_secs_f64(),
+            match &answer {
+                Err(err) => Some(err.code.0.to_string()),
+                Ok(rmcp::model::CallToolResponse::Complete(result))
+                    if result.is_error == Some(true) =>
+                {
+                    Some("tool_error".to_owned())
+                }
+                Ok(_) => None,
+            },
+        );
+        answer
+    }
+}

@@ -176,18 +176,23 @@ impl Settings {
         )
     }
 
-    /// The plan of one tool: the steps its settings need, in the order of docs/execution.md.
-    fn plan_of(&self, tool: &Arc<dyn Tool>, shared: &Shared<'_>) -> Plan {
-        let def = tool.definition();
-        let policy = self.policy(def);
-        let audit = Arc::new(Audit {
+    /// The audit step of the tool `def`: its record and its span.
+    fn audit_of(&self, def: &ToolDefinition, shared: &Shared<'_>) -> Arc<Audit> {
+        Arc::new(Audit {
             sinks: Arc::clone(&shared.sinks),
             sensitive: def.sensitive_params().to_vec(),
             limits: def.input_limits().copied().or(self.defaults.input_limits),
             description: Arc::from(def.description()),
             remote: def.remote(),
             telemetry: self.defaults.telemetry,
-        });
+        })
+    }
+
+    /// The plan of one tool: the steps its settings need, in the order of docs/execution.md.
+    fn plan_of(&self, tool: &Arc<dyn Tool>, shared: &Shared<'_>) -> Plan {
+        let def = tool.definition();
+        let policy = self.policy(def);
+        let audit = self.audit_of(def, shared);
         let mut steps: Vec<Arc<dyn Step>> = vec![Arc::clone(&audit) as Arc<dyn Step>];
         // The circuit kept in memory, when it is the only step between the audit and
         // the attempts (a plain tool's plan).
