@@ -77,6 +77,11 @@ pub struct OutputDoctests;
 #[doc = include_str!("../docs/code-mode.md")]
 pub struct CodeModeDoctests;
 
+/// The testing guide's examples, compiled and run as doc tests.
+#[cfg(all(doctest, feature = "testing"))]
+#[doc = include_str!("../docs/testing.md")]
+pub struct TestingDoctests;
+
 /// The telemetry guide's examples, compiled and run as doc tests.
 #[cfg(all(doctest, feature = "otel"))]
 #[doc = include_str!("../docs/telemetry.md")]

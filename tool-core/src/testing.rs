@@ -1,6 +1,11 @@
-//! A fault-injection kit: wrap any tool so that its next calls fail the ways real dependencies
-//! do, and read back what happened, to test retries, timeouts, fallbacks and circuits
-//! (timeouts, rate limits, failures after the effect). Enabled with the `testing` feature.
+//! A kit for testing tools and agents, enabled with the `testing` feature:
+//!
+//! - fault injection: wrap any tool so that its next calls fail the ways real dependencies
+//!   do, and read back what happened, to test retries, timeouts, fallbacks and circuits
+//!   (timeouts, rate limits, failures after the effect);
+//! - trajectory checks over the audit log ([`Trajectory`]): which tools a run called, in
+//!   what order, with what arguments, and how many, with a report naming the first
+//!   difference and a JUnit XML writer ([`junit`]) for CI.
 //!
 //! ```
 //! use std::time::Duration;
@@ -24,6 +29,10 @@
 //! assert_eq!(tool.log(), ["hang: abandoned", "ok"]);
 //! # });
 //! ```
+
+mod trajectory;
+
+pub use trajectory::{Call, Difference, Matcher, Order, Trajectory, junit};
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
