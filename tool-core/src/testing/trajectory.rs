@@ -239,9 +239,10 @@ impl Trajectory {
         self
     }
 
-    /// Checks the calls `records` hold (the audit log of a run: a program's children and a
-    /// delegated agent's calls included), in the order they began (to the millisecond;
-    /// calls that began in the same millisecond in the order they ended).
+    /// Checks the calls `records` hold (a toolbox's audit log: a program's calls included,
+    /// and a delegated agent's when its toolbox shares the sink), in the order they began
+    /// (to the millisecond; calls that began in the same millisecond in the order they
+    /// ended).
     ///
     /// # Errors
     ///
