@@ -879,3 +879,64 @@ async fn an_mcp_toolset_s_call_is_a_client_span_whose_trace_the_server_continues
         "a session's digest"
     );
 }
+
+#[tokio::test]
+async fn a_client_s_malformed_traceparent_or_long_id_starts_no_trace_of_its_own_and_is_cut_short() {
+    use tokio::io::AsyncBufReadExt;
+    let registry = Registry::load();
+    let long_id = "i".repeat(100_000);
+    let hostile = [
+        json!("00-zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz-00f067aa0ba902b7-01"),
+        json!("00-00000000000000000000000000000000-00f067aa0ba902b7-01"),
+        json!("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra"),
+        json!("x".repeat(200_000)),
+        json!({"not": "a string"}),
+    ];
+    let spans = spans_of(async {
+        let (client, server) = tokio::io::duplex(1 << 20);
+        let served = tokio::spawn(
+            toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather))
+                .serve(tokio::io::split(server)),
+        );
+        let (read, mut write) = tokio::io::split(client);
+        let mut read = tokio::io::BufReader::new(read).lines();
+        rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "otel", "version": "1"}}})).await;
+        rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        for (i, traceparent) in hostile.iter().enumerate() {
+            let called = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": format!("c{i}"), "method": "tools/call", "params": {
+                "name": "get_weather", "arguments": {"city": "Oslo", "api_key": "k"}, "_meta": {"traceparent": traceparent}}})).await.unwrap();
+            assert_eq!(called["result"]["isError"], false, "{called}");
+        }
+        let listed = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": long_id, "method": "tools/list"})).await.unwrap();
+        assert!(listed["result"]["tools"].is_array());
+        drop(write);
+        drop(read);
+        let _ = served.await;
+    })
+    .await;
+    check_all(&registry, &spans, false);
+    let calls: Vec<&SpanData> = spans
+        .iter()
+        .filter(|s| s.name == "tools/call get_weather")
+        .collect();
+    assert_eq!(calls.len(), hostile.len());
+    for call in calls {
+        assert!(
+            !call.parent_span_is_remote,
+            "a malformed traceparent became a parent"
+        );
+    }
+    let listed = spans
+        .iter()
+        .find(|s| s.name == "tools/list")
+        .expect("the listing");
+    let id = attribute(listed, "jsonrpc.request.id")
+        .expect("its id")
+        .as_str();
+    assert!(
+        id.len() < 1_000,
+        "the client's id reached the span whole ({} bytes)",
+        id.len()
+    );
+}

@@ -24,8 +24,14 @@ pub(super) enum Reported<'a> {
 /// client's, when the run itself serves one); everything else goes to that caller alone.
 pub(super) struct Reporter {
     pub(super) emit: Arc<dyn Fn(Reported<'_>) + Send + Sync>,
-    pub(super) inner: Option<Arc<dyn Caller>>,
+    pub(super) inner: Arc<dyn Caller>,
 }
+
+/// The caller of a context that had none: every request gets the trait's own answer
+/// (nothing, or `NotSupported`), as if no caller were there.
+pub(super) struct Nobody;
+
+impl Caller for Nobody {}
 
 impl Caller for Reporter {
     fn progress<'a>(
@@ -39,18 +45,12 @@ impl Caller for Reporter {
             total,
             message,
         });
-        match &self.inner {
-            Some(inner) => inner.progress(progress, total, message),
-            None => Box::pin(std::future::ready(())),
-        }
+        self.inner.progress(progress, total, message)
     }
 
     fn partial<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, ()> {
         (self.emit)(Reported::Partial(value));
-        match &self.inner {
-            Some(inner) => inner.partial(value),
-            None => Box::pin(std::future::ready(())),
-        }
+        self.inner.partial(value)
     }
 
     fn log<'a>(
@@ -59,10 +59,7 @@ impl Caller for Reporter {
         message: &'a str,
         data: Option<&'a Value>,
     ) -> BoxFuture<'a, ()> {
-        match &self.inner {
-            Some(inner) => inner.log(level, message, data),
-            None => Box::pin(std::future::ready(())),
-        }
+        self.inner.log(level, message, data)
     }
 
     fn sample<'a>(
@@ -70,19 +67,11 @@ impl Caller for Reporter {
         key: Option<&'a str>,
         request: Sampling,
     ) -> BoxFuture<'a, Result<Sampled, CallerError>> {
-        match &self.inner {
-            Some(inner) => inner.sample(key, request),
-            None => Box::pin(std::future::ready(Err(CallerError::not_supported(
-                "sampling",
-            )))),
-        }
+        self.inner.sample(key, request)
     }
 
     fn roots<'a>(&'a self, key: Option<&'a str>) -> BoxFuture<'a, Result<Vec<Root>, CallerError>> {
-        match &self.inner {
-            Some(inner) => inner.roots(key),
-            None => Box::pin(std::future::ready(Err(CallerError::not_supported("roots")))),
-        }
+        self.inner.roots(key)
     }
 
     fn elicit<'a>(
@@ -91,18 +80,10 @@ impl Caller for Reporter {
         message: &'a str,
         schema: &'a Value,
     ) -> BoxFuture<'a, Result<Elicited<Value>, CallerError>> {
-        match &self.inner {
-            Some(inner) => inner.elicit(key, message, schema),
-            None => Box::pin(std::future::ready(Err(CallerError::not_supported(
-                "elicitation",
-            )))),
-        }
+        self.inner.elicit(key, message, schema)
     }
 
     fn detach(&self) -> BoxFuture<'_, bool> {
-        match &self.inner {
-            Some(inner) => inner.detach(),
-            None => Box::pin(std::future::ready(false)),
-        }
+        self.inner.detach()
     }
 }

@@ -1118,7 +1118,10 @@ impl Agent {
             return ctx;
         };
         let emit = reported(events, call_id);
-        let inner = ctx.caller().cloned();
+        let inner = ctx
+            .caller()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(super::progress::Nobody));
         ctx.with_caller(Arc::new(super::progress::Reporter { emit, inner }))
     }
 

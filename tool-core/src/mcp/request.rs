@@ -59,7 +59,8 @@ impl McpRequest {
             session: self
                 .header("mcp-session-id")
                 .map(crate::telemetry::Rpc::session_digest),
-            request_id: self.id.clone(),
+            // The client's id, on every span of the request: cut short, as any echo of it.
+            request_id: crate::echo::echo(&self.id).into_owned(),
             transport: if self.http.is_some() { "tcp" } else { "pipe" },
             http: self.http,
             traceparent: self

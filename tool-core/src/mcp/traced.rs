@@ -40,7 +40,8 @@ impl Traced {
             rpc: method
                 .filter(|_| wanted)
                 .map(|method| McpRequest::new(context, None).rpc(method)),
-            target: target.map(str::to_owned),
+            // A prompt's name is the client's: cut short in the span's name.
+            target: target.map(|t| crate::echo::echo(t).into_owned()),
         }
     }
 

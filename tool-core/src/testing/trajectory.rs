@@ -250,8 +250,7 @@ impl Trajectory {
     pub fn check(&self, records: &[AuditRecord]) -> Result<(), Difference> {
         let mut ordered: Vec<&AuditRecord> = records.iter().collect();
         ordered.sort_by_key(|r| r.time_unix_ms);
-        let records: Vec<AuditRecord> = ordered.into_iter().cloned().collect();
-        let records = records.as_slice();
+        let records = ordered.as_slice();
         if let Some(max) = self.max_calls
             && records.len() > max
         {
@@ -273,7 +272,7 @@ impl Trajectory {
         }
     }
 
-    fn strict_check(&self, records: &[AuditRecord]) -> Result<(), Difference> {
+    fn strict_check(&self, records: &[&AuditRecord]) -> Result<(), Difference> {
         for (i, (call, record)) in self.calls.iter().zip(records).enumerate() {
             if !call.accepts(record) {
                 return Err(Difference(format!(
@@ -289,7 +288,7 @@ impl Trajectory {
         Ok(())
     }
 
-    fn counted(&self, records: &[AuditRecord]) -> Difference {
+    fn counted(&self, records: &[&AuditRecord]) -> Difference {
         let made: Vec<String> = records.iter().map(|r| format!("`{}`", r.tool)).collect();
         Difference(format!(
             "{} calls were made ({}); {} were expected",
@@ -304,7 +303,7 @@ impl Trajectory {
     /// match when `all_expected`, every call made when `all_made`.
     fn matched(
         &self,
-        records: &[AuditRecord],
+        records: &[&AuditRecord],
         all_expected: bool,
         all_made: bool,
     ) -> Result<(), Difference> {
@@ -329,7 +328,7 @@ impl Trajectory {
 
 /// A maximum one-to-one matching of expected calls with records (Kuhn's augmenting paths):
 /// for each expected call, the record it takes, if any.
-fn matching(calls: &[Call], records: &[AuditRecord]) -> Vec<Option<usize>> {
+fn matching(calls: &[Call], records: &[&AuditRecord]) -> Vec<Option<usize>> {
     let mut owner: Vec<Option<usize>> = vec![None; records.len()];
     for call in 0..calls.len() {
         let mut seen = vec![false; records.len()];
@@ -347,12 +346,12 @@ fn matching(calls: &[Call], records: &[AuditRecord]) -> Vec<Option<usize>> {
 fn augment(
     call: usize,
     calls: &[Call],
-    records: &[AuditRecord],
+    records: &[&AuditRecord],
     owner: &mut [Option<usize>],
     seen: &mut [bool],
 ) -> bool {
     for record in 0..records.len() {
-        if seen[record] || !calls[call].accepts(&records[record]) {
+        if seen[record] || !calls[call].accepts(records[record]) {
             continue;
         }
         seen[record] = true;
