@@ -741,6 +741,7 @@ mod caller {
         for n in 1..=3u32 {
             ctx.progress(f64::from(n), Some(3.0), Some(&format!("file {n} of 3")))
                 .await;
+            ctx.partial(&json!({"imported": n})).await;
             ctx.log(LogLevel::Info, &format!("imported file {n}")).await;
         }
         ctx.log(LogLevel::Error, "one file had a bad line").await;
@@ -806,11 +807,39 @@ mod caller {
             .filter(|m| m["method"] == "notifications/progress")
             .map(|m| m["params"].clone())
             .collect();
-        assert_eq!(progress.len(), 3, "{:?}", client.pending);
-        assert_eq!(progress[0]["progressToken"], "imp-1");
-        assert_eq!(progress[2]["progress"], 3.0);
-        assert_eq!(progress[2]["total"], 3.0);
-        assert_eq!(progress[2]["message"], "file 3 of 3");
+        // Each progress report, then each partial result under `_meta`, as progress just
+        // above the one before: every notification carries more progress than the last.
+        assert_eq!(progress.len(), 6, "{:?}", client.pending);
+        assert!(progress.iter().all(|p| p["progressToken"] == "imp-1"));
+        let values: Vec<f64> = progress
+            .iter()
+            .map(|p| p["progress"].as_f64().unwrap())
+            .collect();
+        assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
+        let (partials, reports): (Vec<&Value>, Vec<&Value>) = progress
+            .iter()
+            .partition(|p| p["_meta"]["toolsmith/partial"].is_object());
+        assert_eq!(reports[2]["progress"], 3.0);
+        assert_eq!(reports[2]["total"], 3.0);
+        assert_eq!(reports[2]["message"], "file 3 of 3");
+        let imported: Vec<&Value> = partials
+            .iter()
+            .map(|p| &p["_meta"]["toolsmith/partial"])
+            .collect();
+        assert_eq!(
+            imported,
+            [
+                &json!({"imported": 1}),
+                &json!({"imported": 2}),
+                &json!({"imported": 3})
+            ]
+        );
+        assert_eq!(partials[0]["message"], "partial result");
+        assert_eq!(partials[0]["total"], 3.0);
+        assert!(
+            (values[1] - 1.0) > 0.0 && (values[1] - 1.0) < 1e-6,
+            "{values:?}"
+        );
         let logs: Vec<Value> = client
             .pending
             .iter()

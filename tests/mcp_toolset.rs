@@ -267,6 +267,7 @@ async fn greet_user(ctx: &ToolContext) -> Result<String, toolsmith::ToolError> {
 #[derive(Clone, Default)]
 struct Ada {
     progress: Arc<std::sync::atomic::AtomicUsize>,
+    partials: Arc<std::sync::Mutex<Vec<serde_json::Value>>>,
 }
 
 impl toolsmith::caller::Caller for Ada {
@@ -277,6 +278,10 @@ impl toolsmith::caller::Caller for Ada {
         _: Option<&'a str>,
     ) -> toolsmith::caller::BoxFuture<'a, ()> {
         self.progress.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async {})
+    }
+    fn partial<'a>(&'a self, value: &'a serde_json::Value) -> toolsmith::caller::BoxFuture<'a, ()> {
+        self.partials.lock().unwrap().push(value.clone());
         Box::pin(async {})
     }
     fn elicit<'a>(
@@ -310,6 +315,7 @@ async fn slow_add(
     b: i64,
 ) -> i64 {
     ctx.progress(1.0, Some(2.0), Some("half")).await;
+    ctx.partial(&json!({"so_far": a})).await;
     ctx.progress(2.0, Some(2.0), Some("done")).await;
     a + b
 }
@@ -359,12 +365,20 @@ async fn a_client_speaks_either_lifecycle_and_its_user_answers_the_server_s_form
             // Progress comes back on the call's stream in a session; a notification may be
             // handed to the client's handler just after the result it preceded.
             for _ in 0..200 {
-                if ada.progress.load(Ordering::SeqCst) >= 2 {
+                if ada.progress.load(Ordering::SeqCst) >= 2
+                    && !ada.partials.lock().unwrap().is_empty()
+                {
                     break;
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
             }
             assert_eq!(ada.progress.load(Ordering::SeqCst), 2, "{lifecycle:?}");
+            // The partial result reaches the application as one, not as progress.
+            assert_eq!(
+                *ada.partials.lock().unwrap(),
+                [json!({"so_far": 1})],
+                "{lifecycle:?}"
+            );
         }
     }
     // Without a caller the client declares no elicitation: the server cannot ask, and the

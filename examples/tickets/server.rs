@@ -50,8 +50,21 @@ impl RestateServer {
 
     /// Starts one and waits until its admin API answers. A retried invocation is tried
     /// again after 50 ms, then at most every half second: a service process killed in a test
-    /// is replaced in milliseconds.
+    /// is replaced in milliseconds. A server that exits before it answers (another process
+    /// took one of its free ports between the check and the bind) is started again on
+    /// other ports, up to three times.
     pub fn start(binary: &Path) -> Result<Self, String> {
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::start_once(binary) {
+                Ok(server) => return Ok(server),
+                Err(err) => last = err,
+            }
+        }
+        Err(last)
+    }
+
+    fn start_once(binary: &Path) -> Result<Self, String> {
         let (ingress, admin, fabric) = (free_port()?, free_port()?, free_port()?);
         let dir = std::env::temp_dir().join(format!(
             "toolsmith-restate-{}-{ingress}",
@@ -76,13 +89,19 @@ impl RestateServer {
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| format!("restate-server does not start: {e}"))?;
-        let server = Self {
+        let mut server = Self {
             child,
             dir,
             ingress: format!("http://127.0.0.1:{ingress}"),
             admin: format!("http://127.0.0.1:{admin}"),
         };
-        for _ in 0..300 {
+        // A loaded two-core machine can take a while to start it: wait up to two minutes.
+        for _ in 0..1200 {
+            if let Ok(Some(status)) = server.child.try_wait() {
+                return Err(format!(
+                    "restate-server exited before it answered: {status}"
+                ));
+            }
             let ready = matches!(
                 http("GET", &format!("{}/health", server.admin), None),
                 Ok((200, _))
@@ -95,7 +114,7 @@ impl RestateServer {
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        Err("restate-server did not answer within 30 s".into())
+        Err("restate-server did not answer within 120 s".into())
     }
 
     /// Registers the service endpoint at `uri` (it must be listening).

@@ -14,6 +14,17 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The `_meta` key under which an MCP progress notification carries a partial result
+/// ([`ToolContext::partial`](crate::ToolContext::partial)): MCP has no notification of its
+/// own for one, so the server sends it as progress (just above the last progress sent, as
+/// the spec requires each notification to be), with the value here. An MCP toolset hands
+/// such a notification to its caller's [`Caller::partial`], not as progress.
+///
+/// ```
+/// assert_eq!(toolsmith::caller::PARTIAL_META, "toolsmith/partial");
+/// ```
+pub const PARTIAL_META: &str = "toolsmith/partial";
+
 /// A boxed future: what [`Tool::call`](crate::Tool::call) and a [`Caller`]'s methods return
 /// (also at [`toolsmith::tool::BoxFuture`](crate::tool::BoxFuture)).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

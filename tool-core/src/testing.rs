@@ -3,6 +3,12 @@
 //! - fault injection: wrap any tool so that its next calls fail the ways real dependencies
 //!   do, and read back what happened, to test retries, timeouts, fallbacks and circuits
 //!   (timeouts, rate limits, failures after the effect);
+//! - a fake model driven by the tools' schemas ([`SchemaModel`]): it calls every tool with
+//!   arguments made from its input schema ([`sample`]), or, in its mutation mode, with
+//!   arguments that each break exactly one constraint ([`mutations`]), and checks what the
+//!   toolbox made of them;
+//! - cassettes ([`Cassette`]): a model client that records a run's exchanges to a file and
+//!   plays them back, failing on the first request that differs;
 //! - trajectory checks over the audit log ([`Trajectory`]): which tools a run called, in
 //!   what order, with what arguments, and how many, with a report naming the first
 //!   difference and a JUnit XML writer ([`junit`]) for CI.
@@ -30,8 +36,16 @@
 //! # });
 //! ```
 
+mod cassette;
+mod model;
+mod mutate;
+mod sample;
 mod trajectory;
 
+pub use cassette::Cassette;
+pub use model::{Expected, PlannedCall, SchemaModel};
+pub use mutate::{Mutation, mutations};
+pub use sample::sample;
 pub use trajectory::{Call, Difference, Matcher, Order, Trajectory, junit};
 
 use std::collections::VecDeque;

@@ -93,6 +93,7 @@ impl McpServer {
             logger: name.to_owned(),
             round: round.clone(),
             detach: detach.as_ref().map(|(detach, _)| Arc::clone(detach)),
+            sent: std::sync::Mutex::new(None),
         }));
         // The tasks kept are bounded: past the bound, a task call is told when to retry.
         if as_task.is_some()

@@ -117,7 +117,14 @@ pub(crate) struct McpCaller {
     pub(crate) round: Option<Arc<Round>>,
     /// For a tool the server may run as a task: the task, once the call is one.
     pub(crate) detach: Option<Arc<Detach>>,
+    /// The last progress sent for this request, and its total: a notification must carry
+    /// more progress than the one before it, partial results included.
+    pub(crate) sent: Mutex<Option<(f64, Option<f64>)>>,
 }
+
+/// The largest partial result sent, as JSON text; a larger one is announced in the
+/// notification's message without its value (the call's result has it all).
+const PARTIAL_MAX: usize = 64 * 1024;
 
 impl McpCaller {
     /// The least level a request on MCP 2026-07-28 asked log messages for
@@ -126,6 +133,47 @@ impl McpCaller {
         round
             .log_level
             .is_some_and(|least| LEVELS.iter().position(|(l, _)| *l == level) >= Some(least))
+    }
+
+    /// Sends a progress notification for the request's token: `progress` raised just above
+    /// the last one sent when it is not above it (the spec requires each to be larger).
+    async fn notify(
+        &self,
+        progress: Option<f64>,
+        total: Option<f64>,
+        message: Option<&str>,
+        meta: Option<Value>,
+    ) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let (progress, total) = {
+            let Ok(mut sent) = self.sent.lock() else {
+                return;
+            };
+            // A billionth above (relatively): larger, and no different on any progress bar.
+            let after = |last: f64| last + (last.abs() * 1e-9).max(1e-9);
+            let (progress, total) = match (progress, *sent) {
+                (Some(p), Some((last, _))) if p.is_nan() || p <= last => (after(last), total),
+                (Some(p), _) => (p, total),
+                (None, Some((last, last_total))) => (after(last), last_total),
+                (None, None) => (0.0, None),
+            };
+            *sent = Some((progress, total));
+            (progress, total)
+        };
+        let mut param = json!({"progressToken": token, "progress": progress, "total": total, "message": message});
+        if let Some(meta) = meta {
+            param["_meta"] = meta;
+        }
+        match serde_json::from_value::<ProgressNotificationParam>(param) {
+            Ok(param) => {
+                if let Err(err) = self.peer.notify_progress(param).await {
+                    tracing::debug!(%err, "a progress notification was not delivered");
+                }
+            }
+            Err(err) => tracing::debug!(%err, "a progress notification could not be made"),
+        }
     }
 
     /// The task this call runs as, once it does.
@@ -263,18 +311,30 @@ impl Caller for McpCaller {
                 });
                 return;
             }
-            let Some(token) = &self.progress_token else {
+            self.notify(Some(progress), total, message, None).await;
+        })
+    }
+
+    /// A partial result travels as a progress notification (MCP has no message of its
+    /// own for one): the value under `_meta["toolsmith/partial"]`, the progress just above
+    /// the last, for the request's `progressToken`. Nothing without a token, or in a task.
+    fn partial<'a>(&'a self, value: &'a Value) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            if self.task().is_some() {
                 return;
-            };
-            let param = json!({"progressToken": token, "progress": progress, "total": total, "message": message});
-            match serde_json::from_value::<ProgressNotificationParam>(param) {
-                Ok(param) => {
-                    if let Err(err) = self.peer.notify_progress(param).await {
-                        tracing::debug!(%err, "a progress notification was not delivered");
-                    }
-                }
-                Err(err) => tracing::debug!(%err, "a progress notification could not be made"),
             }
+            let text = value.to_string();
+            if text.len() > PARTIAL_MAX {
+                let message = format!(
+                    "a partial result of {} bytes is too large to send; the result will have it",
+                    text.len()
+                );
+                self.notify(None, None, Some(&message), None).await;
+                return;
+            }
+            let meta = json!({ crate::caller::PARTIAL_META: value });
+            self.notify(None, None, Some("partial result"), Some(meta))
+                .await;
         })
     }
 

@@ -183,6 +183,7 @@ pub struct Trajectory {
     calls: Vec<Call>,
     order: Order,
     max_calls: Option<usize>,
+    max_turns: Option<u32>,
 }
 
 /// Where the calls made differ from those expected: the first difference, in words.
@@ -205,6 +206,7 @@ impl Trajectory {
             calls: calls.into_iter().collect(),
             order,
             max_calls: None,
+            max_turns: None,
         }
     }
 
@@ -239,6 +241,83 @@ impl Trajectory {
         self
     }
 
+    /// At most `turns` model requests in the run; checked by [`check_run`](Self::check_run),
+    /// which reads them from the run's state.
+    #[must_use]
+    pub fn max_turns(mut self, turns: u32) -> Self {
+        self.max_turns = Some(turns);
+        self
+    }
+
+    /// Checks one agent run: its model requests against [`max_turns`](Self::max_turns), and
+    /// its calls as [`check`](Self::check) does, of the records that carry the run's id
+    /// (all of them when the run has none, as a run given no id records none).
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel};
+    /// use toolsmith::audit::MemorySink;
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::testing::{Call, Trajectory};
+    /// use toolsmith::{tool, Dialect, ToolContext, Toolbox};
+    ///
+    /// /// Gets the weather in a city. Read-only. Not for forecasts.
+    /// #[tool(effect = "read")]
+    /// fn get_weather(
+    ///     /// The city.
+    ///     #[arg(length(max = 50))]
+    ///     city: String,
+    /// ) -> String {
+    ///     format!("sunny in {city}")
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let audit = std::sync::Arc::new(MemorySink::default());
+    /// let call = |city: &str| json!({"choices": [{"message": {"role": "assistant", "tool_calls": [
+    ///     {"id": city, "type": "function", "function": {"name": "get_weather",
+    ///      "arguments": json!({"city": city}).to_string()}}]}}]});
+    /// let model = ScriptedModel::new([
+    ///     call("Oslo"),
+    ///     call("Oslo"),
+    ///     json!({"choices": [{"message": {"role": "assistant", "content": "Sunny."}}]}),
+    /// ]);
+    /// let toolbox = Toolbox::new().with(GetWeather).with_audit(audit.clone());
+    /// let agent = Agent::new(toolbox, Dialect::OpenAiChat { strict: false }, model);
+    /// let mut state = agent.start("Weather in Oslo?");
+    /// agent.run(&mut state, &ToolContext::new()).await.unwrap();
+    ///
+    /// let once = Trajectory::superset([Call::tool("get_weather")]).max_turns(2);
+    /// let difference = once.check_run(&audit.records(), &state).unwrap_err();
+    /// assert_eq!(difference.to_string(), "the run asked the model 3 times; at most 2 were expected");
+    /// # });
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first [`Difference`].
+    pub fn check_run(
+        &self,
+        records: &[AuditRecord],
+        state: &crate::agent::RunState,
+    ) -> Result<(), Difference> {
+        if let Some(max) = self.max_turns
+            && state.turns() > max
+        {
+            return Err(Difference(format!(
+                "the run asked the model {} times; at most {max} were expected",
+                state.turns()
+            )));
+        }
+        let own: Vec<AuditRecord> = match state.run_id() {
+            Some(id) => records
+                .iter()
+                .filter(|r| r.run_id.as_deref() == Some(id))
+                .cloned()
+                .collect(),
+            None => records.to_vec(),
+        };
+        self.calls_hold(&own)
+    }
+
     /// Checks the calls `records` hold (a toolbox's audit log: a program's calls included,
     /// and a delegated agent's when its toolbox shares the sink), in the order they began
     /// (to the millisecond; calls that began in the same millisecond in the order they
@@ -248,6 +327,16 @@ impl Trajectory {
     ///
     /// The first [`Difference`].
     pub fn check(&self, records: &[AuditRecord]) -> Result<(), Difference> {
+        if self.max_turns.is_some() {
+            return Err(Difference(
+                "a turn budget is checked against a run: use `check_run` with the run's state"
+                    .to_owned(),
+            ));
+        }
+        self.calls_hold(records)
+    }
+
+    fn calls_hold(&self, records: &[AuditRecord]) -> Result<(), Difference> {
         let mut ordered: Vec<&AuditRecord> = records.iter().collect();
         ordered.sort_by_key(|r| r.time_unix_ms);
         let records = ordered.as_slice();

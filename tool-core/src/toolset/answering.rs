@@ -66,12 +66,33 @@ impl rmcp::ClientHandler for Answering {
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
-        _: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
-        if let Some(caller) = &self.caller {
-            caller
-                .progress(params.progress, params.total, params.message.as_deref())
-                .await;
+        let Some(caller) = &self.caller else {
+            return;
+        };
+        // A partial result (a toolsmith server's, under `_meta`) is handed over as one. rmcp
+        // 3.11 moves the notification's extensions into the context before its `_meta`, so
+        // the map is found there (looked for in each place it may be).
+        let key = crate::caller::PARTIAL_META;
+        let partial = params
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.get(key))
+            .or_else(|| context.meta.get(key))
+            .or_else(|| {
+                context
+                    .extensions
+                    .get::<rmcp::model::NotificationMetaObject>()
+                    .and_then(|meta| meta.get(key))
+            });
+        match partial {
+            Some(value) => caller.partial(value).await,
+            None => {
+                caller
+                    .progress(params.progress, params.total, params.message.as_deref())
+                    .await;
+            }
         }
     }
 }
