@@ -940,3 +940,60 @@ async fn a_client_s_malformed_traceparent_or_long_id_starts_no_trace_of_its_own_
         id.len()
     );
 }
+
+/// An MCP toolset's requests and session, and the server's session, each recorded on the
+/// MCP conventions' duration histogram, as the registry defines them.
+#[tokio::test]
+async fn mcp_requests_and_sessions_record_the_conventions_duration_metrics() {
+    let registry = Registry::load();
+    let _one = ONE_AT_A_TIME.lock().await;
+    meters();
+    let http = toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather))
+        .with_http(toolsmith::mcp::HttpOptions {
+            session_idle_timeout: std::time::Duration::from_millis(300),
+            ..Default::default()
+        })
+        .bind_http("127.0.0.1:0")
+        .await
+        .expect("a server on a free port");
+    {
+        let remote = toolsmith::toolset::McpToolset::http("weather", &http.url())
+            .await
+            .expect("connected")
+            .with_read_only(["get_weather"]);
+        let toolbox = Toolbox::new().with_toolset(remote.tools().await.expect("listed"));
+        let out = toolbox
+            .call(
+                "get_weather",
+                json!({"city": "Oslo", "api_key": "k"}),
+                &ToolContext::new(),
+            )
+            .await;
+        assert!(out.is_success(), "{}", out.to_json());
+    }
+    // The toolset is gone: its session ended on the client, and on the server when the
+    // client closed it or it sat idle.
+    let wanted = [
+        "mcp.client.operation.duration",
+        "mcp.client.session.duration",
+        "mcp.server.operation.duration",
+        "mcp.server.session.duration",
+    ];
+    let mut counts = BTreeMap::new();
+    for _ in 0..100 {
+        counts = checked_metrics(&registry);
+        if wanted.iter().all(|m| counts.contains_key(*m)) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    for metric in wanted {
+        assert!(
+            counts.get(metric).copied().unwrap_or(0) >= 1,
+            "{metric}: {counts:?}"
+        );
+    }
+    // `tools/list` and `tools/call`, at least.
+    assert!(counts["mcp.client.operation.duration"] >= 2, "{counts:?}");
+    http.shutdown().await.expect("shut down");
+}

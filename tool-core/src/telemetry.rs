@@ -210,6 +210,80 @@ fn remote_parent(traceparent: &str) -> Option<opentelemetry::Context> {
     Some(opentelemetry::Context::new().with_remote_span_context(context))
 }
 
+/// What an MCP duration metric is recorded with: the conventions' attributes of an
+/// operation (`mcp.method.name`, and a tool call's tool) or of a session.
+#[cfg(all(feature = "otel", any(feature = "mcp", feature = "mcp-client")))]
+#[derive(Default)]
+pub(crate) struct McpMeasure {
+    /// `mcp.method.name` (none for a session).
+    pub(crate) method: Option<&'static str>,
+    /// `gen_ai.tool.name`, for a `tools/call`.
+    pub(crate) tool: Option<String>,
+    /// `mcp.protocol.version`.
+    pub(crate) protocol_version: Option<String>,
+    /// `network.transport`: `pipe` (stdio) or `tcp` (HTTP, `network.protocol.name` `http`).
+    pub(crate) transport: &'static str,
+    /// `error.type`.
+    pub(crate) error: Option<String>,
+}
+
+/// Records `seconds` on one of the MCP conventions' duration histograms
+/// (`mcp.{client,server}.{operation,session}.duration`), through the global meter provider,
+/// with the `otel` feature.
+#[cfg(all(feature = "otel", any(feature = "mcp", feature = "mcp-client")))]
+pub(crate) fn record_mcp(metric: &'static str, seconds: f64, measure: McpMeasure) {
+    let description = match metric {
+        "mcp.server.operation.duration" => {
+            "MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."
+        }
+        "mcp.client.operation.duration" => {
+            "The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received."
+        }
+        "mcp.server.session.duration" => {
+            "The duration of the MCP session as observed on the MCP server."
+        }
+        _ => "The duration of the MCP session as observed on the MCP client.",
+    };
+    // Asked of the global meter provider each time: one installed after the first call is
+    // the one recorded to.
+    let histogram = opentelemetry::global::meter("toolsmith")
+        .f64_histogram(metric)
+        .with_unit("s")
+        .with_description(description)
+        .build();
+    let mut attributes = vec![opentelemetry::KeyValue::new(
+        "network.transport",
+        measure.transport,
+    )];
+    match measure.method {
+        Some(method) => attributes.push(opentelemetry::KeyValue::new("mcp.method.name", method)),
+        None if measure.transport == "tcp" => {
+            attributes.push(opentelemetry::KeyValue::new(
+                "network.protocol.name",
+                "http",
+            ));
+        }
+        None => {}
+    }
+    if let Some(version) = measure.protocol_version {
+        attributes.push(opentelemetry::KeyValue::new(
+            "mcp.protocol.version",
+            version,
+        ));
+    }
+    if let Some(tool) = measure.tool {
+        attributes.push(opentelemetry::KeyValue::new("gen_ai.tool.name", tool));
+        attributes.push(opentelemetry::KeyValue::new(
+            "gen_ai.operation.name",
+            "execute_tool",
+        ));
+    }
+    if let Some(error) = measure.error {
+        attributes.push(opentelemetry::KeyValue::new("error.type", error));
+    }
+    histogram.record(seconds, &attributes);
+}
+
 /// The duration metric of an MCP request the server answered (`mcp.server.operation.duration`,
 /// seconds), with the `otel` feature.
 #[cfg(all(feature = "otel", feature = "mcp"))]
@@ -219,35 +293,17 @@ pub(crate) fn record_rpc_duration(
     seconds: f64,
     error: Option<String>,
 ) {
-    let histogram = opentelemetry::global::meter("toolsmith")
-        .f64_histogram("mcp.server.operation.duration")
-        .with_unit("s")
-        .with_description("The duration of the MCP request or notification as observed on the receiver from the time it was received until the result or ack is sent.")
-        .build();
-    let mut attributes = vec![
-        opentelemetry::KeyValue::new("mcp.method.name", rpc.method),
-        opentelemetry::KeyValue::new("network.transport", rpc.transport),
-    ];
-    if let Some(version) = &rpc.protocol_version {
-        attributes.push(opentelemetry::KeyValue::new(
-            "mcp.protocol.version",
-            version.clone(),
-        ));
-    }
-    if let Some(tool) = tool {
-        attributes.push(opentelemetry::KeyValue::new(
-            "gen_ai.tool.name",
-            tool.to_owned(),
-        ));
-        attributes.push(opentelemetry::KeyValue::new(
-            "gen_ai.operation.name",
-            "execute_tool",
-        ));
-    }
-    if let Some(error) = error {
-        attributes.push(opentelemetry::KeyValue::new("error.type", error));
-    }
-    histogram.record(seconds, &attributes);
+    record_mcp(
+        "mcp.server.operation.duration",
+        seconds,
+        McpMeasure {
+            method: Some(rpc.method),
+            tool: tool.map(str::to_owned),
+            protocol_version: rpc.protocol_version.clone(),
+            transport: rpc.transport,
+            error,
+        },
+    );
 }
 
 /// The span of one tool call (`execute_tool {name}`); its outcome is recorded by

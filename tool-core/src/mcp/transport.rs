@@ -53,10 +53,29 @@ impl McpServer {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let transport = stdio::transport(read, write, self.config.message_limits);
+        #[cfg(feature = "otel")]
+        let opened = std::time::Instant::now();
         let running = ServiceExt::serve(self.for_session(), transport)
             .await
             .map_err(ServeError::new)?;
-        running.waiting().await.map_err(ServeError::new)?;
+        #[cfg(feature = "otel")]
+        let protocol_version = running
+            .peer_info()
+            .map(|info| info.protocol_version.to_string());
+        let ended = running.waiting().await;
+        // The session's duration (`mcp.server.session.duration`), with the `otel` feature.
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_mcp(
+            "mcp.server.session.duration",
+            opened.elapsed().as_secs_f64(),
+            crate::telemetry::McpMeasure {
+                protocol_version,
+                transport: "pipe",
+                error: ended.as_ref().err().map(|_| "connection_error".to_owned()),
+                ..Default::default()
+            },
+        );
+        ended.map_err(ServeError::new)?;
         Ok(())
     }
 

@@ -435,13 +435,24 @@ impl McpToolset {
 
     async fn list(&self) -> Result<Vec<Value>, McpClientError> {
         let client = self.link.client().await;
-        let mut listed = tokio::time::timeout(self.timeout, client.list_all_tools()).await;
+        let timeout = self.timeout;
+        let list = |client: Arc<super::token::Connection>| async move {
+            client
+                .timed(
+                    "tools/list",
+                    None,
+                    timeout,
+                    |_| false,
+                    client.list_all_tools(),
+                )
+                .await
+        };
+        let mut listed = list(Arc::clone(&client)).await;
         if let Ok(Err(err)) = &listed
             && let Some(challenge) = challenge_of(err)
             && self.link.renew(&client, challenge).await
         {
-            let client = self.link.client().await;
-            listed = tokio::time::timeout(self.timeout, client.list_all_tools()).await;
+            listed = list(self.link.client().await).await;
         }
         let tools = listed
             .map_err(|_| McpClientError::Timeout(self.timeout))?
@@ -630,15 +641,26 @@ impl McpProxy {
                 .insert("traceparent".to_owned(), Value::String(traceparent));
             params.meta = Some(meta);
         }
-        let mut answered =
-            tokio::time::timeout(self.timeout, client.call_tool(params.clone())).await;
+        let call = |client: Arc<super::token::Connection>, params: CallToolRequestParams| async move {
+            let failed: fn(&rmcp::model::CallToolResult) -> bool =
+                |result| result.is_error == Some(true);
+            client
+                .timed(
+                    "tools/call",
+                    Some(&self.remote),
+                    self.timeout,
+                    failed,
+                    client.call_tool(params),
+                )
+                .await
+        };
+        let mut answered = call(Arc::clone(&client), params.clone()).await;
         // Asked to sign in again (401) or for more scopes (403): once, with a new token.
         if let Ok(Err(err)) = &answered
             && let Some(challenge) = challenge_of(err)
             && self.link.renew(&client, challenge).await
         {
-            let client = self.link.client().await;
-            answered = tokio::time::timeout(self.timeout, client.call_tool(params)).await;
+            answered = call(self.link.client().await, params).await;
         }
         // Still refused: this client cannot get what the server asks for, and asking again
         // (a retry) would not change that.

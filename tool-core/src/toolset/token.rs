@@ -270,8 +270,107 @@ impl std::fmt::Display for Failed {
 /// The connection to one server: its client, and over HTTP how to connect again (where a new
 /// token comes from, the scopes asked for so far).
 pub(super) struct Link {
-    client: tokio::sync::RwLock<Arc<Client>>,
+    client: tokio::sync::RwLock<Arc<Connection>>,
     http: Option<Http>,
+}
+
+/// One session with the server: the client, and when it was opened. When the last request
+/// using it is done after it was replaced (a new token) or the toolset dropped, the session
+/// has ended: with the `otel` feature its duration is recorded
+/// (`mcp.client.session.duration`).
+pub(super) struct Connection {
+    client: Client,
+    #[cfg(feature = "otel")]
+    opened: std::time::Instant,
+    #[cfg(feature = "otel")]
+    transport: &'static str,
+}
+
+impl Connection {
+    #[cfg_attr(
+        not(feature = "otel"),
+        expect(unused_variables, reason = "only OpenTelemetry measures")
+    )]
+    fn new(client: Client, transport: &'static str) -> Arc<Self> {
+        Arc::new(Self {
+            client,
+            #[cfg(feature = "otel")]
+            opened: std::time::Instant::now(),
+            #[cfg(feature = "otel")]
+            transport,
+        })
+    }
+}
+
+impl Connection {
+    /// Sends `request` (of `method`, calling `tool` if any) and waits for its answer up to
+    /// `timeout`; with the `otel` feature its duration is recorded
+    /// (`mcp.client.operation.duration`), with `error.type` a JSON-RPC error code,
+    /// `tool_error` for a result `failed` says failed, or `timeout`.
+    #[cfg_attr(
+        not(feature = "otel"),
+        expect(unused_variables, reason = "only OpenTelemetry measures")
+    )]
+    pub(super) async fn timed<T>(
+        &self,
+        method: &'static str,
+        tool: Option<&str>,
+        timeout: Duration,
+        failed: fn(&T) -> bool,
+        request: impl std::future::Future<Output = Result<T, rmcp::ServiceError>>,
+    ) -> Result<Result<T, rmcp::ServiceError>, tokio::time::error::Elapsed> {
+        #[cfg(feature = "otel")]
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(timeout, request).await;
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_mcp(
+            "mcp.client.operation.duration",
+            started.elapsed().as_secs_f64(),
+            crate::telemetry::McpMeasure {
+                method: Some(method),
+                tool: tool.map(str::to_owned),
+                protocol_version: self
+                    .client
+                    .peer_info()
+                    .map(|info| info.protocol_version.to_string()),
+                transport: self.transport,
+                error: match &answer {
+                    Err(_) => Some("timeout".to_owned()),
+                    Ok(Err(rmcp::ServiceError::McpError(err))) => Some(err.code.0.to_string()),
+                    Ok(Err(_)) => Some("transport_error".to_owned()),
+                    Ok(Ok(result)) if failed(result) => Some("tool_error".to_owned()),
+                    Ok(Ok(_)) => None,
+                },
+            },
+        );
+        answer
+    }
+}
+
+impl std::ops::Deref for Connection {
+    type Target = Client;
+
+    fn deref(&self) -> &Client {
+        &self.client
+    }
+}
+
+#[cfg(feature = "otel")]
+impl Drop for Connection {
+    fn drop(&mut self) {
+        crate::telemetry::record_mcp(
+            "mcp.client.session.duration",
+            self.opened.elapsed().as_secs_f64(),
+            crate::telemetry::McpMeasure {
+                protocol_version: self
+                    .client
+                    .peer_info()
+                    .map(|info| info.protocol_version.to_string()),
+                transport: self.transport,
+                ..Default::default()
+            },
+        );
+    }
 }
 
 impl Link {
@@ -305,7 +404,7 @@ impl Link {
     /// A connection that never signs in (stdio).
     pub(super) fn fixed(client: Client) -> Self {
         Self {
-            client: tokio::sync::RwLock::new(Arc::new(client)),
+            client: tokio::sync::RwLock::new(Connection::new(client, "pipe")),
             http: None,
         }
     }
@@ -351,20 +450,20 @@ impl Link {
             http.connect(Vec::new(), None).await?
         };
         Ok(Self {
-            client: tokio::sync::RwLock::new(Arc::new(client)),
+            client: tokio::sync::RwLock::new(Connection::new(client, "tcp")),
             http: Some(http),
         })
     }
 
     /// The client to send a request with.
-    pub(super) async fn client(&self) -> Arc<Client> {
+    pub(super) async fn client(&self) -> Arc<Connection> {
         Arc::clone(&*self.client.read().await)
     }
 
     /// After `used` failed a request with `challenge`: a new token (for the scopes asked
     /// before and those the challenge names) and a new connection with it, once. `false`
     /// when the link does not sign in, or no new token could be had.
-    pub(super) async fn renew(&self, used: &Arc<Client>, challenge: Challenge) -> bool {
+    pub(super) async fn renew(&self, used: &Arc<Connection>, challenge: Challenge) -> bool {
         let Some(http) = self.http.as_ref().filter(|s| s.source.is_some()) else {
             return false;
         };
@@ -376,7 +475,7 @@ impl Link {
         let (scopes, header) = http.asked_with(challenge);
         match http.connect(scopes, Some(header)).await {
             Ok(client) => {
-                *current = Arc::new(client);
+                *current = Connection::new(client, "tcp");
                 true
             }
             Err(err) => {

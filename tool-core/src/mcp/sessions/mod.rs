@@ -67,6 +67,10 @@ pub(super) struct Sessions {
 
 /// One open session.
 struct Record {
+    /// When it was opened: its duration is recorded when it ends
+    /// (`mcp.server.session.duration`, with the `otel` feature).
+    #[cfg(feature = "otel")]
+    opened: Instant,
     /// When its last request arrived.
     seen: Instant,
     /// The client's `initialize` parameters as JSON, once the handshake is done.
@@ -84,6 +88,25 @@ struct Record {
     /// The principal the session was opened by (`Some(None)`: by no one in particular),
     /// once bound: a request from another is answered as for an unknown session.
     principal: Option<Option<String>>,
+}
+
+impl Record {
+    /// The session ends: with the `otel` feature its duration is recorded.
+    fn ended(&self) {
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_mcp(
+            "mcp.server.session.duration",
+            self.opened.elapsed().as_secs_f64(),
+            crate::telemetry::McpMeasure {
+                protocol_version: self.hello.as_deref().and_then(|hello| {
+                    let hello: serde_json::Value = serde_json::from_str(hello).ok()?;
+                    Some(hello.get("protocolVersion")?.as_str()?.to_owned())
+                }),
+                transport: "tcp",
+                ..Default::default()
+            },
+        );
+    }
 }
 
 /// Why a session request failed.
@@ -304,6 +327,7 @@ impl Sessions {
             records.retain(|_, record| {
                 let keep = now.duration_since(record.seen) < self.idle;
                 if !keep {
+                    record.ended();
                     closed.extend(record.worker.take());
                 }
                 keep
@@ -352,7 +376,10 @@ impl Sessions {
             .lock()
             .ok()
             .and_then(|mut records| records.remove(id))
-            .and_then(|record| record.worker);
+            .and_then(|record| {
+                record.ended();
+                record.worker
+            });
         if let Some(worker) = worker {
             let _ = worker.close().await;
         }
@@ -382,6 +409,8 @@ impl SessionManager for Sessions {
             records.insert(
                 id.clone(),
                 Record {
+                    #[cfg(feature = "otel")]
+                    opened: Instant::now(),
                     seen: Instant::now(),
                     hello: None,
                     usage: Arc::new(Usage {
