@@ -752,6 +752,8 @@ async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_
         assert_eq!(failed["result"]["isError"], true, "{failed}");
         let refused = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 5, "method": "prompts/get", "params": {"name": "greet"}})).await.unwrap();
         assert!(refused["error"]["code"].is_i64(), "{refused}");
+        let pong = rpc(&mut read, &mut write, json!({"jsonrpc": "2.0", "id": 6, "method": "ping"})).await.unwrap();
+        assert!(pong["result"].is_object(), "{pong}");
         drop(write);
         drop(read);
         let _ = served.await;
@@ -761,6 +763,17 @@ async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_
     let named = |name: &str| spans.iter().filter(|s| s.name == name).collect::<Vec<_>>();
     assert_eq!(named("tools/list").len(), 1);
     assert_eq!(named("prompts/get greet").len(), 1);
+    // The handshake and a ping, which rmcp would answer unseen, are spans too.
+    for request in ["initialize", "ping"] {
+        let span = named(request);
+        assert_eq!(span.len(), 1, "{request}");
+        assert_eq!(span[0].span_kind, SpanKind::Server);
+        assert_eq!(attribute(span[0], "mcp.method.name"), Some(&Otel::from(request)));
+    }
+    assert_eq!(
+        attribute(named("initialize")[0], "mcp.protocol.version"),
+        Some(&Otel::from("2025-11-25"))
+    );
     let calls = named("tools/call get_weather");
     assert_eq!(
         calls.len(),
@@ -816,7 +829,13 @@ async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_
 async fn an_mcp_toolset_s_call_is_a_client_span_whose_trace_the_server_continues() {
     let registry = Registry::load();
     let spans = spans_of(async {
+        // Its worker rests after each request: the handshake replayed to wake it is not
+        // the client's, and is no span.
         let http = toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather))
+            .with_http(toolsmith::mcp::HttpOptions {
+                session_worker_idle: std::time::Duration::ZERO,
+                ..Default::default()
+            })
             .bind_http("127.0.0.1:0")
             .await
             .expect("a server on a free port");
@@ -860,6 +879,8 @@ async fn an_mcp_toolset_s_call_is_a_client_span_whose_trace_the_server_continues
     );
     // The call refused by the proxy's own validation never reached the server.
     assert_eq!(server.len(), 1);
+    let handshakes = spans.iter().filter(|s| s.name == "initialize").count();
+    assert_eq!(handshakes, 1, "{:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
     assert_eq!(
         server[0].span_context.trace_id(),
         client[0].span_context.trace_id()

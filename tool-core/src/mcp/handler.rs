@@ -193,6 +193,20 @@ impl ServerHandler for McpServer {
         }
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        super::traced::initialize(self, request, context).await
+    }
+
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        Traced::new(&context, "ping", None)
+            .run(async { Ok(()) })
+            .await
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.watch(context.peer);
     }

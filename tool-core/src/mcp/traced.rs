@@ -12,6 +12,28 @@ use tracing::Instrument;
 
 use super::request::McpRequest;
 
+/// Marks a session's handshake replayed to wake its worker (`sessions`): the client did not
+/// send it, so it is not traced.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Replayed;
+
+/// Answers `initialize` as rmcp does (the client's info kept, the version negotiated),
+/// inside its span unless it is a [`Replayed`] handshake.
+pub(super) async fn initialize(
+    handler: &impl rmcp::ServerHandler,
+    request: rmcp::model::InitializeRequestParams,
+    context: RequestContext<RoleServer>,
+) -> Result<rmcp::model::InitializeResult, ErrorData> {
+    context.peer.set_peer_info(request.clone());
+    let answer = handler.negotiate_initialize(&request);
+    if context.extensions.get::<Replayed>().is_some() {
+        return answer;
+    }
+    Traced::new(&context, "initialize", None)
+        .run(async { answer })
+        .await
+}
+
 /// A request about to be answered, and what its span needs.
 pub(super) struct Traced {
     rpc: Option<crate::telemetry::Rpc>,

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::ServiceExt;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions as _, ServerJsonRpcMessage};
 use rmcp::transport::WorkerTransport;
 use rmcp::transport::common::server_side_http::{ServerSseMessage, SessionId, session_id};
 use rmcp::transport::streamable_http_server::SessionManager;
@@ -273,10 +273,17 @@ impl Sessions {
         caller: Arc<caller::Session>,
         changes: Option<watch::Receiver<u64>>,
     ) -> Result<LocalSessionHandle, SessionsError> {
-        let initialize: ClientJsonRpcMessage = serde_json::from_str(&format!(
+        let mut initialize: ClientJsonRpcMessage = serde_json::from_str(&format!(
             r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{hello}}}"#
         ))
         .map_err(|e| SessionsError::Wake(e.to_string()))?;
+        // Not the client's request: its span was made when the client sent it.
+        if let rmcp::model::JsonRpcMessage::Request(request) = &mut initialize {
+            request
+                .request
+                .extensions_mut()
+                .insert(super::traced::Replayed);
+        }
         let initialized: ClientJsonRpcMessage =
             serde_json::from_str(INITIALIZED).map_err(|e| SessionsError::Wake(e.to_string()))?;
         let (handle, worker) = create_local_session(id.clone(), Self::worker_config());
