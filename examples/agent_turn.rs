@@ -7,6 +7,8 @@
 //!
 //! Run with `cargo run --example agent_turn`.
 
+mod telemetry;
+
 use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
@@ -209,6 +211,7 @@ fn message(content: Value) -> Value {
 
 #[tokio::main]
 async fn main() {
+    let _telemetry = telemetry::export();
     let state = Arc::new(Desk::default());
     if let Ok(mut tickets) = state.tickets.lock() {
         for (id, title) in [

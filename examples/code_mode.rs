@@ -11,6 +11,8 @@
 //!
 //! Run with `cargo run --example code_mode --features sandbox,tokens`.
 
+mod telemetry;
+
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -276,6 +278,7 @@ pub async fn measure(dialect: Dialect, way: Way) -> Cost {
 
 #[tokio::main]
 async fn main() {
+    let _telemetry = telemetry::export();
     let tools = Arc::new(Toolbox::new().with(ListTickets).with(GetCustomer));
     let sandbox = Sandbox::builder(tools).build().expect("two tools");
     let answer = sandbox

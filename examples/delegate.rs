@@ -8,6 +8,8 @@
 //!
 //! Run with `cargo run --example delegate`.
 
+mod telemetry;
+
 use std::sync::Mutex;
 
 use serde_json::{Value, json};
@@ -97,6 +99,7 @@ fn parent_model() -> ScriptedModel {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let _telemetry = telemetry::export();
     if let Ok(mut tickets) = TICKETS.lock() {
         *tickets = vec![(1, "Printer on fire"), (2, "Printer on fire (again)")];
     }

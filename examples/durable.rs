@@ -20,6 +20,7 @@
 //! answered; `DECIDED` after a decision. The tools' effects land in `<dir>`: one file per
 //! idempotency key, made whole or not at all, as a system that takes idempotency keys would.
 
+mod telemetry;
 mod tickets;
 
 use std::path::{Path, PathBuf};
@@ -294,6 +295,7 @@ fn demo() -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let args: Vec<String> = std::env::args().skip(1).collect();
     tickets::exit(match args.split_first() {
         Some((first, rest)) if first == "worker" => tokio::runtime::Builder::new_current_thread()

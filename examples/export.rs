@@ -3,6 +3,7 @@
 //! `cargo run --example export -- <dialect>`, with dialect one of `openai`, `openai-strict`,
 //! `openai-responses`, `openai-responses-strict`, `anthropic`, `anthropic-strict`, `gemini`, `mcp`.
 
+mod telemetry;
 mod tools;
 
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use std::process::ExitCode;
 use toolsmith::Dialect;
 
 fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let Some(name) = std::env::args().nth(1) else {
         let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
         eprintln!(

@@ -13,6 +13,8 @@
 //!
 //! Prints one JSON line: `{"clients", "calls", "errors", "calls_per_s", "p50_ms", "p99_ms"}`.
 
+mod telemetry;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -230,6 +232,7 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let options = match options() {
         Ok(options) => options,
         Err(err) => {

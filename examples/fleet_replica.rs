@@ -28,6 +28,7 @@ use toolsmith::policy::{
 use toolsmith::state::{RedisStore, State};
 use toolsmith::{ErrorCode, ToolContext, ToolError, Toolbox, tool};
 
+mod telemetry;
 #[path = "tools/mod.rs"]
 #[allow(dead_code)]
 mod tools;
@@ -209,6 +210,7 @@ fn protect(server: McpServer, issuer: Option<&str>, addr: &str) -> Result<McpSer
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     // `--auth ISSUER`: an OAuth resource server trusting ISSUER's JWTs (feature `mcp-auth`).
     let issuer = match args.iter().position(|a| a == "--auth") {

@@ -3,6 +3,8 @@
 //!
 //! Run with `cargo run --example idempotent_write`.
 
+mod telemetry;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use toolsmith::{ToolContext, ToolError, Toolbox, tool};
@@ -26,6 +28,7 @@ async fn create_ticket(
 
 #[tokio::main]
 async fn main() {
+    let _telemetry = telemetry::export();
     let toolbox = Toolbox::new().with(CreateTicket);
     // Derived keys are scoped to the run: a retry inside it replays.
     let ctx = ToolContext::new().with_run_id("run_1");

@@ -8,6 +8,8 @@
 //! cargo run --example large_toolset --features tokens
 //! ```
 
+mod telemetry;
+
 use std::process::ExitCode;
 
 use serde_json::{Value, json};
@@ -136,6 +138,7 @@ fn describe(turn: usize, block: &ToolBlock, before: Option<&ToolBlock>) {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let toolbox = match toolbox() {
         Ok(toolbox) => toolbox,
         Err(err) => {

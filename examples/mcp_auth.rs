@@ -13,6 +13,8 @@
 //! 403 with the scope to ask for. `tests/mcp_auth.rs` runs this example against a real
 //! authorization server.
 
+mod telemetry;
+
 use std::process::ExitCode;
 
 use toolsmith::mcp::{Authorization, JwtVerifier, McpServer};
@@ -45,6 +47,7 @@ fn close_ticket(
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let mut args = std::env::args().skip(1);
     let Some(issuer) = args.next() else {
         eprintln!(

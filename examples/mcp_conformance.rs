@@ -9,6 +9,8 @@
 //!
 //! The first line on stdout is the endpoint's URL; Ctrl-C stops the server.
 
+mod telemetry;
+
 use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::sync::Mutex;
@@ -929,6 +931,7 @@ fn toolbox(switch: &Switch) -> Toolbox {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let addr = std::env::args().nth(1);
     let switch = Switch::new(false);
     let shared = switch.clone();

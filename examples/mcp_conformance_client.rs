@@ -15,6 +15,8 @@
 //! cargo run --example mcp_conformance_client --features mcp-client -- http://127.0.0.1:3000/mcp
 //! ```
 
+mod telemetry;
+
 use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
@@ -35,6 +37,7 @@ const REDIRECT_URI: &str = "http://127.0.0.1:3000/callback";
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let Some(url) = std::env::args().nth(1) else {
         eprintln!("usage: mcp_conformance_client <server URL>");
         return ExitCode::FAILURE;

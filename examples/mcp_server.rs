@@ -11,6 +11,7 @@
 //! stand-in for real authentication). `calendar.create_event` needs a user. In HTTP mode the
 //! first line on stdout is the endpoint's URL; Ctrl-C stops the server.
 
+mod telemetry;
 mod tools;
 
 use std::process::ExitCode;
@@ -53,6 +54,7 @@ fn options() -> Result<Options, String> {
 
 #[tokio::main]
 async fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let result = match options() {
         Ok(options) => run(options).await,
         Err(message) => Err(message),

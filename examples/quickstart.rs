@@ -2,12 +2,14 @@
 //!
 //! Run with `cargo run --example quickstart`; the tools are in `examples/tools/mod.rs`.
 
+mod telemetry;
 mod tools;
 
 use toolsmith::ToolContext;
 
 #[tokio::main]
 async fn main() {
+    let _telemetry = telemetry::export();
     let toolbox = tools::toolbox();
 
     println!("== Tool definitions (canonical JSON Schema 2020-12)\n");

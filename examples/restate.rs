@@ -25,6 +25,7 @@ mod tickets;
 
 #[path = "tickets/server.rs"]
 mod server;
+mod telemetry;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -87,9 +88,11 @@ async fn serve(args: &[String]) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     println!("READY");
-    sdk::http_server::HttpServer::new(endpoint)
-        .serve(listener)
-        .await;
+    // Until Ctrl-C (SIGINT): a process stopped so ends as when it is done.
+    tokio::select! {
+        () = sdk::http_server::HttpServer::new(endpoint).serve(listener) => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
     Ok(())
 }
 
@@ -139,7 +142,7 @@ fn demo() -> Result<(), String> {
         );
         let second = Service::start(&exe, port, &dir, None)?;
         let result = finish(&restate, &run, &dir);
-        second.kill()?;
+        second.stop()?;
         result
     })();
     drop(restate);
@@ -182,6 +185,7 @@ fn finish(restate: &RestateServer, run: &str, dir: &Path) -> Result<(), String> 
 }
 
 fn main() -> ExitCode {
+    let _telemetry = telemetry::export();
     let args: Vec<String> = std::env::args().skip(1).collect();
     tickets::exit(match args.split_first() {
         Some((first, rest)) if first == "serve" => tokio::runtime::Builder::new_multi_thread()

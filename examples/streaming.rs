@@ -11,6 +11,7 @@ use std::sync::atomic::Ordering;
 use serde_json::Value;
 use toolsmith::{Dialect, ToolContext, ToolOutcome, Toolbox};
 
+mod telemetry;
 #[path = "tools/thermostat.rs"]
 mod thermostat;
 
@@ -21,6 +22,7 @@ const STREAM: &str = include_str!("../tests/fixtures/streams/checked_openai_chat
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let _telemetry = telemetry::export();
     let toolbox = Toolbox::new().with(SetThermostat);
     let dialect = Dialect::OpenAiChat { strict: true };
     let openai = toolbox.provider(dialect);

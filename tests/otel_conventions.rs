@@ -200,12 +200,81 @@ fn type_of(attribute: &Yaml) -> Type {
 // ---------------------------------------------------------------------------------------
 // The checks.
 
+/// A finished span as the checks read it: exported here, or by an example's process.
+struct Seen {
+    name: String,
+    kind: SpanKind,
+    failed: bool,
+    attributes: BTreeMap<String, Otel>,
+}
+
+impl From<&SpanData> for Seen {
+    fn from(span: &SpanData) -> Self {
+        Self {
+            name: span.name.to_string(),
+            kind: span.span_kind.clone(),
+            failed: matches!(span.status, Status::Error { .. }),
+            attributes: span
+                .attributes
+                .iter()
+                .map(|kv| (kv.key.as_str().to_owned(), kv.value.clone()))
+                .collect(),
+        }
+    }
+}
+
+/// Attributes as an example writes them (`examples/telemetry/mod.rs`): each value under
+/// its type's name.
+fn attributes_of(json: &Value) -> BTreeMap<String, Otel> {
+    let mut out = BTreeMap::new();
+    for (name, typed) in json.as_object().into_iter().flatten() {
+        let value = if let Some(s) = typed.get("string").and_then(Value::as_str) {
+            Otel::from(s.to_owned())
+        } else if let Some(i) = typed.get("int").and_then(Value::as_i64) {
+            Otel::I64(i)
+        } else if let Some(f) = typed.get("double").and_then(Value::as_f64) {
+            Otel::F64(f)
+        } else if let Some(b) = typed.get("bool").and_then(Value::as_bool) {
+            Otel::Bool(b)
+        } else if let Some(list) = typed.get("strings").and_then(Value::as_array) {
+            Otel::Array(opentelemetry::Array::String(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .map(|s| s.to_owned().into())
+                    .collect(),
+            ))
+        } else {
+            // A type the registry has no attribute of: reported as not of its type.
+            Otel::from(format!("unreadable {typed}"))
+        };
+        out.insert(name.clone(), value);
+    }
+    out
+}
+
+impl Seen {
+    fn from_json(line: &Value) -> Self {
+        Self {
+            name: line["span"].as_str().unwrap_or_default().to_owned(),
+            kind: match line["kind"].as_str() {
+                Some("server") => SpanKind::Server,
+                Some("client") => SpanKind::Client,
+                Some("producer") => SpanKind::Producer,
+                Some("consumer") => SpanKind::Consumer,
+                _ => SpanKind::Internal,
+            },
+            failed: line["failed"] == true,
+            attributes: attributes_of(&line["attributes"]),
+        }
+    }
+}
+
 /// The conventions a span follows: an MCP request's (by its kind), and a GenAI operation's
 /// (by its name); a server's `tools/call` follows both.
-fn conventions_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Vec<&'static str> {
+fn conventions_of(span: &Seen, attributes: &BTreeMap<String, Otel>) -> Vec<&'static str> {
     let mut ids = Vec::new();
     if attributes.contains_key("mcp.method.name") {
-        ids.push(match span.span_kind {
+        ids.push(match span.kind {
             SpanKind::Client => "span.mcp.client",
             _ => "span.mcp.server",
         });
@@ -215,9 +284,9 @@ fn conventions_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Vec<&
 }
 
 /// Which GenAI convention a span follows, by its operation.
-fn convention_of(span: &SpanData, attributes: &BTreeMap<String, Otel>) -> Option<&'static str> {
+fn convention_of(span: &Seen, attributes: &BTreeMap<String, Otel>) -> Option<&'static str> {
     let operation = attributes.get("gen_ai.operation.name")?.as_str();
-    Some(match (operation.as_ref(), &span.span_kind) {
+    Some(match (operation.as_ref(), &span.kind) {
         ("execute_tool", _) => "span.gen_ai.execute_tool.internal",
         ("invoke_agent", SpanKind::Client) => "span.gen_ai.invoke_agent.client",
         ("invoke_agent", _) => "span.gen_ai.invoke_agent.internal",
@@ -250,13 +319,9 @@ fn check_value(registry: &Registry, name: &str, value: &Otel, out: &mut Vec<Stri
 }
 
 /// What each span breaks of its convention, with the span named.
-fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String> {
-    let attributes: BTreeMap<String, Otel> = span
-        .attributes
-        .iter()
-        .map(|kv| (kv.key.as_str().to_owned(), kv.value.clone()))
-        .collect();
-    let ids = conventions_of(span, &attributes);
+fn check_span(registry: &Registry, span: &Seen, content: bool) -> Vec<String> {
+    let attributes = &span.attributes;
+    let ids = conventions_of(span, attributes);
     let Some(id) = ids.first().copied() else {
         return vec![format!(
             "span `{}` follows no GenAI or MCP convention",
@@ -272,7 +337,7 @@ fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String
         }
     }
     let mut out = Vec::new();
-    for (name, value) in &attributes {
+    for (name, value) in attributes {
         check_value(registry, name, value, &mut out);
         match convention.attributes.get(name) {
             None => out.push(format!("`{name}` is not an attribute of {id}")),
@@ -289,13 +354,13 @@ fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String
             out.push(format!("required `{name}` is missing"));
         }
     }
-    let failed = matches!(span.status, Status::Error { .. });
+    let failed = span.failed;
     if failed != attributes.contains_key("error.type") {
         out.push(format!(
             "`error.type` must be set exactly when the span failed (failed: {failed})"
         ));
     }
-    let kind = format!("{:?}", span.span_kind).to_lowercase();
+    let kind = format!("{:?}", span.kind).to_lowercase();
     if convention.span_kind.as_deref() != Some(kind.as_str()) {
         out.push(format!(
             "kind {kind}, the convention says {:?}",
@@ -303,7 +368,7 @@ fn check_span(registry: &Registry, span: &SpanData, content: bool) -> Vec<String
         ));
     }
     if let Some(template) = &convention.name_template {
-        let expected = span_name(template, &attributes);
+        let expected = span_name(template, attributes);
         if span.name != expected {
             out.push(format!(
                 "named `{}`, the convention says `{expected}`",
@@ -427,7 +492,7 @@ async fn spans_of<F: std::future::Future<Output = ()>>(f: F) -> Vec<SpanData> {
 fn check_all(registry: &Registry, spans: &[SpanData], content: bool) {
     let violations: Vec<String> = spans
         .iter()
-        .flat_map(|span| check_span(registry, span, content))
+        .flat_map(|span| check_span(registry, &Seen::from(span), content))
         .collect();
     assert!(
         violations.is_empty(),
@@ -629,53 +694,85 @@ fn checked_metrics(registry: &Registry) -> BTreeMap<String, u64> {
         .flat_map(|r| r.scope_metrics())
         .flat_map(|s| s.metrics())
     {
-        let Some(convention) = registry.metric(metric.name()) else {
-            violations.push(format!("metric `{}` is not defined", metric.name()));
-            continue;
+        let points: Vec<(u64, BTreeMap<String, Otel>)> = match metric.data() {
+            AggregatedMetrics::F64(MetricData::Histogram(histogram)) => histogram
+                .data_points()
+                .map(|point| {
+                    let attributes = point
+                        .attributes()
+                        .map(|kv: &KeyValue| (kv.key.as_str().to_owned(), kv.value.clone()))
+                        .collect();
+                    (point.count(), attributes)
+                })
+                .collect(),
+            _ => Vec::new(),
         };
-        if convention.unit.as_deref() != Some(metric.unit()) {
+        let histogram = matches!(
+            metric.data(),
+            AggregatedMetrics::F64(MetricData::Histogram(_))
+        );
+        let checked = Metric {
+            name: metric.name(),
+            unit: metric.unit(),
+            histogram,
+            points: &points,
+        };
+        checked.check(registry, &mut violations);
+        *counts.entry(metric.name().to_owned()).or_insert(0) +=
+            points.iter().map(|(n, _)| n).sum::<u64>();
+    }
+    assert!(violations.is_empty(), "{}", violations.join("\n"));
+    counts
+}
+
+/// A metric as the checks read it: its name, unit, whether it is a histogram, and its
+/// data points (a count and the attributes of each).
+struct Metric<'a> {
+    name: &'a str,
+    unit: &'a str,
+    histogram: bool,
+    points: &'a [(u64, BTreeMap<String, Otel>)],
+}
+
+impl Metric<'_> {
+    /// What the metric breaks of its convention: its name, unit and instrument, and each
+    /// data point's attributes.
+    fn check(&self, registry: &Registry, violations: &mut Vec<String>) {
+        let name = self.name;
+        let Some(convention) = registry.metric(name) else {
+            violations.push(format!("metric `{name}` is not defined"));
+            return;
+        };
+        if convention.unit.as_deref() != Some(self.unit) {
             violations.push(format!(
-                "`{}` in `{}`, defined in {:?}",
-                metric.name(),
-                metric.unit(),
-                convention.unit
+                "`{name}` in `{}`, defined in {:?}",
+                self.unit, convention.unit
             ));
         }
-        let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
-            violations.push(format!("`{}` is not a histogram", metric.name()));
-            continue;
-        };
+        if !self.histogram {
+            violations.push(format!("`{name}` is not a histogram"));
+            return;
+        }
         if convention.instrument.as_deref() != Some("histogram") {
             violations.push(format!(
-                "`{}` is a histogram, defined as {:?}",
-                metric.name(),
+                "`{name}` is a histogram, defined as {:?}",
                 convention.instrument
             ));
         }
-        for point in histogram.data_points() {
-            *counts.entry(metric.name().to_owned()).or_insert(0) += point.count();
-            let attributes: BTreeMap<String, Otel> = point
-                .attributes()
-                .map(|kv: &KeyValue| (kv.key.as_str().to_owned(), kv.value.clone()))
-                .collect();
-            for (name, value) in &attributes {
-                check_value(registry, name, value, &mut violations);
-                if !convention.attributes.contains_key(name) {
-                    violations.push(format!(
-                        "`{name}` is not an attribute of `{}`",
-                        metric.name()
-                    ));
+        for (_, attributes) in self.points {
+            for (attribute, value) in attributes {
+                check_value(registry, attribute, value, violations);
+                if !convention.attributes.contains_key(attribute) {
+                    violations.push(format!("`{attribute}` is not an attribute of `{name}`"));
                 }
             }
-            for (name, level) in &convention.attributes {
-                if *level == Level::Required && !attributes.contains_key(name) {
-                    violations.push(format!("`{}`: required `{name}` is missing", metric.name()));
+            for (attribute, level) in &convention.attributes {
+                if *level == Level::Required && !attributes.contains_key(attribute) {
+                    violations.push(format!("`{name}`: required `{attribute}` is missing"));
                 }
             }
         }
     }
-    assert!(violations.is_empty(), "{}", violations.join("\n"));
-    counts
 }
 
 #[tokio::test]
@@ -768,7 +865,10 @@ async fn the_mcp_server_s_requests_are_server_spans_and_a_tool_call_is_one_span_
         let span = named(request);
         assert_eq!(span.len(), 1, "{request}");
         assert_eq!(span[0].span_kind, SpanKind::Server);
-        assert_eq!(attribute(span[0], "mcp.method.name"), Some(&Otel::from(request)));
+        assert_eq!(
+            attribute(span[0], "mcp.method.name"),
+            Some(&Otel::from(request))
+        );
     }
     assert_eq!(
         attribute(named("initialize")[0], "mcp.protocol.version"),
@@ -880,7 +980,12 @@ async fn an_mcp_toolset_s_call_is_a_client_span_whose_trace_the_server_continues
     // The call refused by the proxy's own validation never reached the server.
     assert_eq!(server.len(), 1);
     let handshakes = spans.iter().filter(|s| s.name == "initialize").count();
-    assert_eq!(handshakes, 1, "{:?}", spans.iter().map(|s| &s.name).collect::<Vec<_>>());
+    assert_eq!(
+        handshakes,
+        1,
+        "{:?}",
+        spans.iter().map(|s| &s.name).collect::<Vec<_>>()
+    );
     assert_eq!(
         server[0].span_context.trace_id(),
         client[0].span_context.trace_id()
@@ -1017,4 +1122,253 @@ async fn mcp_requests_and_sessions_record_the_conventions_duration_metrics() {
     // `tools/list` and `tools/call`, at least.
     assert!(counts["mcp.client.operation.duration"] >= 2, "{counts:?}");
     http.shutdown().await.expect("shut down");
+}
+
+// ---------------------------------------------------------------------------------------
+// Every example, run as its own process with its telemetry exported
+// (`examples/telemetry/mod.rs`).
+
+/// An example's binary, built beside this test (`cargo build --examples`).
+fn example_binary(name: &str) -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    dir.join("examples").join(name)
+}
+
+/// A fresh directory for one example's telemetry.
+fn telemetry_dir(name: &str) -> std::path::PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("toolsmith-telemetry-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
+/// The command for example `name`, exporting to `dir`.
+fn example(name: &str, dir: &Path) -> std::process::Command {
+    let binary = example_binary(name);
+    assert!(
+        binary.exists(),
+        "{} is missing: run `cargo build --examples --all-features` (scripts/test.sh does)",
+        binary.display()
+    );
+    let mut command = std::process::Command::new(binary);
+    command
+        .env("TOOLSMITH_TELEMETRY_DIR", dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    command
+}
+
+/// Waits for `child` to end (at most five minutes) and says it succeeded.
+fn ended(name: &str, mut child: std::process::Child) {
+    for _ in 0..3000 {
+        if let Some(status) = child.try_wait().expect("the example's status") {
+            assert!(status.success(), "{name} ended with {status}");
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = child.kill();
+    panic!("{name} did not end within five minutes");
+}
+
+/// The spans and metrics the processes of one example wrote to `dir`, checked against the
+/// registry: the violations, and how many spans and measurements there were.
+fn checked_telemetry(registry: &Registry, name: &str, dir: &Path) -> (Vec<String>, usize, u64) {
+    let (mut violations, mut spans, mut measured) = (Vec::new(), 0, 0);
+    let files = std::fs::read_dir(dir).expect("the telemetry directory");
+    for file in files.flatten() {
+        let text = std::fs::read_to_string(file.path()).expect("a telemetry file");
+        for line in text.lines() {
+            let line: Value = serde_json::from_str(line).expect("a JSON line");
+            if line.get("span").is_some() {
+                spans += 1;
+                violations.extend(check_span(registry, &Seen::from_json(&line), false));
+            } else {
+                let points: Vec<(u64, BTreeMap<String, Otel>)> = line["points"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        (
+                            p["count"].as_u64().unwrap_or(0),
+                            attributes_of(&p["attributes"]),
+                        )
+                    })
+                    .collect();
+                measured += points.iter().map(|(n, _)| n).sum::<u64>();
+                let metric = Metric {
+                    name: line["metric"].as_str().unwrap_or_default(),
+                    unit: line["unit"].as_str().unwrap_or_default(),
+                    histogram: line["histogram"] == true,
+                    points: &points,
+                };
+                metric.check(registry, &mut violations);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+    let violations = violations
+        .into_iter()
+        .map(|v| format!("{name}: {v}"))
+        .collect();
+    (violations, spans, measured)
+}
+
+/// Whether a server an example needs is here; when it is not, the example is skipped,
+/// unless the run requires it (`scripts/test.sh` installs each and requires it).
+fn available(name: &str, found: bool, required: &str) -> bool {
+    if !found {
+        assert!(
+            std::env::var_os(required).is_none(),
+            "{name} needs a server this machine lacks ({required} is set)"
+        );
+        eprintln!("{name}: its server is not installed here; skipped");
+    }
+    found
+}
+
+/// Runs the MCP conformance server example and, against it, the conformance client example
+/// (which calls each tool with arguments made from its schema), then stops the server as
+/// Ctrl-C would.
+fn conformance_pair(server_dir: &Path, client_dir: &Path) {
+    use std::io::BufRead;
+    let mut server = example("mcp_conformance", server_dir)
+        .arg("127.0.0.1:0")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the conformance server starts");
+    let mut first = String::new();
+    std::io::BufReader::new(server.stdout.take().expect("its stdout"))
+        .read_line(&mut first)
+        .expect("the server says where it listens");
+    let url = first.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let client = example("mcp_conformance_client", client_dir)
+        .arg(&url)
+        .spawn()
+        .expect("the conformance client starts");
+    ended("mcp_conformance_client", client);
+    let stopped = std::process::Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    ended("mcp_conformance", server);
+}
+
+/// Every example that runs by itself, run as its own process with its spans and metrics
+/// exported, each checked against the registry: 0 violations. The MCP server example is
+/// driven over stdio, the conformance server by the conformance client example. Not run
+/// here: `mcp_auth` (it needs an authorization server; its spans are those of
+/// `tests/mcp_auth.rs`'s server), `fleet_replica` and `fleet_load` (a fleet on Redis, run by
+/// `scripts/bench-fleet.sh`).
+#[test]
+fn every_example_s_spans_and_metrics_follow_the_conventions() {
+    let registry = Registry::load();
+    let mut violations = Vec::new();
+    let mut seen = BTreeMap::new();
+    let mut check = |name: &str, dir: &Path| {
+        let (found, spans, measured) = checked_telemetry(&registry, name, dir);
+        violations.extend(found);
+        seen.insert(name.to_owned(), (spans, measured));
+    };
+    for (name, args) in [
+        ("quickstart", &[][..]),
+        ("agent_turn", &[]),
+        ("code_mode", &[]),
+        ("delegate", &[]),
+        ("export", &["openai-strict"]),
+        ("idempotent_write", &[]),
+        ("large_toolset", &[]),
+        ("streaming", &[]),
+    ] {
+        let dir = telemetry_dir(name);
+        let child = example(name, &dir)
+            .args(args)
+            .spawn()
+            .expect("the example starts");
+        ended(name, child);
+        check(name, &dir);
+    }
+    let redis = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| dir.join("redis-server").exists())
+    });
+    if available("durable", redis, "TOOLSMITH_REQUIRE_REDIS") {
+        let dir = telemetry_dir("durable");
+        ended("durable", example("durable", &dir).spawn().expect("starts"));
+        check("durable", &dir);
+    }
+    let restate = std::env::var_os("TOOLSMITH_RESTATE_SERVER").is_some();
+    if available("restate", restate, "TOOLSMITH_REQUIRE_RESTATE") {
+        let dir = telemetry_dir("restate");
+        ended("restate", example("restate", &dir).spawn().expect("starts"));
+        check("restate", &dir);
+    }
+    // The MCP server over stdio: the handshake, the list, a call and a failing one.
+    let dir = telemetry_dir("mcp_server");
+    let mut server = example("mcp_server", &dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("the MCP server starts");
+    {
+        use std::io::Write;
+        let mut stdin = server.stdin.take().expect("its stdin");
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": "two"}}}),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+        ] {
+            writeln!(stdin, "{message}").expect("the server reads");
+        }
+        // Give the server its requests before its input ends.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    ended("mcp_server", server);
+    check("mcp_server", &dir);
+    let (server_dir, client_dir) = (
+        telemetry_dir("mcp_conformance"),
+        telemetry_dir("mcp_conformance_client"),
+    );
+    conformance_pair(&server_dir, &client_dir);
+    check("mcp_conformance", &server_dir);
+    check("mcp_conformance_client", &client_dir);
+    assert!(
+        violations.is_empty(),
+        "{} violations:\n{}",
+        violations.len(),
+        violations.join("\n")
+    );
+    println!("spans and measurements per example: {seen:?}");
+    // Each example that calls a tool made spans; each MCP one measured its requests.
+    for name in [
+        "quickstart",
+        "agent_turn",
+        "code_mode",
+        "delegate",
+        "durable",
+        "idempotent_write",
+        "large_toolset",
+        "restate",
+        "streaming",
+        "mcp_server",
+        "mcp_conformance",
+        "mcp_conformance_client",
+    ] {
+        // (`durable` and `restate` only where their servers are.)
+        if let Some((spans, _)) = seen.get(name) {
+            assert!(*spans > 0, "{name} made no span: {seen:?}");
+        }
+    }
+    for name in ["mcp_server", "mcp_conformance", "mcp_conformance_client"] {
+        assert!(seen[name].1 > 0, "{name} recorded no measurement: {seen:?}");
+    }
 }

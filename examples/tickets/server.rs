@@ -213,4 +213,20 @@ impl Service {
         let _ = self.child.wait();
         Ok(())
     }
+
+    /// SIGINT, as Ctrl-C would: the service stops serving and ends as a process does when
+    /// it is done (its telemetry written, when exported); SIGKILL if it has not within 10 s.
+    pub fn stop(mut self) -> Result<(), String> {
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill").args(["-INT", &pid]).status();
+        if sent.is_ok_and(|status| status.success()) {
+            for _ in 0..100 {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        self.kill()
+    }
 }
