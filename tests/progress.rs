@@ -1,6 +1,8 @@
 //! A running call's progress and partial results reach the application (the agent loop's
 //! events, a caller of `Toolbox::call` that asks for them), in order for each call under 64
-//! calls at once, and never the model: no request to it holds any of them.
+//! calls at once, and never the model: no request to it holds any of them, byte for byte,
+//! unless a tool opts in to show the model its last partial when its call ends without a
+//! result (`#[tool(show_partial)]`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -166,4 +168,134 @@ async fn a_caller_of_toolbox_call_who_asks_gets_the_reports_and_the_result_has_n
             "partial 30"
         ]
     );
+}
+
+/// Crawls a site page by page until it is stopped, handing over what it has so far.
+/// Read-only. Not for writes.
+#[tool(effect = "read", show_partial, timeout = "50ms", attempts = 1)]
+async fn crawl(
+    ctx: &ToolContext,
+    /// The site.
+    #[arg(length(max = 40))]
+    site: String,
+) -> u32 {
+    for page in 1..=3_u32 {
+        let note = if page == 3 {
+            "found sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e in /home/deploy/.env"
+        } else {
+            ""
+        };
+        ctx.partial(&json!({"site": site, "pages": page, "note": note}))
+            .await;
+    }
+    // Stuck on the fourth page until the timeout.
+    std::future::pending::<u32>().await
+}
+
+/// Crawls a site, for a tool that does not show its partial results. Read-only. Not for
+/// writes.
+#[tool(effect = "read", timeout = "50ms", attempts = 1)]
+async fn quiet_crawl(
+    ctx: &ToolContext,
+    /// The site.
+    #[arg(length(max = 40))]
+    site: String,
+) -> u32 {
+    ctx.partial(&json!({"site": site, "pages": 1})).await;
+    std::future::pending::<u32>().await
+}
+
+/// Only a tool that opts in shows the model what it had when its call ended without a
+/// result: its last partial, redacted as its data would be. Any other tool's partials, and
+/// those of a call that answered, never reach the model.
+#[tokio::test(start_paused = true)]
+async fn a_tool_that_shows_its_partial_gives_the_model_the_last_one_when_it_times_out() {
+    let toolbox = Toolbox::new().with(Crawl).with(QuietCrawl).with(CountRows);
+    let ctx = ToolContext::new();
+    let out = toolbox
+        .call("crawl", json!({"site": "example.org"}), &ctx)
+        .await;
+    let err = out.error().expect("the crawl timed out");
+    assert_eq!(err.code(), toolsmith::ErrorCode::Timeout);
+    let shown = err.partial_result().expect("its last partial");
+    assert_eq!(shown["pages"], 3);
+    let envelope = out.to_json();
+    assert!(envelope.contains(r#""partial_result":{"#), "{envelope}");
+    assert!(
+        !envelope.contains("sk-proj"),
+        "a secret reached the model: {envelope}"
+    );
+    assert!(
+        !envelope.contains("/home/deploy"),
+        "a path reached the model: {envelope}"
+    );
+
+    let out = toolbox
+        .call("quiet_crawl", json!({"site": "example.org"}), &ctx)
+        .await;
+    assert_eq!(
+        out.error().map(toolsmith::ToolError::code),
+        Some(toolsmith::ErrorCode::Timeout)
+    );
+    assert!(!out.to_json().contains("partial"), "{}", out.to_json());
+
+    // In an agent's run: the model reads the crawl's last partial in the call's result,
+    // and nothing of the other calls' reports.
+    let model = ScriptedModel::new([
+        json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "content": null, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "crawl", "arguments": "{\"site\":\"a.org\"}"}},
+                {"id": "c2", "type": "function", "function": {"name": "quiet_crawl", "arguments": "{\"site\":\"b.org\"}"}},
+                {"id": "c3", "type": "function", "function": {"name": "count_rows", "arguments": "{\"table\":\"t\"}"}}]}}]}),
+        json!({"choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": "Partly done."}}]}),
+    ]);
+    let agent = Agent::new(toolbox, Dialect::OpenAiChat { strict: true }, model.clone());
+    let mut state = agent.start("Crawl and count.");
+    agent.run(&mut state, &ctx).await.unwrap();
+    let sent = model.requests()[1].body.to_string();
+    assert_eq!(sent.matches("partial_result").count(), 1, "{sent}");
+    assert!(sent.contains(r#"\"site\":\"a.org\""#), "{sent}");
+    assert!(!sent.contains("b.org\\\",\\\"pages"), "{sent}");
+    assert!(!sent.contains("PARTIAL_ROWS"), "{sent}");
+}
+
+/// Progress and partial results leave no trace in what the model is sent: the requests of
+/// a run whose tool reports as it goes are byte for byte those of the same run whose tool
+/// (the same name, description and schema) reports nothing.
+#[tokio::test]
+async fn the_model_s_requests_are_the_same_bytes_with_reports_or_without() {
+    /// Counts the rows of a table, reporting how far it got. Read-only. Not for writing.
+    #[tool(name = "count_rows", effect = "read")]
+    async fn silent_count(
+        /// The table.
+        #[arg(length(max = 40))]
+        table: String,
+    ) -> u32 {
+        let _ = table;
+        30
+    }
+    let mut sent = Vec::new();
+    for toolbox in [
+        Toolbox::new().with(CountRows),
+        Toolbox::new().with(SilentCount),
+    ] {
+        let model = ScriptedModel::new([
+            turn(8),
+            json!({"choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "Counted."}}]}),
+        ]);
+        let agent = Agent::new(toolbox, Dialect::OpenAiChat { strict: true }, model.clone())
+            .with_events(|_| {});
+        let mut state = agent.start("Count the rows of every table.");
+        agent.run(&mut state, &ToolContext::new()).await.unwrap();
+        let requests: Vec<String> = model
+            .requests()
+            .iter()
+            .map(|r| r.body.to_string())
+            .collect();
+        sent.push(requests);
+    }
+    assert_eq!(sent[0].len(), 2);
+    assert_eq!(sent[0], sent[1]);
 }

@@ -179,6 +179,15 @@ pub(crate) struct Attempt {
     /// them exactly as read: a tool that validates its arguments against that definition
     /// itself need not again.
     read: Option<ReadMark>,
+    /// For a tool that shows the model its last partial result: the last one handed over.
+    kept: Option<std::sync::Mutex<Option<serde_json::Value>>>,
+}
+
+impl Attempt {
+    /// The last partial result the tool handed over in this attempt, when it is kept.
+    pub(crate) fn take_partial(&self) -> Option<serde_json::Value> {
+        self.kept.as_ref()?.lock().ok()?.take()
+    }
 }
 
 /// What a definition is known by in a context: its address, compared and never followed.
@@ -271,10 +280,14 @@ impl ToolContext {
 
     /// The context a tool gets for one attempt, and the handle that cancels that attempt
     /// alone (its timeout); the caller's cancellation reaches it too.
-    pub(crate) fn for_attempt(&self, read: Option<ReadMark>) -> (Self, Arc<Attempt>) {
+    ///
+    /// With `keep`, the attempt keeps the last partial result the tool hands over (a tool
+    /// that shows it to the model).
+    pub(crate) fn for_attempt(&self, read: Option<ReadMark>, keep: bool) -> (Self, Arc<Attempt>) {
         let attempt = Arc::new(Attempt {
             outer: self.attempt.clone(),
             read,
+            kept: keep.then(std::sync::Mutex::default),
             ..Attempt::default()
         });
         let ctx = Self {
@@ -449,9 +462,20 @@ impl ToolContext {
     /// # });
     /// ```
     pub async fn partial<T: serde::Serialize + ?Sized>(&self, value: &T) {
-        if let Some(caller) = &self.inner.caller
-            && let Ok(value) = serde_json::to_value(value)
+        let kept = self.attempt.as_ref().and_then(|a| a.kept.as_ref());
+        if self.inner.caller.is_none() && kept.is_none() {
+            return;
+        }
+        let Ok(value) = serde_json::to_value(value) else {
+            return;
+        };
+        // Kept first: the call may end while the caller is being told.
+        if let Some(kept) = kept
+            && let Ok(mut last) = kept.lock()
         {
+            *last = Some(value.clone());
+        }
+        if let Some(caller) = &self.inner.caller {
             caller.partial(&value).await;
         }
     }
@@ -842,24 +866,24 @@ mod tests {
     fn an_attempt_is_cancelled_alone_and_whenever_its_tool_looks() {
         let base = ToolContext::new();
         // Fired before the tool asked: the token it then gets is cancelled.
-        let (ctx, attempt) = base.for_attempt(None);
+        let (ctx, attempt) = base.for_attempt(None, false);
         attempt.fire();
         assert!(ctx.is_cancelled());
         assert!(!base.is_cancelled());
         // Fired after: the token the tool holds is cancelled, and so are its clones.
-        let (ctx, attempt) = base.for_attempt(None);
+        let (ctx, attempt) = base.for_attempt(None, false);
         let held = ctx.cancellation().clone();
         let copy = ctx.clone();
         attempt.fire();
         assert!(held.is_cancelled() && copy.is_cancelled());
         // An attempt inside an attempt (a tool calling tools with its context) is cancelled
         // with the outer one; the caller's cancellation reaches both.
-        let (outer, outer_attempt) = base.for_attempt(None);
-        let (inner, _) = outer.for_attempt(None);
+        let (outer, outer_attempt) = base.for_attempt(None, false);
+        let (inner, _) = outer.for_attempt(None, false);
         assert!(!inner.is_cancelled());
         outer_attempt.fire();
         assert!(inner.is_cancelled());
-        let (other, _) = base.for_attempt(None);
+        let (other, _) = base.for_attempt(None, false);
         base.cancellation().cancel();
         assert!(other.is_cancelled());
     }

@@ -58,6 +58,8 @@ pub struct ToolDefinition {
     /// Whether a provider may stream the arguments unbuffered (Anthropic's
     /// `eager_input_streaming`).
     stream_args: bool,
+    /// Whether a call that ends without a result shows the model its last partial result.
+    show_partial: bool,
     validation: Validation,
 }
 
@@ -141,6 +143,7 @@ impl ToolDefinition {
             export_texts: Default::default(),
             inline: spec.inline,
             stream_args: spec.stream_args,
+            show_partial: spec.show_partial,
             validation: Validation::new(
                 Cow::Borrowed(spec.name),
                 built.schema,
@@ -199,6 +202,7 @@ impl ToolDefinition {
             export_texts: Default::default(),
             inline: false,
             stream_args: false,
+            show_partial: false,
             validation: Validation::new(
                 name.into(),
                 input_schema,
@@ -238,6 +242,7 @@ impl ToolDefinition {
             export_texts: Default::default(),
             inline: self.inline,
             stream_args: self.stream_args,
+            show_partial: self.show_partial,
             validation: self.validation.renamed(name),
         }
     }
@@ -291,6 +296,32 @@ impl ToolDefinition {
     #[must_use]
     pub fn streams_args(&self) -> bool {
         self.stream_args
+    }
+
+    /// Shows the model the last partial result of a call that ends without a result
+    /// (`#[tool(show_partial)]`): what the tool handed over with
+    /// [`ToolContext::partial`](crate::ToolContext::partial) before it failed, timed out or
+    /// was cancelled, as the error's `partial_result`, after the output checks' redaction
+    /// (secrets and paths redacted, steering text escaped). Off by default: partial results
+    /// are the application's, never the model's. A successful call's result supersedes them.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::ToolDefinition;
+    /// let def = ToolDefinition::new("crawl", "Crawls a site. Read-only.", json!({"type": "object"}))
+    ///     .with_show_partial(true);
+    /// assert!(def.shows_partial());
+    /// ```
+    #[must_use]
+    pub fn with_show_partial(mut self, show: bool) -> Self {
+        self.show_partial = show;
+        self
+    }
+
+    /// Whether a call that ends without a result shows the model its last partial result.
+    #[must_use]
+    pub fn shows_partial(&self) -> bool {
+        self.show_partial
     }
 
     /// Sets the limits on this tool's arguments (size, depth, values, keys, items), for a tool

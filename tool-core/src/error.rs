@@ -212,6 +212,9 @@ struct Inner {
     fields: Vec<FieldError>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     trace_id: Option<String>,
+    /// The last partial result of a tool that shows it (`#[tool(show_partial)]`), redacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    partial_result: Option<Box<serde_json::Value>>,
     /// Text for operators only (logged, never serialized).
     #[serde(skip)]
     detail: Option<String>,
@@ -425,6 +428,7 @@ impl ToolError {
                 human_review: code.default_human_review(),
                 fields: Vec::new(),
                 trace_id: None,
+                partial_result: None,
                 detail: None,
                 redacted: Vec::new(),
                 panicked: false,
@@ -646,6 +650,32 @@ impl ToolError {
     #[must_use]
     pub fn fields(&self) -> &[FieldError] {
         &self.inner.fields
+    }
+
+    /// What the tool had so far when its call ended without a result: the last partial
+    /// result it handed over, for a tool that shows it to the model
+    /// ([`ToolDefinition::with_show_partial`](crate::ToolDefinition::with_show_partial)),
+    /// as the envelope's `partial_result`.
+    ///
+    /// ```
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::ToolError;
+    /// let err = ToolError::timeout("The crawl took too long.").with_partial_result(json!({"pages": 40}));
+    /// assert_eq!(err.partial_result(), Some(&json!({"pages": 40})));
+    /// assert!(toolsmith::serde_json::to_string(&err).unwrap().contains(r#""partial_result":{"pages":40}"#));
+    /// ```
+    #[must_use]
+    pub fn partial_result(&self) -> Option<&serde_json::Value> {
+        self.inner.partial_result.as_deref()
+    }
+
+    /// This error with `value` as what the tool had so far (see
+    /// [`partial_result`](Self::partial_result)). The toolbox sets it itself for a tool that
+    /// shows its partial results; set here, it is the caller's to check for secrets.
+    #[must_use]
+    pub fn with_partial_result(mut self, value: serde_json::Value) -> Self {
+        self.inner.partial_result = Some(Box::new(value));
+        self
     }
 
     /// The trace id, once the call has been finished by a [`Toolbox`](crate::Toolbox).
@@ -870,6 +900,7 @@ impl fmt::Debug for ToolError {
             .field("human_review", &self.inner.human_review)
             .field("fields", &self.inner.fields)
             .field("trace_id", &self.inner.trace_id)
+            .field("partial_result", &self.inner.partial_result)
             .finish_non_exhaustive()
     }
 }

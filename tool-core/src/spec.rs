@@ -48,6 +48,8 @@ pub struct ToolSpec {
     pub inline: bool,
     /// `#[tool(stream_args)]`.
     pub stream_args: bool,
+    /// `#[tool(show_partial)]`.
+    pub show_partial: bool,
     /// `#[tool(fallback = "other_tool")]`.
     pub fallback: Option<&'static str>,
     /// `#[tool(scopes("tickets:write"))]`.
@@ -216,6 +218,7 @@ impl ToolSpec {
         sequential: false,
         inline: false,
         stream_args: false,
+        show_partial: false,
         fallback: None,
         scopes: &[],
         data_classification: None,

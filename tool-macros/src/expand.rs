@@ -321,6 +321,10 @@ fn spec_fields(tool: &ToolFn) -> Vec<TokenStream> {
         tool.args.stream_args.is_some().then(|| quote!(true)),
     );
     set(
+        "show_partial",
+        tool.args.show_partial.is_some().then(|| quote!(true)),
+    );
+    set(
         "fallback",
         some(tool.args.fallback.as_ref().map(|lit| quote!(#lit))),
     );

@@ -57,6 +57,8 @@ pub(crate) struct ToolArgs {
     pub(crate) inline: Option<Span>,
     /// `stream_args`: Anthropic sends the arguments unbuffered (`eager_input_streaming`).
     pub(crate) stream_args: Option<Span>,
+    /// `show_partial`: a call that ends without a result shows the model its last partial.
+    pub(crate) show_partial: Option<Span>,
     /// `fallback = "other_tool"`.
     pub(crate) fallback: Option<LitStr>,
     /// `scopes("a", "b")`.

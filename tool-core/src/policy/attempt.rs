@@ -207,7 +207,7 @@ pub(crate) async fn run_once(
     ctx: &ToolContext,
     timeout: Duration,
 ) -> ToolOutcome {
-    let (attempt_ctx, attempt) = ctx.for_attempt(read);
+    let (attempt_ctx, attempt) = ctx.for_attempt(read, tool.definition().shows_partial());
     let started = tokio::time::Instant::now();
     // A tool may do work before its future (generated tools read their arguments there).
     let mut call = match catch_unwind(AssertUnwindSafe(|| tool.call(arguments, &attempt_ctx))) {
@@ -226,7 +226,7 @@ pub(crate) async fn run_once(
             None => Ok(call.await),
         },
     };
-    match result {
+    let outcome = match result {
         Ok(Ok(outcome)) => outcome,
         Ok(Err(payload)) => ToolOutcome::Error(ToolError::from_panic(payload.as_ref())),
         Err(()) => {
@@ -236,7 +236,27 @@ pub(crate) async fn run_once(
                 timeout.as_millis()
             )))
         }
+    };
+    match outcome {
+        ToolOutcome::Error(err) => ToolOutcome::Error(with_last_partial(err, &attempt)),
+        outcome => outcome,
     }
+}
+
+/// The largest partial result shown to the model, in bytes of JSON; a larger one is not.
+const PARTIAL_SHOWN: usize = 16 * 1024;
+
+/// `err` with the attempt's last partial result, for a tool that shows it: redacted and
+/// escaped as the output checks do to data, and only when it is not too large.
+fn with_last_partial(err: ToolError, attempt: &crate::context::Attempt) -> ToolError {
+    let Some(mut partial) = attempt.take_partial() else {
+        return err;
+    };
+    if partial.to_string().len() > PARTIAL_SHOWN {
+        return err;
+    }
+    crate::output::sanitize(&mut partial);
+    err.with_partial_result(partial)
 }
 
 /// One attempt of an inline tool, in place: no future, no timer (it could not be stopped

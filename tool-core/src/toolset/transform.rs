@@ -482,16 +482,18 @@ mod tests {
         assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
         // Marked as read against the derived definition, it is forwarded as it is: the mark
         // says the toolbox's reading of these exact arguments holds.
-        let (ctx, _) = ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())));
+        let (ctx, _) =
+            ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())), false);
         let out = derived.call(Arguments::from(&unread), &ctx).await;
         assert_eq!(out.to_json(), r#"{"status":"success","data":{"text":7}}"#);
         // A mark for another definition (the original's) is not this one's.
-        let (ctx, _) =
-            ToolContext::new().for_attempt(Some(ReadMark::of(derived.original().definition())));
+        let (ctx, _) = ToolContext::new()
+            .for_attempt(Some(ReadMark::of(derived.original().definition())), false);
         let out = derived.call(Arguments::from(&unread), &ctx).await;
         assert_eq!(out.error().unwrap().code().as_str(), "invalid_arguments");
         // Text is read whatever the mark says.
-        let (ctx, _) = ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())));
+        let (ctx, _) =
+            ToolContext::new().for_attempt(Some(ReadMark::of(derived.definition())), false);
         let out = derived.call(Arguments::from(r#"{"words": 7}"#), &ctx).await;
         assert!(out.error().is_some());
     }

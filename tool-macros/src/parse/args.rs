@@ -29,6 +29,7 @@ pub(crate) const CONCURRENCY: &str = "concurrency";
 pub(crate) const SEQUENTIAL: &str = "sequential";
 pub(crate) const INLINE: &str = "inline";
 pub(crate) const STREAM_ARGS: &str = "stream_args";
+pub(crate) const SHOW_PARTIAL: &str = "show_partial";
 pub(crate) const FALLBACK: &str = "fallback";
 pub(crate) const SCOPES: &str = "scopes";
 pub(crate) const DATA_CLASSIFICATION: &str = "data_classification";
@@ -58,6 +59,7 @@ pub(crate) const TOOL_KEYS: &[&str] = &[
     SEQUENTIAL,
     INLINE,
     STREAM_ARGS,
+    SHOW_PARTIAL,
     FALLBACK,
     SCOPES,
     DATA_CLASSIFICATION,
@@ -423,7 +425,7 @@ fn parse_text_key(
 }
 
 /// A key of the tool's execution policy (`timeout`, `attempts`, `concurrency`, `sequential`,
-/// `inline`, `stream_args`, `limits`): `true` when `meta` is one.
+/// `inline`, `stream_args`, `show_partial`, `limits`): `true` when `meta` is one.
 fn parse_policy_key(
     errors: &Errors,
     meta: &ParseNestedMeta<'_>,
@@ -461,6 +463,15 @@ fn parse_policy_key(
     } else if meta.path.is_ident(STREAM_ARGS) {
         // #[tool(stream_args)]
         set_once(errors, meta, &mut out.stream_args, meta.path.span(), "tool");
+    } else if meta.path.is_ident(SHOW_PARTIAL) {
+        // #[tool(show_partial)]
+        set_once(
+            errors,
+            meta,
+            &mut out.show_partial,
+            meta.path.span(),
+            "tool",
+        );
     } else if meta.path.is_ident(LIMITS) {
         // #[tool(limits(max_bytes = 4_194_304, max_items = 50_000))]
         let mut limits: Vec<(&'static str, u64)> = Vec::new();
