@@ -1261,12 +1261,49 @@ fn conformance_pair(server_dir: &Path, client_dir: &Path) {
     ended("mcp_conformance", server);
 }
 
-/// Every example that runs by itself, run as its own process with its spans and metrics
-/// exported, each checked against the registry: 0 violations. The MCP server example is
-/// driven over stdio, the conformance server by the conformance client example. Not run
-/// here: `mcp_auth` (it needs an authorization server; its spans are those of
-/// `tests/mcp_auth.rs`'s server), `fleet_replica` and `fleet_load` (a fleet on Redis, run by
-/// `scripts/bench-fleet.sh`).
+/// Runs a fleet replica (its state in memory) and the load generator against it for half a
+/// second, then stops the replica as Ctrl-C would.
+fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
+    use std::io::BufRead;
+    let mut replica = example("fleet_replica", replica_dir)
+        .args(["memory", "127.0.0.1:0", "/dev/null"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the replica starts");
+    let mut first = String::new();
+    std::io::BufReader::new(replica.stdout.take().expect("its stdout"))
+        .read_line(&mut first)
+        .expect("the replica says where it listens");
+    let url = first.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let load = example("fleet_load", load_dir)
+        .args([
+            "--urls",
+            &url,
+            "--tool",
+            "add",
+            "--clients",
+            "2",
+            "--seconds",
+            "0.5",
+        ])
+        .spawn()
+        .expect("the load generator starts");
+    ended("fleet_load", load);
+    let stopped = std::process::Command::new("kill")
+        .args(["-INT", &replica.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    ended("fleet_replica", replica);
+}
+
+/// Every example, run as its own process with its spans and metrics exported, each checked
+/// against the registry: 0 violations. The MCP server example is driven over stdio, the
+/// conformance server by the conformance client example, a fleet replica by the load
+/// generator. Not run here: `mcp_auth`, which needs an authorization server (its spans are
+/// made by the same functions as every other server's, and `tests/mcp_auth.rs` runs its
+/// server).
 #[test]
 fn every_example_s_spans_and_metrics_follow_the_conventions() {
     let registry = Registry::load();
@@ -1341,6 +1378,10 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
     conformance_pair(&server_dir, &client_dir);
     check("mcp_conformance", &server_dir);
     check("mcp_conformance_client", &client_dir);
+    let (replica_dir, load_dir) = (telemetry_dir("fleet_replica"), telemetry_dir("fleet_load"));
+    fleet_pair(&replica_dir, &load_dir);
+    check("fleet_replica", &replica_dir);
+    check("fleet_load", &load_dir);
     assert!(
         violations.is_empty(),
         "{} violations:\n{}",
@@ -1362,13 +1403,19 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
         "mcp_server",
         "mcp_conformance",
         "mcp_conformance_client",
+        "fleet_replica",
     ] {
         // (`durable` and `restate` only where their servers are.)
         if let Some((spans, _)) = seen.get(name) {
             assert!(*spans > 0, "{name} made no span: {seen:?}");
         }
     }
-    for name in ["mcp_server", "mcp_conformance", "mcp_conformance_client"] {
+    for name in [
+        "mcp_server",
+        "mcp_conformance",
+        "mcp_conformance_client",
+        "fleet_replica",
+    ] {
         assert!(seen[name].1 > 0, "{name} recorded no measurement: {seen:?}");
     }
 }

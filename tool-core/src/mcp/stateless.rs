@@ -190,8 +190,44 @@ impl McpServer {
     }
 
     /// The call's result, or its JSON-RPC error, as `McpServer::call` gives it for a request
-    /// of no session.
+    /// of no session; with the `otel` feature its duration is recorded
+    /// (`mcp.server.operation.duration`), as on rmcp's path.
     async fn plain_result(
+        &self,
+        plain: Plain,
+        parts: Parts,
+        stop: CancellationToken,
+        notes: mpsc::UnboundedSender<Value>,
+    ) -> Result<(rmcp::model::CallToolResult, Option<String>), rmcp::ErrorData> {
+        #[cfg(feature = "otel")]
+        let (started, tool, revision) = (
+            std::time::Instant::now(),
+            plain.name.clone(),
+            plain.revision,
+        );
+        let answer = self.plain_answer(plain, parts, stop, notes).await;
+        #[cfg(feature = "otel")]
+        crate::telemetry::record_mcp(
+            "mcp.server.operation.duration",
+            started.elapsed().as_secs_f64(),
+            crate::telemetry::McpMeasure {
+                method: Some("tools/call"),
+                tool: Some(tool),
+                protocol_version: Some(revision.to_owned()),
+                transport: "tcp",
+                error: match &answer {
+                    Err(err) => Some(err.code.0.to_string()),
+                    Ok((result, _)) if result.is_error == Some(true) => {
+                        Some("tool_error".to_owned())
+                    }
+                    Ok(_) => None,
+                },
+            },
+        );
+        answer
+    }
+
+    async fn plain_answer(
         &self,
         plain: Plain,
         parts: Parts,
