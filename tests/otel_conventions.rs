@@ -1138,10 +1138,14 @@ fn example_binary(name: &str) -> std::path::PathBuf {
     dir.join("examples").join(name)
 }
 
+/// Where one example's telemetry goes.
+fn dir_of(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("toolsmith-telemetry-{}-{name}", std::process::id()))
+}
+
 /// A fresh directory for one example's telemetry.
 fn telemetry_dir(name: &str) -> std::path::PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("toolsmith-telemetry-{}-{name}", std::process::id()));
+    let dir = dir_of(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     dir
@@ -1261,6 +1265,33 @@ fn conformance_pair(server_dir: &Path, client_dir: &Path) {
     ended("mcp_conformance", server);
 }
 
+/// Runs the MCP server example over stdio: the handshake, the list, a call, a failing one
+/// and a ping, then the end of its input.
+fn mcp_server_over_stdio(dir: &Path) {
+    use std::io::Write;
+    let mut server = example("mcp_server", dir)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("the MCP server starts");
+    {
+        let mut stdin = server.stdin.take().expect("its stdin");
+        for message in [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": "two"}}}),
+            json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
+        ] {
+            writeln!(stdin, "{message}").expect("the server reads");
+        }
+        // Give the server its requests before its input ends.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+    ended("mcp_server", server);
+}
+
 /// Runs a fleet replica (its state in memory) and the load generator against it for half a
 /// second, then stops the replica as Ctrl-C would.
 fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
@@ -1307,15 +1338,14 @@ fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
 #[test]
 fn every_example_s_spans_and_metrics_follow_the_conventions() {
     let registry = Registry::load();
-    let mut violations = Vec::new();
-    let mut seen = BTreeMap::new();
-    let mut check = |name: &str, dir: &Path| {
-        let (found, spans, measured) = checked_telemetry(&registry, name, dir);
-        violations.extend(found);
-        seen.insert(name.to_owned(), (spans, measured));
-    };
-    for (name, args) in [
-        ("quickstart", &[][..]),
+    let redis = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| dir.join("redis-server").exists())
+    });
+    let redis = available("durable", redis, "TOOLSMITH_REQUIRE_REDIS");
+    let restate = std::env::var_os("TOOLSMITH_RESTATE_SERVER").is_some();
+    let restate = available("restate", restate, "TOOLSMITH_REQUIRE_RESTATE");
+    let plain: [(&str, &[&str]); 8] = [
+        ("quickstart", &[]),
         ("agent_turn", &[]),
         ("code_mode", &[]),
         ("delegate", &[]),
@@ -1323,65 +1353,69 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
         ("idempotent_write", &[]),
         ("large_toolset", &[]),
         ("streaming", &[]),
-    ] {
-        let dir = telemetry_dir(name);
-        let child = example(name, &dir)
-            .args(args)
-            .spawn()
-            .expect("the example starts");
-        ended(name, child);
-        check(name, &dir);
-    }
-    let redis = std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| dir.join("redis-server").exists())
-    });
-    if available("durable", redis, "TOOLSMITH_REQUIRE_REDIS") {
-        let dir = telemetry_dir("durable");
-        ended("durable", example("durable", &dir).spawn().expect("starts"));
-        check("durable", &dir);
-    }
-    let restate = std::env::var_os("TOOLSMITH_RESTATE_SERVER").is_some();
-    if available("restate", restate, "TOOLSMITH_REQUIRE_RESTATE") {
-        let dir = telemetry_dir("restate");
-        ended("restate", example("restate", &dir).spawn().expect("starts"));
-        check("restate", &dir);
-    }
-    // The MCP server over stdio: the handshake, the list, a call and a failing one.
-    let dir = telemetry_dir("mcp_server");
-    let mut server = example("mcp_server", &dir)
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .expect("the MCP server starts");
-    {
-        use std::io::Write;
-        let mut stdin = server.stdin.take().expect("its stdin");
-        for message in [
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}),
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "add", "arguments": {"a": "two"}}}),
-            json!({"jsonrpc": "2.0", "id": 5, "method": "ping"}),
-        ] {
-            writeln!(stdin, "{message}").expect("the server reads");
+    ];
+    // The examples run side by side, each on ports of its own, and are checked after.
+    std::thread::scope(|scope| {
+        let alone = scope.spawn(|| {
+            let children: Vec<_> = plain
+                .iter()
+                .map(|(name, args)| {
+                    let dir = telemetry_dir(name);
+                    let child = example(name, &dir).args(*args).spawn().expect("starts");
+                    (*name, child)
+                })
+                .collect();
+            for (name, child) in children {
+                ended(name, child);
+            }
+        });
+        let servers = scope.spawn(|| {
+            mcp_server_over_stdio(&telemetry_dir("mcp_server"));
+            conformance_pair(
+                &telemetry_dir("mcp_conformance"),
+                &telemetry_dir("mcp_conformance_client"),
+            );
+            fleet_pair(
+                &telemetry_dir("fleet_replica"),
+                &telemetry_dir("fleet_load"),
+            );
+        });
+        let durable = scope.spawn(move || {
+            for (name, here) in [("durable", redis), ("restate", restate)] {
+                if here {
+                    let dir = telemetry_dir(name);
+                    ended(name, example(name, &dir).spawn().expect("starts"));
+                }
+            }
+        });
+        for thread in [alone, servers, durable] {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
+            }
         }
-        // Give the server its requests before its input ends.
-        std::thread::sleep(std::time::Duration::from_millis(500));
+    });
+    let mut violations = Vec::new();
+    let mut seen = BTreeMap::new();
+    let servers = [
+        "mcp_server",
+        "mcp_conformance",
+        "mcp_conformance_client",
+        "fleet_replica",
+        "fleet_load",
+    ];
+    let durable = [("durable", redis), ("restate", restate)]
+        .into_iter()
+        .filter_map(|(name, here)| here.then_some(name));
+    for name in plain
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(servers)
+        .chain(durable)
+    {
+        let (found, spans, measured) = checked_telemetry(&registry, name, &dir_of(name));
+        violations.extend(found);
+        seen.insert(name.to_owned(), (spans, measured));
     }
-    ended("mcp_server", server);
-    check("mcp_server", &dir);
-    let (server_dir, client_dir) = (
-        telemetry_dir("mcp_conformance"),
-        telemetry_dir("mcp_conformance_client"),
-    );
-    conformance_pair(&server_dir, &client_dir);
-    check("mcp_conformance", &server_dir);
-    check("mcp_conformance_client", &client_dir);
-    let (replica_dir, load_dir) = (telemetry_dir("fleet_replica"), telemetry_dir("fleet_load"));
-    fleet_pair(&replica_dir, &load_dir);
-    check("fleet_replica", &replica_dir);
-    check("fleet_load", &load_dir);
     assert!(
         violations.is_empty(),
         "{} violations:\n{}",
