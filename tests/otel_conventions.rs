@@ -26,6 +26,9 @@ use tracing_subscriber::Layer as _;
 use tracing_subscriber::layer::SubscriberExt;
 use yaml_rust2::{Yaml, YamlLoader};
 
+#[path = "support/http.rs"]
+mod http;
+
 // ---------------------------------------------------------------------------------------
 // The registry, read from the conventions' YAML.
 
@@ -1292,6 +1295,91 @@ fn mcp_server_over_stdio(dir: &Path) {
     ended("mcp_server", server);
 }
 
+/// Where `scripts/test.sh` installed the test authorization server's package.
+fn oauth_modules() -> Option<std::path::PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/oauth/node_modules");
+    dir.join("oauth2-mock-server").exists().then_some(dir)
+}
+
+/// The first line `child` writes on stdout (a server's URL).
+fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("its stdout"))
+        .read_line(&mut line)
+        .expect("the process says where it listens");
+    line.trim().to_owned()
+}
+
+/// Runs the protected MCP server example against the test authorization server
+/// (`tests/oauth/server.js`), lists its tools and calls one with a token issued for it, then
+/// stops it as Ctrl-C would.
+fn protected_server(dir: &Path, modules: &Path) {
+    let mut issuer = std::process::Command::new("node")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/oauth/server.js"
+        ))
+        .env("NODE_PATH", modules)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs");
+    let issuer_url = first_line(&mut issuer);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let mut server = example("mcp_auth", dir)
+        .args([issuer_url.as_str(), &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the protected server starts");
+    let url = first_line(&mut server);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let issuer_addr: std::net::SocketAddr =
+            issuer_url.trim_start_matches("http://").parse().expect("an address");
+        let body = format!(
+            "grant_type=client_credentials&sub=ada&aud={}&scope=tickets%3Aread",
+            url.replace(':', "%3A").replace('/', "%2F")
+        );
+        let request = format!(
+            "POST /token HTTP/1.1\r\nhost: {issuer_addr}\r\ncontent-type: application/x-www-form-urlencoded\r\nauthorization: Basic ZGVzazpzZWNyZXQ=\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let answer = http::exchange(issuer_addr, request, |_| false).await;
+        let json = &answer[answer.find("\r\n\r\n").expect("a body") + 4..];
+        let token: Value = serde_json::from_str(json.trim()).expect("a token answer");
+        let token = token["access_token"].as_str().expect("a token").to_owned();
+        let remote = toolsmith::toolset::McpToolset::http_signed_in(
+            "tickets",
+            &url,
+            toolsmith::toolset::StaticToken::new(token),
+        )
+        .await
+        .expect("signed in")
+        .trusted();
+        let toolbox = Toolbox::new().with_toolset(remote.tools().await.expect("listed"));
+        let names: Vec<String> = toolbox.names().map(str::to_owned).collect();
+        assert!(!names.is_empty(), "the tools its token may call");
+        let read = names.iter().find(|n| n.contains("read")).expect("the read tool");
+        let def = toolbox.get(read).expect("a tool").definition().clone();
+        let arguments = toolsmith::testing::sample(def.input_schema()).expect("a sample");
+        toolbox.call(read, arguments, &ToolContext::new()).await;
+    });
+    let stopped = std::process::Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(stopped.success());
+    ended("mcp_auth", server);
+    let _ = issuer.kill();
+    let _ = issuer.wait();
+}
+
 /// Runs a fleet replica (its state in memory) and the load generator against it for half a
 /// second, then stops the replica as Ctrl-C would.
 fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
@@ -1332,9 +1420,8 @@ fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
 /// Every example, run as its own process with its spans and metrics exported, each checked
 /// against the registry: 0 violations. The MCP server example is driven over stdio, the
 /// conformance server by the conformance client example, a fleet replica by the load
-/// generator. Not run here: `mcp_auth`, which needs an authorization server (its spans are
-/// made by the same functions as every other server's, and `tests/mcp_auth.rs` runs its
-/// server).
+/// generator, the protected server by a client with a token from the test authorization
+/// server.
 #[test]
 fn every_example_s_spans_and_metrics_follow_the_conventions() {
     let registry = Registry::load();
@@ -1344,6 +1431,8 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
     let redis = available("durable", redis, "TOOLSMITH_REQUIRE_REDIS");
     let restate = std::env::var_os("TOOLSMITH_RESTATE_SERVER").is_some();
     let restate = available("restate", restate, "TOOLSMITH_REQUIRE_RESTATE");
+    let oauth = oauth_modules();
+    let oauth_here = available("mcp_auth", oauth.is_some(), "TOOLSMITH_REQUIRE_OAUTH");
     let plain: [(&str, &[&str]); 8] = [
         ("quickstart", &[]),
         ("agent_turn", &[]),
@@ -1379,6 +1468,9 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
                 &telemetry_dir("fleet_replica"),
                 &telemetry_dir("fleet_load"),
             );
+            if let Some(modules) = &oauth {
+                protected_server(&telemetry_dir("mcp_auth"), modules);
+            }
         });
         let durable = scope.spawn(move || {
             for (name, here) in [("durable", redis), ("restate", restate)] {
@@ -1403,9 +1495,13 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
         "fleet_replica",
         "fleet_load",
     ];
-    let durable = [("durable", redis), ("restate", restate)]
-        .into_iter()
-        .filter_map(|(name, here)| here.then_some(name));
+    let durable = [
+        ("durable", redis),
+        ("restate", restate),
+        ("mcp_auth", oauth_here),
+    ]
+    .into_iter()
+    .filter_map(|(name, here)| here.then_some(name));
     for name in plain
         .iter()
         .map(|(name, _)| *name)
@@ -1438,8 +1534,9 @@ fn every_example_s_spans_and_metrics_follow_the_conventions() {
         "mcp_conformance",
         "mcp_conformance_client",
         "fleet_replica",
+        "mcp_auth",
     ] {
-        // (`durable` and `restate` only where their servers are.)
+        // (`durable`, `restate` and `mcp_auth` only where their servers are.)
         if let Some((spans, _)) = seen.get(name) {
             assert!(*spans > 0, "{name} made no span: {seen:?}");
         }
