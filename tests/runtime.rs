@@ -410,3 +410,23 @@ async fn errors_stay_small_for_huge_input() {
             .contains("more than 1000 keys, the limit (max_members)")
     );
 }
+
+/// A hand-written schema the JSON Schema validator cannot compile (a reference to nothing)
+/// is still refused when the tool registers: only a `#[tool]` schema, generated from types,
+/// has its validator built on first use instead.
+#[test]
+fn a_hand_written_schema_that_does_not_compile_is_refused_at_registration() {
+    let def = toolsmith::ToolDefinition::new(
+        "bad_reference",
+        "Has a reference to nothing.",
+        json!({"type": "object", "properties": {"code": {"$ref": "#/$defs/Nowhere"}}}),
+    );
+    let err = Toolbox::new()
+        .register(Defined(def))
+        .map(|_| ())
+        .unwrap_err();
+    assert!(
+        matches!(err, RegistrationError::InvalidDefinition { ref name, .. } if name == "bad_reference"),
+        "{err}"
+    );
+}

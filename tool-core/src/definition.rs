@@ -46,6 +46,10 @@ pub struct ToolDefinition {
     /// Whether the output schema was derived from the Rust type the tool returns, so the
     /// output matches it by construction (`#[tool]`), or written by hand (checked per call).
     typed_output: bool,
+    /// Whether the input schema is the one `#[tool]` generated from the argument types:
+    /// it compiles by construction (its patterns are checked when it is built), so its full
+    /// validator is built on first use, not at registration.
+    typed_input: bool,
     /// Whether the texts a model reads (descriptions, titles) were fixed when the tool
     /// compiled (`#[tool]`'s doc comments), rather than built at run time: the
     /// `volatile_description` lint is for the latter.
@@ -138,6 +142,7 @@ impl ToolDefinition {
                 .and_then(schema::output_schema)
                 .map(Arc::new),
             typed_output: true,
+            typed_input: true,
             fixed_text: true,
             exports: Default::default(),
             export_texts: Default::default(),
@@ -197,6 +202,7 @@ impl ToolDefinition {
             sensitive: Vec::new(),
             output_schema: None,
             typed_output: false,
+            typed_input: false,
             fixed_text: false,
             exports: Default::default(),
             export_texts: Default::default(),
@@ -237,6 +243,7 @@ impl ToolDefinition {
             sensitive: self.sensitive.clone(),
             output_schema: self.output_schema.clone(),
             typed_output: self.typed_output,
+            typed_input: self.typed_input,
             fixed_text: self.fixed_text && description.is_none(),
             exports: Default::default(),
             export_texts: Default::default(),
@@ -271,6 +278,7 @@ impl ToolDefinition {
         derived.examples = Vec::new();
         derived.sensitive = sensitive;
         derived.inline = false;
+        derived.typed_input = false;
         derived
     }
 
@@ -713,11 +721,22 @@ impl ToolDefinition {
         self.validation.full_validation
     }
 
-    /// Problems found while building the definition (e.g. a `pattern` that does not compile).
-    /// A [`Toolbox`](crate::Toolbox) refuses to register a tool that has one.
+    /// Problems found while building the definition (e.g. a `pattern` that does not compile,
+    /// or a hand-written schema the JSON Schema validator cannot compile). A
+    /// [`Toolbox`](crate::Toolbox) refuses to register a tool that has one.
+    ///
+    /// A `#[tool]` definition's schema is generated from its argument types and its patterns
+    /// are checked as it is built, so its full validator is not compiled here: it is built on
+    /// the first call that needs it (one that fails, or whose constraints serde does not
+    /// check). That keeps registration from loading the validator's code and tables in a
+    /// process that may never use them (about 4 MiB of an idle server's memory).
     #[must_use]
     pub fn problem(&self) -> Option<&str> {
-        self.validation.problem()
+        if self.typed_input {
+            self.validation.compiled.problem.as_deref()
+        } else {
+            self.validation.problem()
+        }
     }
 
     /// The canonical form of `arguments` for this tool: validated (every violation
