@@ -1239,33 +1239,44 @@ fn available(name: &str, found: bool, required: &str) -> bool {
     found
 }
 
+/// The first line `child` writes on stdout: the URL it serves at, on the loopback interface.
+fn first_line(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("its stdout"))
+        .read_line(&mut line)
+        .expect("the process says where it listens");
+    let url = line.trim().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    url
+}
+
+/// Stops `child` as Ctrl-C would (SIGINT), and waits for it to end well.
+fn interrupted(name: &str, child: std::process::Child) {
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "{name} could not be interrupted");
+    ended(name, child);
+}
+
 /// Runs the MCP conformance server example and, against it, the conformance client example
 /// (which calls each tool with arguments made from its schema), then stops the server as
 /// Ctrl-C would.
 fn conformance_pair(server_dir: &Path, client_dir: &Path) {
-    use std::io::BufRead;
     let mut server = example("mcp_conformance", server_dir)
         .arg("127.0.0.1:0")
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("the conformance server starts");
-    let mut first = String::new();
-    std::io::BufReader::new(server.stdout.take().expect("its stdout"))
-        .read_line(&mut first)
-        .expect("the server says where it listens");
-    let url = first.trim().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let url = first_line(&mut server);
     let client = example("mcp_conformance_client", client_dir)
         .arg(&url)
         .spawn()
         .expect("the conformance client starts");
     ended("mcp_conformance_client", client);
-    let stopped = std::process::Command::new("kill")
-        .args(["-INT", &server.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(stopped.success());
-    ended("mcp_conformance", server);
+    interrupted("mcp_conformance", server);
 }
 
 /// Runs the MCP server example over stdio: the handshake, the list, a call, a failing one
@@ -1299,16 +1310,6 @@ fn mcp_server_over_stdio(dir: &Path) {
 fn oauth_modules() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/oauth/node_modules");
     dir.join("oauth2-mock-server").exists().then_some(dir)
-}
-
-/// The first line `child` writes on stdout (a server's URL).
-fn first_line(child: &mut std::process::Child) -> String {
-    use std::io::BufRead;
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("its stdout"))
-        .read_line(&mut line)
-        .expect("the process says where it listens");
-    line.trim().to_owned()
 }
 
 /// Runs the protected MCP server example against the test authorization server
@@ -1370,12 +1371,7 @@ fn protected_server(dir: &Path, modules: &Path) {
         let arguments = toolsmith::testing::sample(def.input_schema()).expect("a sample");
         toolbox.call(read, arguments, &ToolContext::new()).await;
     });
-    let stopped = std::process::Command::new("kill")
-        .args(["-INT", &server.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(stopped.success());
-    ended("mcp_auth", server);
+    interrupted("mcp_auth", server);
     let _ = issuer.kill();
     let _ = issuer.wait();
 }
@@ -1383,18 +1379,12 @@ fn protected_server(dir: &Path, modules: &Path) {
 /// Runs a fleet replica (its state in memory) and the load generator against it for half a
 /// second, then stops the replica as Ctrl-C would.
 fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
-    use std::io::BufRead;
     let mut replica = example("fleet_replica", replica_dir)
         .args(["memory", "127.0.0.1:0", "/dev/null"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("the replica starts");
-    let mut first = String::new();
-    std::io::BufReader::new(replica.stdout.take().expect("its stdout"))
-        .read_line(&mut first)
-        .expect("the replica says where it listens");
-    let url = first.trim().to_owned();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    let url = first_line(&mut replica);
     let load = example("fleet_load", load_dir)
         .args([
             "--urls",
@@ -1409,12 +1399,7 @@ fn fleet_pair(replica_dir: &Path, load_dir: &Path) {
         .spawn()
         .expect("the load generator starts");
     ended("fleet_load", load);
-    let stopped = std::process::Command::new("kill")
-        .args(["-INT", &replica.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(stopped.success());
-    ended("fleet_replica", replica);
+    interrupted("fleet_replica", replica);
 }
 
 /// Every example, run as its own process with its spans and metrics exported, each checked
