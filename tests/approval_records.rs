@@ -49,6 +49,16 @@ fn toolbox(approvals: &Approvals, audit: &Arc<MemorySink>) -> Toolbox {
         .with_state(State::memory().with_key(KEY))
 }
 
+/// The approval notes of the audited calls, in order, as JSON.
+fn notes(audit: &MemorySink) -> Vec<serde_json::Value> {
+    audit
+        .records()
+        .iter()
+        .filter_map(|r| r.approval.clone())
+        .map(|n| serde_json::to_value(n).unwrap())
+        .collect()
+}
+
 fn ctx(run: &str) -> ToolContext {
     ToolContext::new().with_principal("ada").with_run_id(run)
 }
@@ -89,12 +99,7 @@ async fn a_request_goes_from_pending_to_decided_with_who_and_why_in_the_audit() 
     assert!(ran.is_success(), "{}", ran.to_json());
     let refused = toolbox.call("delete_file", args("/tmp/b"), &run).await;
     assert!(refused.to_json().contains("b is still in use"));
-    let notes: Vec<_> = audit
-        .records()
-        .iter()
-        .filter_map(|r| r.approval.clone())
-        .map(|n| serde_json::to_value(n).unwrap())
-        .collect();
+    let notes = notes(&audit);
     assert_eq!(
         notes,
         [
@@ -324,12 +329,7 @@ async fn a_fleet_s_decisions_carry_who_and_why_and_each_tool_its_expiry() {
         "{}",
         refused.to_json()
     );
-    let notes: Vec<_> = audit
-        .records()
-        .iter()
-        .filter_map(|r| r.approval.clone())
-        .map(|n| serde_json::to_value(n).unwrap())
-        .collect();
+    let notes = notes(&audit);
     assert_eq!(
         notes[0],
         json!({"decision": "approved", "approver": "lin", "reason": "scratch"})
@@ -510,4 +510,99 @@ async fn a_fleet_keeps_its_approvals_in_its_shared_state() {
         )
         .await;
     assert_eq!(other.error().unwrap().code().as_str(), "approval_required");
+}
+
+/// Lists files. Read-only. Not for reading a file's content.
+#[tool(effect = "read")]
+fn list_files() -> String {
+    "a.txt".to_owned()
+}
+
+/// An approved deletion refused before it ran (the run's one call was spent) keeps its
+/// approval with who gave it and why: each later call it lets through is audited with them.
+async fn an_approval_given_back_keeps_who_and_why(approver: impl toolsmith::policy::Approver) {
+    use toolsmith::ErrorCode;
+    use toolsmith::policy::{Defaults, RunBudget};
+    let audit = Arc::new(MemorySink::default());
+    let toolbox = Toolbox::new()
+        .with(DeleteFile)
+        .with(ListFiles)
+        .with_approver(approver)
+        .with_audit(Arc::clone(&audit))
+        .with_state(State::memory().with_key(KEY))
+        .with_defaults(Defaults {
+            budget: Some(RunBudget {
+                max_calls: 1,
+                ..Default::default()
+            }),
+            ..Defaults::default()
+        });
+    let run = ctx("run-given-back");
+    let delete = json!({"path": "/tmp/given-back"});
+    let asked = toolbox.call("delete_file", &delete, &run).await;
+    assert_eq!(asked.error().unwrap().code(), ErrorCode::ApprovalRequired);
+    let desk = toolbox.approvals();
+    let waiting = desk.waiting_for(Some("ada")).await.unwrap();
+    desk.decide_token(
+        &waiting[0].token,
+        &Verdict::approve().by("lin").because("scratch space"),
+    )
+    .await
+    .unwrap();
+    assert!(
+        toolbox
+            .call("list_files", json!({}), &run)
+            .await
+            .is_success()
+    );
+    for _ in 0..2 {
+        let refused = toolbox.call("delete_file", &delete, &run).await;
+        assert_eq!(refused.error().unwrap().code(), ErrorCode::BudgetExhausted);
+    }
+    let notes = notes(&audit);
+    let decided = json!({"decision": "approved", "approver": "lin", "reason": "scratch space"});
+    assert_eq!(notes, [decided.clone(), decided]);
+    assert!(desk.waiting_for(Some("ada")).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn an_approval_given_back_keeps_who_and_why_in_memory() {
+    an_approval_given_back_keeps_who_and_why(Approvals::new()).await;
+}
+
+#[tokio::test]
+async fn an_approval_given_back_keeps_who_and_why_in_redis() {
+    use toolsmith::policy::SharedApprovals;
+    use toolsmith::state::RedisStore;
+    let Some(server) = redis_server::RedisServer::start() else {
+        return;
+    };
+    let store = Arc::new(RedisStore::open(&server.url).unwrap());
+    an_approval_given_back_keeps_who_and_why(SharedApprovals::new(store)).await;
+}
+
+#[tokio::test]
+async fn an_approval_made_by_name_is_audited_as_such() {
+    let approvals = Approvals::new();
+    let audit = Arc::new(MemorySink::default());
+    let toolbox = toolbox(&approvals, &audit);
+    let run = ctx("run-by-name");
+    let desk = toolbox.approvals();
+    desk.approve("delete_file", r#"{"path": "/tmp/n1"}"#, &run)
+        .unwrap();
+    desk.deny("delete_file", r#"{"path": "/tmp/n2"}"#, &run, "n2 is kept")
+        .unwrap();
+    for path in ["/tmp/n1", "/tmp/n2"] {
+        toolbox
+            .call("delete_file", json!({ "path": path }), &run)
+            .await;
+    }
+    let notes = notes(&audit);
+    assert_eq!(
+        notes,
+        [
+            json!({"decision": "approved"}),
+            json!({"decision": "denied", "reason": "n2 is kept"}),
+        ]
+    );
 }

@@ -139,10 +139,15 @@ pub trait Approver: Send + Sync + 'static {
 
     /// The call `request` describes was approved (by this approver or by a person asked on the
     /// spot), then refused before it ran (an open circuit, the run's budget): the action a
-    /// person approved has not happened. A store keeps the approval for the same call, so that
-    /// nobody is asked again; by default nothing is kept.
-    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
-        let _ = request;
+    /// person approved has not happened. A store keeps the approval for the same call, with
+    /// `note` (who approved and why, when known), so that nobody is asked again and the call
+    /// that finally runs is audited with the decision; by default nothing is kept.
+    fn unused<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+        note: Option<&'a ApprovalNote>,
+    ) -> BoxFuture<'a, ()> {
+        let _ = (request, note);
         Box::pin(async {})
     }
 }
@@ -799,30 +804,35 @@ impl Approvals {
         self.decide(pending, &Verdict::deny(reason));
     }
 
-    pub(crate) fn grant_approval(&self, ticket: Ticket) {
+    pub(crate) fn grant_approval(&self, ticket: Ticket, note: Option<ApprovalNote>) {
         let grant = Grant::Approved {
             until: Instant::now().checked_add(self.ttl_of(&ticket.tool)),
             uses: (!self.reusable).then_some(1),
-            note: None,
+            note: note.map(Box::new),
         };
         self.grant(ticket, grant);
     }
 
-    /// An approval used by a call that then did not run, given back for the same call: one
-    /// more use of a single-use approval (a new one for the store's time to live if it was
-    /// used up); a reusable one is still there.
-    fn give_back(&self, ticket: Ticket) {
+    /// An approval used by a call that then did not run, given back for the same call with
+    /// who approved and why: one more use of a single-use approval (a new one for the store's
+    /// time to live if it was used up); a reusable one is still there.
+    fn give_back(&self, ticket: Ticket, given: Option<&ApprovalNote>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         match state.grants.get_mut(&ticket) {
-            Some(Grant::Approved {
-                uses: Some(left), ..
-            }) => *left = left.saturating_add(1),
-            Some(_) => {}
+            Some(Grant::Approved { uses, note, .. }) => {
+                if let Some(left) = uses {
+                    *left = left.saturating_add(1);
+                }
+                if note.is_none() {
+                    *note = given.cloned().map(Box::new);
+                }
+            }
+            Some(Grant::Denied { .. }) => {}
             None => {
                 drop(state);
-                self.grant_approval(ticket);
+                self.grant_approval(ticket, given.cloned());
             }
         }
     }
@@ -833,8 +843,9 @@ impl Approvals {
         }
     }
 
-    pub(crate) fn grant_denial(&self, ticket: Ticket, reason: String) {
-        self.grant(ticket, Grant::Denied { reason, note: None });
+    pub(crate) fn grant_denial(&self, ticket: Ticket, reason: String, note: ApprovalNote) {
+        let note = Some(Box::new(note));
+        self.grant(ticket, Grant::Denied { reason, note });
     }
 
     /// Keeps `grant` for `ticket`, the waiting request (if any) moved to the history as
@@ -956,8 +967,12 @@ impl Approver for Approvals {
         Box::pin(async move { recorded })
     }
 
-    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
-        self.give_back(Ticket::of(request));
+    fn unused<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+        note: Option<&'a ApprovalNote>,
+    ) -> BoxFuture<'a, ()> {
+        self.give_back(Ticket::of(request), note);
         Box::pin(async {})
     }
 }
@@ -990,8 +1005,12 @@ impl Approver for Arc<Approvals> {
         (**self).record_verdict(pending, verdict)
     }
 
-    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
-        (**self).unused(request)
+    fn unused<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+        note: Option<&'a ApprovalNote>,
+    ) -> BoxFuture<'a, ()> {
+        (**self).unused(request, note)
     }
 }
 
@@ -1111,15 +1130,13 @@ impl Step for Approve {
     fn run<'a>(&'a self, mut call: Call<'a>, next: Next<'a>) -> Flow<'a> {
         Flow::later(async move {
             let (verdict, note) = self.decide(&mut call).await;
-            let note = note.map(Box::new);
             if let Err(err) = verdict {
                 let mut done = Done::refused(err);
-                done.approval = note;
+                done.approval = note.map(Box::new);
                 return done;
             }
             let (read, ctx) = (call.read, call.ctx);
             let mut done = next.run(call).await;
-            done.approval = note;
             // Approved, then refused before it ran (an open circuit, the run's budget): the
             // action a person approved has not happened, so the approval stays for it and
             // nobody is asked again.
@@ -1135,8 +1152,9 @@ impl Step for Approve {
                     definition: def,
                     repairs: &checked.repairs,
                 };
-                approver.unused(&request).await;
+                approver.unused(&request, note.as_ref()).await;
             }
+            done.approval = note.map(Box::new);
             done
         })
     }

@@ -302,9 +302,11 @@ impl Toolbox {
         denial: Option<String>,
     ) -> Result<(), ApprovalError> {
         let (approvals, ticket) = self.ticket(name, dialect, arguments, ctx)?;
+        // The audit record of the call it decides says what was decided, and why a denial.
+        let note = crate::audit::ApprovalNote::of(denial.as_ref(), None, None);
         match denial {
-            None => approvals.grant_approval(ticket),
-            Some(reason) => approvals.grant_denial(ticket, reason),
+            None => approvals.grant_approval(ticket, Some(note)),
+            Some(reason) => approvals.grant_denial(ticket, reason, note),
         }
         Ok(())
     }

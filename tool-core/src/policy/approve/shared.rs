@@ -426,14 +426,23 @@ impl Approver for SharedApprovals {
 
     /// The approval given back for the whole fleet; when Redis cannot be reached, the person
     /// is asked again later (logged).
-    fn unused<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+    fn unused<'a>(
+        &'a self,
+        request: &'a ApprovalRequest<'a>,
+        note: Option<&'a ApprovalNote>,
+    ) -> BoxFuture<'a, ()> {
         Box::pin(async move {
-            let grant = if self.reusable {
+            let head = if self.reusable {
                 "approved:any"
             } else {
                 "approved:1"
             };
-            if let Err(err) = self.decide_on(&Ticket::of(request), grant).await {
+            // Kept with who approved and why, as `decide` writes a grant.
+            let grant = match note.and_then(|note| serde_json::to_string(note).ok()) {
+                Some(note) => format!("{head}\n{note}\n"),
+                None => head.to_owned(),
+            };
+            if let Err(err) = self.decide_on(&Ticket::of(request), &grant).await {
                 tracing::warn!(%err, tool = request.tool, "an unused approval could not be kept");
             }
         })
