@@ -496,9 +496,9 @@ fn main() {
             ("success/blocking_then_to_json", f64::INFINITY),
             ("registry/1000_tools_vs_1", 1.05),
             ("failure/one_violation", 3.0),
-            ("failure/four_violations", 3.0),
-            ("idempotent/first_call", 2.0),
-            ("idempotent/replay", 2.0),
+            ("failure/four_violations", 5.0),
+            ("idempotent/first_call", 4.0),
+            ("idempotent/replay", 3.0),
         ],
     );
 }

@@ -344,6 +344,60 @@ macro_rules! constructors {
 }
 
 impl ToolError {
+    /// Appends the error as JSON, the bytes `serde_json` writes for it, in one pass: the
+    /// envelope of a refused call is written on every invalid call, and its strings are
+    /// escaped eight bytes at a time.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        use crate::json::escape::write_str;
+        let inner = &*self.inner;
+        out.extend_from_slice(b"{\"code\":\"");
+        out.extend_from_slice(inner.code.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"message\":");
+        write_str(out, &inner.message);
+        if let Some(user) = &inner.user_message {
+            out.extend_from_slice(b",\"user_message\":");
+            write_str(out, user);
+        }
+        out.extend_from_slice(if inner.retryable {
+            b",\"retryable\":true"
+        } else {
+            b",\"retryable\":false"
+        });
+        if let Some(ms) = inner.retry_after_ms {
+            out.extend_from_slice(b",\"retry_after_ms\":");
+            out.extend_from_slice(ms.to_string().as_bytes());
+        }
+        out.extend_from_slice(if inner.human_review {
+            b",\"human_review\":true"
+        } else {
+            b",\"human_review\":false"
+        });
+        if !inner.fields.is_empty() {
+            out.extend_from_slice(b",\"fields\":[");
+            for (i, field) in inner.fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"pointer\":");
+                write_str(out, &field.pointer);
+                out.extend_from_slice(b",\"message\":");
+                write_str(out, &field.message);
+                out.push(b'}');
+            }
+            out.push(b']');
+        }
+        if let Some(trace) = &inner.trace_id {
+            out.extend_from_slice(b",\"trace_id\":");
+            write_str(out, trace);
+        }
+        if let Some(partial) = &inner.partial_result {
+            out.extend_from_slice(b",\"partial_result\":");
+            // A `Value` always encodes.
+            let _ = serde_json::to_writer(&mut *out, partial);
+        }
+        out.push(b'}');
+    }
+
     /// The error for a tool that panicked: generic for the model, the panic text for the logs.
     pub(crate) fn from_panic(payload: &(dyn std::any::Any + Send)) -> Self {
         let text = payload
@@ -908,5 +962,46 @@ impl fmt::Debug for ToolError {
 impl fmt::Display for ToolError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.inner.code, self.inner.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ErrorCode, FieldError, ToolError};
+    use std::time::Duration;
+
+    proptest::proptest! {
+        /// The envelope written by hand is the one serde writes, whatever the texts hold.
+        #[test]
+        fn an_error_is_written_as_serde_writes_it(
+            message in "\\PC{0,80}|[\\x00-\\x7f]{0,40}",
+            user in proptest::option::of("\\PC{0,20}"),
+            fields in proptest::collection::vec(("[\\x00-\\x7f]{0,12}", "\\PC{0,30}"), 0..4),
+            trace in proptest::option::of("[a-z0-9_\"]{0,20}"),
+            retry in proptest::option::of(0u64..100_000),
+            review: bool,
+            partial: bool,
+        ) {
+            let mut err = ToolError::new(ErrorCode::InvalidArguments, message).human_review(review);
+            if let Some(user) = user {
+                err = err.with_user_message(user);
+            }
+            for (pointer, text) in fields {
+                err = err.with_field(FieldError::new(pointer, text));
+            }
+            if let Some(trace) = trace {
+                err = err.with_trace_id(trace);
+            }
+            if let Some(ms) = retry {
+                err = err.retry_after(Duration::from_millis(ms));
+            }
+            if partial {
+                err = err.with_partial_result(serde_json::json!({"page": 3, "text": "a\nb\"c"}));
+            }
+            let mut ours = Vec::new();
+            err.write_json(&mut ours);
+            let theirs = serde_json::to_vec(&err).unwrap();
+            proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
+        }
     }
 }

@@ -346,12 +346,16 @@ impl ToolOutcome {
                 // Both halves are ASCII and the data is JSON text.
                 String::from_utf8(out).unwrap_or_default()
             }
+            Self::Error(err) => {
+                let mut out = Vec::with_capacity(err.message().len() * 2 + 96);
+                write_error(&mut out, err);
+                // Written from `str`s and ASCII.
+                String::from_utf8(out).unwrap_or_default()
+            }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..)
-            | Self::Replayed(_)
-            | Self::Checked(..)
-            | Self::Stored(..)
-            | Self::Error(_) => serde_json::to_string(self).unwrap_or_default(),
+            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Stored(..) => {
+                serde_json::to_string(self).unwrap_or_default()
+            }
             Self::Viewed(viewed) => viewed.view.to_json(),
         }
     }
@@ -396,12 +400,9 @@ impl ToolOutcome {
                 out.extend_from_slice(data.get().as_bytes());
                 close_success(out, "");
             }
+            Self::Error(err) => write_error(out, err),
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..)
-            | Self::Replayed(_)
-            | Self::Checked(..)
-            | Self::Stored(..)
-            | Self::Error(_) => {
+            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Stored(..) => {
                 let _ = serde_json::to_writer(&mut *out, self);
             }
             Self::Viewed(viewed) => viewed.view.write_json(out),
@@ -420,6 +421,13 @@ pub(crate) fn raw_data<T: Serialize + ?Sized>(
 /// The error for a return value serde cannot write as JSON.
 pub(crate) fn not_json(err: &serde_json::Error) -> ToolError {
     ToolError::internal(format_args!("the tool's return value is not JSON: {err}"))
+}
+
+/// An error's envelope, as serializing the outcome writes it, in one pass.
+fn write_error(out: &mut Vec<u8>, err: &ToolError) {
+    out.extend_from_slice(br#"{"status":"error","error":"#);
+    err.write_json(out);
+    out.push(b'}');
 }
 
 /// How every success envelope starts.

@@ -2,6 +2,7 @@
 //! renderings for messages.
 
 pub(crate) mod canonical;
+pub(crate) mod escape;
 #[cfg(any(feature = "mcp-auth", feature = "mcp-client"))]
 pub(crate) mod fetched;
 pub(crate) mod number;

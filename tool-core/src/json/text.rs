@@ -37,6 +37,19 @@ pub(crate) fn brief(value: &Value) -> String {
             Ok(())
         }
     }
+    // A number or a literal is plain ASCII: its JSON as it is, when short enough (a number
+    // read with serde_json's `arbitrary_precision` can be long).
+    match value {
+        Value::Number(n) => {
+            let text = n.to_string();
+            if text.len() <= crate::echo::ECHO_CAP {
+                return text;
+            }
+        }
+        Value::Bool(b) => return b.to_string(),
+        Value::Null => return "null".to_owned(),
+        _ => {}
+    }
     // Enough bytes for the cap in any script (at most 4 bytes a character), plus one.
     const PREFIX: usize = crate::echo::ECHO_CAP * 4 + 4;
     let mut prefix = Prefix(Vec::new());

@@ -9,7 +9,6 @@
 //! `docs/validation.md` for why the paths agree.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -622,14 +621,28 @@ pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolErro
                 crate::echo::echo_to(&field.pointer, crate::limits::MAX_POINTER).into_owned();
         }
     }
-    let mut message = format!("The arguments for `{}` are invalid: ", def.name());
+    const START: &str = "The arguments for `";
+    const END: &str = ". Fix these and call the tool again.";
+    let size = fields
+        .iter()
+        .map(|f| f.pointer.len() + f.message.len() + 4)
+        .sum::<usize>();
+    let mut message = String::with_capacity(START.len() + def.name().len() + 16 + size + END.len());
+    message.push_str(START);
+    message.push_str(def.name());
+    message.push_str("` are invalid: ");
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
             message.push_str("; ");
         }
-        let _ = write!(message, "{field}");
+        // As `FieldError`'s `Display` writes it.
+        if !field.pointer.is_empty() {
+            message.push_str(&field.pointer);
+            message.push_str(": ");
+        }
+        message.push_str(&field.message);
     }
-    message.push_str(". Fix these and call the tool again.");
+    message.push_str(END);
     fields
         .into_iter()
         .fold(ToolError::invalid_arguments(message), ToolError::with_field)

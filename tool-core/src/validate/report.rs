@@ -134,19 +134,30 @@ impl Report {
     /// reporter sees none (the validator then decides).
     pub(crate) fn check(&self, map: &Map<String, Value>) -> Vec<FieldError> {
         let mut out = Vec::new();
-        let mut seen = vec![false; self.params.len()];
+        // Which parameters were given: a bit each, for the first 64; a list past them.
+        let mut seen_bits = 0_u64;
+        let mut seen_rest = Vec::new();
         let mut unknown = Vec::new();
         for (key, value) in map {
             match self.params.iter().position(|p| p.name == *key) {
                 Some(i) => {
-                    seen[i] = true;
+                    if i < 64 {
+                        seen_bits |= 1 << i;
+                    } else {
+                        seen_rest.push(i);
+                    }
                     let param = &self.params[i];
                     param.leaf.check(&param.pointer, value, &mut out);
                 }
                 None => unknown.push(key.as_str()),
             }
         }
-        for (param, seen) in self.params.iter().zip(seen) {
+        for (i, param) in self.params.iter().enumerate() {
+            let seen = if i < 64 {
+                seen_bits & (1 << i) != 0
+            } else {
+                seen_rest.contains(&i)
+            };
             if param.required && !seen {
                 out.push(FieldError::new(
                     param.pointer.clone(),
@@ -404,7 +415,10 @@ impl Keyword {
             value.is_number()
                 && compare_json_numbers(value, limit).is_some_and(|o| refused.contains(&o))
         };
+        // Counted only for a length keyword, once a string is known to be too long or short
+        // by its bytes (a character is 1 to 4 of them).
         let chars = || value.as_str().map(|s| s.chars().count() as u64);
+        let bytes = value.as_str().map_or(0, |s| s.len() as u64);
         let message = match self {
             Self::Type { types, expected } => {
                 if types.iter().any(|t| is_type(value, t)) {
@@ -447,6 +461,8 @@ impl Keyword {
             Self::ExclusiveMaximum(limit) if bound(limit, &[Greater, Equal]) => {
                 format!("{} must be less than {limit}", brief(value))
             }
+            Self::MinLength(min) if bytes >= min.saturating_mul(4) => return,
+            Self::MaxLength(max) if bytes <= *max => return,
             Self::MinLength(min) => match chars() {
                 Some(n) if n < *min => format!(
                     "{} is {}; use at least {}",

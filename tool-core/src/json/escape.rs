@@ -1,0 +1,116 @@
+//! Writing a string as a JSON string literal, byte for byte as `serde_json` writes it, eight
+//! bytes at a time: most text in an error envelope (messages, pointers) has nothing to escape,
+//! and `serde_json` looks up every byte in a table.
+
+/// `0x0101…01`, for the word-at-a-time tests.
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+/// The high bit of every byte.
+const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+
+/// Whether any byte of `word` needs an escape: a control character (below 0x20), `"` or `\`.
+/// Exact for "none": a byte that needs one is always found (a byte of 0x80 or more never
+/// needs one, and is never reported); a word reported may, past such a byte, be read again
+/// byte by byte for nothing.
+#[inline(always)]
+fn needs_escape(word: u64) -> bool {
+    // Each subtraction sets a byte's high bit when the byte is below 0x20, or is `"` or `\`
+    // (then zero after the XOR); `!word` keeps the ASCII bytes' answers only.
+    let control = word.wrapping_sub(ONES * 0x20);
+    let quote = (word ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES);
+    let backslash = (word ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
+    (control | quote | backslash) & !word & HIGHS != 0
+}
+
+/// Appends `text` to `out` as a JSON string, quotes included, with the escapes `serde_json`
+/// writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00xx` for the other control
+/// characters; everything else as it is.
+pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        // Whole words with nothing to escape are skipped.
+        while let Some(chunk) = bytes.get(at..at + 8) {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            if needs_escape(u64::from_le_bytes(word)) {
+                break;
+            }
+            at += 8;
+        }
+        let end = (at + 8).min(bytes.len());
+        while at < end {
+            let b = bytes[at];
+            at += 1;
+            if b >= 0x20 && b != b'"' && b != b'\\' {
+                continue;
+            }
+            out.extend_from_slice(&bytes[copied..at - 1]);
+            copied = at;
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0C => out.extend_from_slice(b"\\f"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b => out.extend_from_slice(&[
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX[usize::from(b >> 4)],
+                    HEX[usize::from(b & 0xF)],
+                ]),
+            }
+        }
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_str;
+
+    fn same_as_serde(text: &str) {
+        let mut ours = Vec::new();
+        write_str(&mut ours, text);
+        let theirs = serde_json::to_vec(text).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&ours),
+            String::from_utf8_lossy(&theirs),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn every_byte_is_written_as_serde_json_writes_it() {
+        for c in (0..=0x7F_u8)
+            .map(char::from)
+            .chain(['é', '€', '😀', '\u{7f}'])
+        {
+            for len in 0..20 {
+                for at in 0..len {
+                    let mut text: Vec<char> =
+                        "abcdefghijklmnopqrstuvwxyz".chars().take(len).collect();
+                    text[at] = c;
+                    same_as_serde(&text.iter().collect::<String>());
+                }
+            }
+        }
+        same_as_serde("");
+        same_as_serde("\"\\\u{0}\u{1f}\n\r\t\u{8}\u{c} \"quoted\" C:\\path ☃");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_written_as_serde_json_writes_it(text in "\\PC*|[\\x00-\\x7f]*") {
+            same_as_serde(&text);
+        }
+    }
+}
