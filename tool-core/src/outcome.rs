@@ -149,6 +149,47 @@ pub struct Partial {
     pub failed: usize,
 }
 
+impl OutputNotes {
+    /// Appends the fields these notes add to an envelope, each with its leading comma, as
+    /// serde writes them after the data.
+    pub(crate) fn write_fields(&self, out: &mut Vec<u8>) {
+        use crate::json::escape::write_str;
+        let list = |out: &mut Vec<u8>, name: &[u8], items: &[String]| {
+            if items.is_empty() {
+                return;
+            }
+            out.extend_from_slice(name);
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_str(out, item);
+            }
+            out.push(b']');
+        };
+        list(out, br#","neutralized":["#, &self.neutralized);
+        list(out, br#","redacted":["#, &self.redacted);
+        if let Some(untrusted) = &self.untrusted {
+            out.extend_from_slice(br#","untrusted":{"source":"#);
+            write_str(out, &untrusted.source);
+            out.extend_from_slice(if untrusted.open_world {
+                br#","open_world":true,"notice":"#
+            } else {
+                br#","open_world":false,"notice":"#
+            });
+            write_str(out, &untrusted.notice);
+            out.push(b'}');
+        }
+        if let Some(partial) = &self.partial {
+            out.extend_from_slice(br#","partial":{"succeeded":"#);
+            out.extend_from_slice(partial.succeeded.to_string().as_bytes());
+            out.extend_from_slice(br#","failed":"#);
+            out.extend_from_slice(partial.failed.to_string().as_bytes());
+            out.push(b'}');
+        }
+    }
+}
+
 /// Where a large result was stored, and what the model is shown of it.
 ///
 /// ```
@@ -338,25 +379,33 @@ impl ToolOutcome {
     #[must_use]
     pub fn to_json(&self) -> String {
         match self {
-            Self::Success(data) => {
-                let mut out = Vec::with_capacity(data.get().len() + 30);
-                open_success(&mut out);
-                out.extend_from_slice(data.get().as_bytes());
-                close_success(&mut out, "");
-                // Both halves are ASCII and the data is JSON text.
-                String::from_utf8(out).unwrap_or_default()
-            }
-            Self::Error(err) => {
-                let mut out = Vec::with_capacity(err.message().len() * 2 + 96);
-                write_error(&mut out, err);
-                // Written from `str`s and ASCII.
-                String::from_utf8(out).unwrap_or_default()
-            }
-            // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Stored(..) => {
-                serde_json::to_string(self).unwrap_or_default()
-            }
+            Self::Stored(..) => serde_json::to_string(self).unwrap_or_default(),
             Self::Viewed(viewed) => viewed.view.to_json(),
+            _ => {
+                let mut out = Vec::with_capacity(self.json_size_hint());
+                self.write_json(&mut out);
+                // Written from `str`s, ASCII and the data, which is JSON text.
+                String::from_utf8(out).unwrap_or_default()
+            }
+        }
+    }
+
+    /// About how many bytes the envelope takes, to allocate it once.
+    fn json_size_hint(&self) -> usize {
+        match self {
+            Self::Success(data) | Self::Replayed(data) | Self::Degraded(data, _) => {
+                data.get().len() + 96
+            }
+            Self::Checked(data, notes) => {
+                data.get().len()
+                    + 128
+                    + notes
+                        .untrusted
+                        .as_ref()
+                        .map_or(0, |u| u.notice.len() + u.source.len())
+            }
+            Self::Error(err) => err.message().len() * 2 + 96,
+            Self::Stored(..) | Self::Viewed(_) => 256,
         }
     }
 
@@ -401,8 +450,32 @@ impl ToolOutcome {
                 close_success(out, "");
             }
             Self::Error(err) => write_error(out, err),
+            // The same bytes as serde's, written in one pass (`tests` below hold them to it).
+            Self::Checked(data, notes) => {
+                open_success(out);
+                out.extend_from_slice(data.get().as_bytes());
+                notes.write_fields(out);
+                out.push(b'}');
+            }
+            Self::Replayed(data) => {
+                open_success(out);
+                out.extend_from_slice(data.get().as_bytes());
+                close_success(out, r#","replayed":true"#);
+            }
+            Self::Degraded(data, degradation) => {
+                use crate::json::escape::write_str;
+                open_success(out);
+                out.extend_from_slice(data.get().as_bytes());
+                out.extend_from_slice(br#","degraded":{"fallback":"#);
+                write_str(out, &degradation.fallback);
+                out.extend_from_slice(br#","reason":"#);
+                write_str(out, &degradation.reason);
+                out.extend_from_slice(br#","at_unix_ms":"#);
+                out.extend_from_slice(degradation.at_unix_ms.to_string().as_bytes());
+                out.extend_from_slice(b"}}");
+            }
             // Only strings, numbers and booleans besides the data: it always encodes.
-            Self::Degraded(..) | Self::Replayed(_) | Self::Checked(..) | Self::Stored(..) => {
+            Self::Stored(..) => {
                 let _ = serde_json::to_writer(&mut *out, self);
             }
             Self::Viewed(viewed) => viewed.view.write_json(out),
@@ -671,6 +744,56 @@ impl CallStatus {
         match self {
             Self::Error(code) => Some(code),
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Degradation, OutputNotes, Partial, ToolOutcome, Untrusted};
+    use serde_json::value::{RawValue, to_raw_value};
+
+    fn data(text: &str) -> Box<RawValue> {
+        to_raw_value(&serde_json::json!({"text": text, "n": [1, 2.5, null]})).unwrap()
+    }
+
+    fn same_as_serde(outcome: &ToolOutcome) -> Result<(), proptest::test_runner::TestCaseError> {
+        let mut ours = Vec::new();
+        outcome.write_json(&mut ours);
+        let theirs = serde_json::to_string(outcome).unwrap();
+        proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), theirs.clone());
+        proptest::prop_assert_eq!(outcome.to_json(), theirs);
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// Every envelope written by hand is the one serde writes, whatever the texts hold.
+        #[test]
+        fn an_envelope_is_written_as_serde_writes_it(
+            text in "\\PC{0,40}|[\\x00-\\x7f]{0,40}",
+            steer in proptest::collection::vec("[a-z_\"\\\\]{0,12}", 0..3),
+            secrets in proptest::collection::vec("\\PC{0,12}", 0..3),
+            untrusted in proptest::option::of(("\\PC{0,20}", proptest::bool::ANY, "\\PC{0,60}")),
+            partial in proptest::option::of((0usize..1000, 0usize..1000)),
+            at in proptest::num::u64::ANY,
+        ) {
+            let notes = OutputNotes {
+                neutralized: steer,
+                redacted: secrets,
+                untrusted: untrusted.map(|(source, open_world, notice)| Untrusted {
+                    source,
+                    open_world,
+                    notice,
+                }),
+                partial: partial.map(|(succeeded, failed)| Partial { succeeded, failed }),
+            };
+            same_as_serde(&ToolOutcome::Checked(data(&text), Box::new(notes)))?;
+            same_as_serde(&ToolOutcome::Replayed(data(&text)))?;
+            same_as_serde(&ToolOutcome::Degraded(
+                data(&text),
+                Box::new(Degradation { fallback: text.clone(), reason: text.clone(), at_unix_ms: at }),
+            ))?;
+            same_as_serde(&ToolOutcome::Success(data(&text)))?;
         }
     }
 }

@@ -211,6 +211,18 @@ impl OutputChecks {
         self.spill.is_some_and(|(over, _)| len > over)
     }
 
+    /// Whether [`spill`](Self::spill) would store `outcome` (its data, or its view's, is
+    /// large): decided in place, so that the future that stores it is made only then.
+    pub(crate) fn spills(&self, outcome: &ToolOutcome) -> bool {
+        match outcome {
+            ToolOutcome::Success(data) | ToolOutcome::Checked(data, _) => {
+                self.is_large(data.get().len())
+            }
+            ToolOutcome::Viewed(viewed) => self.spills(&viewed.view),
+            _ => false,
+        }
+    }
+
     /// A result too large to give inline, stored and replaced by its reference; any other
     /// outcome as it is. When the store fails, the data stays inline (nothing is lost) and
     /// the failure is logged. A result of a call with a principal (`owner`) is kept for that

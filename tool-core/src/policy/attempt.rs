@@ -87,7 +87,14 @@ impl Attempts {
     /// made in place.
     async fn attempts(&self, mut call: Call<'_>, mut first: Option<Ran>) -> Done {
         let _slot = match &self.slots {
-            Some(slots) => Arc::clone(slots).acquire_owned().await.ok(),
+            // A free slot is taken in place; only a full toolbox's call waits for one.
+            Some(slots) => match Arc::clone(slots).try_acquire_owned() {
+                Ok(slot) => Some(slot),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    Arc::clone(slots).acquire_owned().await.ok()
+                }
+                Err(tokio::sync::TryAcquireError::Closed) => None,
+            },
             None => None,
         };
         let def = self.tool.definition();
@@ -118,8 +125,10 @@ impl Attempts {
                     attempts,
                 );
             };
+            // The rare steps' futures are boxed: each would otherwise take room in the
+            // future of every call, which then no longer fits the allocator's fast sizes.
             if let Some(budgets) = &self.budgets
-                && let Err(exhausted) = budgets.take_retry(call.ctx, call.name).await
+                && let Err(exhausted) = Box::pin(budgets.take_retry(call.ctx, call.name)).await
             {
                 policy.refused(&mut ran, exhausted);
                 return Done::new(
@@ -140,7 +149,7 @@ impl Attempts {
         let started = self.budgets.as_ref().map(|_| tokio::time::Instant::now());
         // Over a rate limit, the attempt is not made: its error says when to try.
         if let Some(throttle) = &self.throttle
-            && let Err(err) = throttle.take(call.name).await
+            && let Err(err) = Box::pin(throttle.take(call.name)).await
         {
             return Ran::Outcome(ToolOutcome::Error(err));
         }
@@ -157,22 +166,24 @@ impl Attempts {
         };
         let ran = match inline {
             Some(ran) => ran,
+            // Boxed: the attempts' own future then stays small enough for the allocator's
+            // fast sizes, whatever the tool's future holds.
             None => Ran::Outcome(
                 self.output.outcome(
-                    run_once(
+                    Box::pin(run_once(
                         self.tool.as_ref(),
                         call.name,
                         call.arguments.clone(),
                         as_read(call).then(|| ReadMark::of(self.tool.definition())),
                         &scoped(call.ctx, &self.output),
                         self.timeout,
-                    )
+                    ))
                     .await,
                 ),
             ),
         };
         if let (Some(budgets), Some(started)) = (&self.budgets, started) {
-            budgets.spend(call.ctx, started.elapsed()).await;
+            Box::pin(budgets.spend(call.ctx, started.elapsed())).await;
         }
         ran
     }

@@ -68,7 +68,11 @@ pub(crate) fn waits(output: &OutputChecks, ran: &Ran) -> bool {
 /// any (data written in place stays where it is).
 pub(crate) async fn spill(output: &OutputChecks, ran: Ran, owner: Option<&str>) -> Ran {
     match ran {
-        Ran::Outcome(outcome) => Ran::Outcome(output.spill(outcome, owner).await),
-        written => written,
+        // Storing is boxed: most results are not large, and the future of every call that
+        // waits holds room for this one's.
+        Ran::Outcome(outcome) if output.spills(&outcome) => {
+            Ran::Outcome(Box::pin(output.spill(outcome, owner)).await)
+        }
+        other => other,
     }
 }
