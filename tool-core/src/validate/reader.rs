@@ -288,7 +288,14 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             if members.len() >= state.limits.max_members {
                 return Err(state.limit(Limit::Members));
             }
-            if members.contains_key(&key) {
+            // A small object is searched in place: hashing the key for the look-up costs more
+            // than comparing it with a few others, and the insert below hashes it anyway.
+            let repeated = if members.len() <= 8 {
+                members.keys().any(|k| *k == key)
+            } else {
+                members.contains_key(&key)
+            };
+            if repeated {
                 let mut path = state.path.borrow().clone();
                 path.push(Seg::Key(key.clone()));
                 let refusal = Refusal::Duplicate {
