@@ -134,17 +134,14 @@ impl Report {
     /// reporter sees none (the validator then decides).
     pub(crate) fn check(&self, map: &Map<String, Value>) -> Vec<FieldError> {
         let mut out = Vec::new();
-        // Which parameters were given: a bit each, for the first 64; a list past them.
-        let mut seen_bits = 0_u64;
-        let mut seen_rest = Vec::new();
+        // Which of the first 64 parameters were given, a bit each; past them, the map is asked.
+        let mut seen = 0_u64;
         let mut unknown = Vec::new();
         for (key, value) in map {
             match self.params.iter().position(|p| p.name == *key) {
                 Some(i) => {
                     if i < 64 {
-                        seen_bits |= 1 << i;
-                    } else {
-                        seen_rest.push(i);
+                        seen |= 1 << i;
                     }
                     let param = &self.params[i];
                     param.leaf.check(&param.pointer, value, &mut out);
@@ -153,12 +150,12 @@ impl Report {
             }
         }
         for (i, param) in self.params.iter().enumerate() {
-            let seen = if i < 64 {
-                seen_bits & (1 << i) != 0
+            let given = if i < 64 {
+                seen & (1 << i) != 0
             } else {
-                seen_rest.contains(&i)
+                map.contains_key(&param.name)
             };
-            if param.required && !seen {
+            if param.required && !given {
                 out.push(FieldError::new(
                     param.pointer.clone(),
                     format!("required parameter `{}` is missing; add it", param.name),

@@ -235,6 +235,19 @@ fn key(kind: &str, ticket: &Ticket) -> String {
     format!("toolsmith:approval:{kind}:{hex}")
 }
 
+/// A grant as it is kept: its head (`approved:<uses>`, `approved:any` or `denied`), then, when
+/// known, a line with who decided and why (JSON) and, for a denial, the reason.
+fn grant_text(head: &str, note: Option<&ApprovalNote>, denied: Option<&str>) -> String {
+    let note = note
+        .and_then(|note| serde_json::to_string(note).ok())
+        .unwrap_or_default();
+    if note.is_empty() && denied.is_none() {
+        head.to_owned()
+    } else {
+        format!("{head}\n{note}\n{}", denied.unwrap_or_default())
+    }
+}
+
 /// A grant's note, as [`SharedApprovals::decide`] wrote it.
 fn read_note(text: &str) -> Option<ApprovalNote> {
     let note: Value = serde_json::from_str(text).ok()?;
@@ -342,11 +355,7 @@ impl SharedApprovals {
             verdict.approver.as_ref(),
             verdict.reason.as_ref(),
         );
-        let grant = format!(
-            "{head}\n{}\n{}",
-            serde_json::to_string(&note).unwrap_or_default(),
-            verdict.denied.as_deref().unwrap_or_default()
-        );
+        let grant = grant_text(head, Some(&note), verdict.denied.as_deref());
         self.decide_on(&pending.ticket, &grant).await
     }
 
@@ -438,10 +447,7 @@ impl Approver for SharedApprovals {
                 "approved:1"
             };
             // Kept with who approved and why, as `decide` writes a grant.
-            let grant = match note.and_then(|note| serde_json::to_string(note).ok()) {
-                Some(note) => format!("{head}\n{note}\n"),
-                None => head.to_owned(),
-            };
+            let grant = grant_text(head, note, None);
             if let Err(err) = self.decide_on(&Ticket::of(request), &grant).await {
                 tracing::warn!(%err, tool = request.tool, "an unused approval could not be kept");
             }
