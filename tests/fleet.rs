@@ -33,6 +33,9 @@ async fn list_orders() -> Vec<u32> {
 async fn fetch_rate(ctx: &ToolContext) -> Result<f64, ToolError> {
     FETCHED.fetch_add(1, Ordering::SeqCst);
     if ctx.get::<Healthy>().is_some() {
+        // A healthy answer takes a moment, as a bank's would: a probe is still running when
+        // another replica asks, instead of having closed the circuit already.
+        tokio::time::sleep(Duration::from_millis(50)).await;
         Ok(1.08)
     } else {
         Err(ToolError::new(
