@@ -5,6 +5,10 @@
 //! `call_stream`.
 //!
 //! `cargo bench --bench streaming`.
+//!
+//! With `TOOLSMITH_COUNT=<path>:<n>` set (`whole`, `streamed_16` or `streamed_64`), the
+//! benchmark instead reads the document `n` times that way and exits, for
+//! `scripts/bench-instructions.sh --streaming`, which counts the instructions with callgrind.
 
 use std::hint::black_box;
 
@@ -49,14 +53,39 @@ fn tag_notes(
     tags.len()
 }
 
+/// Reads `text` once as a call would, or streamed in pieces of `piece` bytes.
+fn read(def: &toolsmith::ToolDefinition, text: &str, piece: Option<usize>) -> bool {
+    let Some(piece) = piece else {
+        return def.canonical_arguments(black_box(text)).is_ok();
+    };
+    let mut args = ArgumentStream::new(def);
+    for p in text.as_bytes().chunks(piece) {
+        let _ = args.push(black_box(std::str::from_utf8(p).unwrap_or_default()));
+    }
+    args.finish().is_ok()
+}
+
 fn main() {
-    let mut c = Criterion::default().configure_from_args();
     let stops: Vec<_> = (0..40)
         .map(|i| json!({"name": format!("Stop number {i} on the coast road"), "minutes": i * 7}))
         .collect();
     let text =
         json!({"title": "A week along the coast", "stops": stops, "flexible": true}).to_string();
     let def = PlanTrip.definition();
+    if let Ok(spec) = std::env::var("TOOLSMITH_COUNT") {
+        let (path, n) = spec.split_once(':').expect("TOOLSMITH_COUNT=<path>:<n>");
+        let piece = match path {
+            "whole" => None,
+            "streamed_16" => Some(16),
+            "streamed_64" => Some(64),
+            other => panic!("no path {other}"),
+        };
+        let n: usize = n.parse().expect("a number of reads");
+        let ok = (0..n).filter(|_| read(def, &text, piece)).count();
+        assert_eq!(ok, n, "the document reads");
+        return;
+    }
+    let mut c = Criterion::default().configure_from_args();
     let mut group = c.benchmark_group("streaming");
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("whole_call_read", |b| {

@@ -420,3 +420,61 @@ fn both_endings_of_a_streamed_call_name_the_tool_the_same_way() {
         );
     }
 }
+
+/// An object of 70 properties: the first 64 are told apart by their place in the schema, the
+/// rest by a hash, and a repeated or missing key is refused as the whole read refuses it, on
+/// both sides of that line and for every size of piece.
+#[test]
+fn keys_past_the_first_64_properties_are_checked_like_the_first() {
+    let properties: serde_json::Map<String, Value> = (0..70)
+        .map(|i| (format!("p{i}"), json!({"type": "integer", "maximum": 100})))
+        .collect();
+    let def = toolsmith::ToolDefinition::new(
+        "fill_form",
+        "Fills a form. Writes the form. Not for reading it.",
+        json!({"type": "object", "properties": properties, "required": ["p1", "p66"],
+            "additionalProperties": false}),
+    );
+    let verdict = |text: &str, piece: usize| {
+        let mut stream = ArgumentStream::new(&def);
+        let mut early = None;
+        for chunk in text.as_bytes().chunks(piece) {
+            if let Err(err) = stream.push(std::str::from_utf8(chunk).unwrap()) {
+                early = Some(err);
+                break;
+            }
+        }
+        let end = stream.finish();
+        (early, end)
+    };
+    let whole = |text: &str| {
+        def.canonical_arguments(text)
+            .map(|_| ())
+            .map_err(|e| e.fields().to_vec())
+    };
+    // Each text with when it is refused: never, while it streams (a repeated or unknown key,
+    // a value past its maximum) or when it ends (a missing key).
+    let (never, early, at_end) = (0, 1, 2);
+    for (text, when) in [
+        (r#"{"p1": 1, "p66": 2, "p0": 3, "p69": 4}"#, never),
+        (r#"{"p1": 1, "p66": 2, "p1": 3}"#, early),
+        (r#"{"p1": 1, "p66": 2, "p66": 3}"#, early),
+        (r#"{"p66": 2, "p2": 3}"#, at_end),
+        (r#"{"p1": 2, "p2": 3}"#, at_end),
+        (r#"{"p1": 2, "p66": 3, "p70": 1}"#, early),
+        (r#"{"p1": 2, "p66": 300}"#, early),
+    ] {
+        assert_eq!(whole(text).is_ok(), when == never, "{text}");
+        for piece in [1, 3, 16, 64] {
+            let (refused, end) = verdict(text, piece);
+            let at = format!("{text} in pieces of {piece}");
+            if when == never {
+                assert!(refused.is_none() && end.is_ok(), "{at}: {refused:?}");
+                continue;
+            }
+            assert_eq!(refused.is_some(), when == early, "{at}");
+            let err = refused.unwrap_or_else(|| end.expect_err(&at));
+            assert_eq!(err.fields(), whole(text).unwrap_err().as_slice(), "{at}");
+        }
+    }
+}

@@ -21,6 +21,31 @@ fn needs_escape(word: u64) -> bool {
     (control | quote | backslash) & !word & HIGHS != 0
 }
 
+/// Where the whole words of `bytes` from `at` on with nothing to escape end: eight bytes at a
+/// time, so the place returned may still be followed by a few bytes with nothing to escape.
+#[inline]
+fn plain_words(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        if needs_escape(u64::from_le_bytes(word)) {
+            break;
+        }
+        at += 8;
+    }
+    at
+}
+
+/// How many bytes at the start of `bytes` need no escape: the run a JSON string's text takes
+/// as it is, up to its first `"`, `\` or control character.
+pub(crate) fn plain_run(bytes: &[u8]) -> usize {
+    let at = plain_words(bytes, 0);
+    at + bytes[at..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(bytes.len() - at)
+}
+
 /// Appends `text` to `out` as a JSON string, quotes included, with the escapes `serde_json`
 /// writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00xx` for the other control
 /// characters; everything else as it is.
@@ -32,15 +57,7 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     let mut copied = 0;
     let mut at = 0;
     while at < bytes.len() {
-        // Whole words with nothing to escape are skipped.
-        while let Some(chunk) = bytes.get(at..at + 8) {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            if needs_escape(u64::from_le_bytes(word)) {
-                break;
-            }
-            at += 8;
-        }
+        at = plain_words(bytes, at);
         let end = (at + 8).min(bytes.len());
         while at < end {
             let b = bytes[at];
@@ -89,6 +106,24 @@ mod tests {
     }
 
     #[test]
+    fn a_plain_run_ends_at_the_first_byte_to_escape() {
+        for text in [
+            "",
+            "abc",
+            "abcdefghijkl\"x",
+            "abcdefgh\\",
+            "é\u{1F600}\n",
+            "0123456\u{1}",
+        ] {
+            let expected = text
+                .bytes()
+                .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(text.len());
+            assert_eq!(super::plain_run(text.as_bytes()), expected, "{text:?}");
+        }
+    }
+
+    #[test]
     fn every_byte_is_written_as_serde_json_writes_it() {
         for c in (0..=0x7F_u8)
             .map(char::from)
@@ -111,6 +146,11 @@ mod tests {
         #[test]
         fn any_text_is_written_as_serde_json_writes_it(text in "\\PC*|[\\x00-\\x7f]*") {
             same_as_serde(&text);
+            let expected = text
+                .bytes()
+                .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(text.len());
+            proptest::prop_assert_eq!(super::plain_run(text.as_bytes()), expected);
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::schema::Compiled;
 
 pub(crate) mod canonical;
 pub(crate) mod explain;
+pub(crate) mod outline;
 pub(crate) mod reader;
 pub(crate) mod report;
 pub(crate) mod stream;
@@ -47,6 +48,7 @@ pub struct Validation {
     validator: OnceLock<Result<jsonschema::Validator, String>>,
     report: OnceLock<Option<Report>>,
     shape: OnceLock<canonical::Shape>,
+    outline: OnceLock<Arc<outline::Outline>>,
 }
 
 impl Clone for Validation {
@@ -62,6 +64,7 @@ impl Clone for Validation {
             validator: OnceLock::new(),
             report: OnceLock::new(),
             shape: OnceLock::new(),
+            outline: OnceLock::new(),
         }
     }
 }
@@ -83,6 +86,7 @@ impl Validation {
             validator: OnceLock::new(),
             report: OnceLock::new(),
             shape: OnceLock::new(),
+            outline: OnceLock::new(),
         }
     }
 
@@ -122,6 +126,7 @@ impl Validation {
             validator: OnceLock::new(),
             report: OnceLock::new(),
             shape: OnceLock::new(),
+            outline: OnceLock::new(),
         }
     }
 
@@ -150,6 +155,13 @@ impl Validation {
     pub(crate) fn shape(&self) -> &canonical::Shape {
         self.shape
             .get_or_init(|| canonical::Shape::of(&self.schema))
+    }
+
+    /// What a stream's early checks read from the input schema, per location; read from the
+    /// schema on first use.
+    pub(crate) fn outline(&self) -> &Arc<outline::Outline> {
+        self.outline
+            .get_or_init(|| Arc::new(outline::Outline::of(&self.schema)))
     }
 
     /// Problems found while building (a `pattern` that does not compile) or compiling.

@@ -13,12 +13,13 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasher, RandomState};
+use std::collections::HashSet;
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::outline::{ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, Outline, STRING, node_at};
 use super::reader::{self, Refusal};
 use super::{Validation, invalid, read_once, text_document};
 use crate::arguments::Arguments;
@@ -26,14 +27,8 @@ use crate::error::{FieldError, ToolError};
 use crate::json::number::compare_json_numbers;
 use crate::limits::{InputLimits, Limit, Step};
 
-/// The kinds of JSON value, as a set.
-const OBJECT: u8 = 1;
-const ARRAY: u8 = 2;
-const STRING: u8 = 4;
-const NUMBER: u8 = 8;
-const INTEGER: u8 = 16;
-const BOOLEAN: u8 = 32;
-const NULL: u8 = 64;
+/// The hashes of an open object's keys.
+type Keys = HashSet<u64, foldhash::fast::RandomState>;
 
 /// Where the text stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,21 +63,28 @@ enum Lex {
 #[derive(Debug)]
 enum Frame {
     Object {
-        /// A hash of each key read so far (a repeat is confirmed by the whole-call reader
-        /// before anything is refused).
-        keys: HashSet<u64>,
-        /// The key whose value comes next (or is being read).
-        key: Option<String>,
-        /// The schema of this object (a JSON pointer into the root schema), when one schema
-        /// alone describes it.
-        schema: Option<String>,
+        /// The keys read so far that are among the first 64 of the schema's `properties`, as
+        /// bits of their places there.
+        seen: u64,
+        /// A hash of each other key read so far (a repeat is confirmed by the whole-call
+        /// reader before anything is refused).
+        keys: Keys,
+        /// How many keys were read.
+        count: usize,
+        /// The key whose value comes next (or is being read); empty before the first.
+        key: String,
+        /// The schema of that key's value.
+        next: Option<u32>,
+        /// The schema of this object (a node of the outline), when one schema alone
+        /// describes it.
+        schema: Option<u32>,
         /// Where the text stands after the last whole member (or the `{`).
         resume: usize,
     },
     Array {
         /// Items read so far: the index of the one being read.
         count: usize,
-        schema: Option<String>,
+        schema: Option<u32>,
         /// Where the text stands after the last whole item (or the `[`).
         resume: usize,
     },
@@ -104,9 +106,23 @@ struct Scalar {
     chars: usize,
     /// A high surrogate waiting for its low half, and where its escape began.
     surrogate: Option<(u32, usize)>,
-    schema: Option<String>,
+    schema: Option<u32>,
     /// The value's kind is not one its schema takes: refused once it is whole.
     mismatch: bool,
+    /// Its schema bounds its length while it is read: `chars` is counted.
+    counted: bool,
+}
+
+impl Scalar {
+    /// Starts another scalar, keeping the text's buffer.
+    fn reset(&mut self, schema: Option<u32>, mismatch: bool, counted: bool) {
+        self.text.clear();
+        self.chars = 0;
+        self.surrogate = None;
+        self.schema = schema;
+        self.mismatch = mismatch;
+        self.counted = counted;
+    }
 }
 
 /// What one piece added to the arguments, in order: applied to an empty object, the changes
@@ -134,7 +150,8 @@ pub enum ArgumentChange {
 /// The push parser of one call's arguments.
 #[derive(Debug)]
 pub(crate) struct Parser {
-    root: Arc<Value>,
+    /// What the schema says at each location, read once per tool.
+    outline: Arc<Outline>,
     lex: Lex,
     stack: Vec<Frame>,
     scalar: Scalar,
@@ -148,11 +165,9 @@ pub(crate) struct Parser {
     done: bool,
     nodes: usize,
     max_members: usize,
-    hasher: RandomState,
-    /// What the schema says at a pointer, looked up once per parser: the kinds a value may
-    /// take, the one schema for a value of a kind (both bounded by the schema).
-    kinds_seen: HashMap<String, Option<u8>>,
-    chosen_seen: HashMap<(String, u8), Option<String>>,
+    hasher: foldhash::fast::RandomState,
+    /// The key sets and key buffers of closed objects, kept for the next objects to open.
+    spare: Vec<(Keys, String)>,
     /// The refusal, once the call is refused: nothing more is read.
     refused: Option<ToolError>,
     /// The changes of the last piece, when asked for.
@@ -177,7 +192,7 @@ enum Found {
 impl Parser {
     pub(crate) fn new(def: &Validation) -> Self {
         Self {
-            root: Arc::clone(def.input_schema_arc()),
+            outline: Arc::clone(def.outline()),
             lex: Lex::Value,
             stack: Vec::new(),
             scalar: Scalar::default(),
@@ -187,9 +202,8 @@ impl Parser {
             done: false,
             nodes: 0,
             max_members: usize::MAX,
-            hasher: RandomState::new(),
-            kinds_seen: HashMap::new(),
-            chosen_seen: HashMap::new(),
+            hasher: foldhash::fast::RandomState::default(),
+            spare: Vec::new(),
             refused: None,
             changes: None,
             appended: 0,
@@ -243,8 +257,30 @@ impl Parser {
             return Err(err);
         }
         self.text.push_str(piece);
-        for (i, c) in piece.char_indices() {
-            self.pos = start + i + c.len_utf8();
+        let bytes = piece.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            // Inside a string, a run of characters that are neither a quote, a backslash nor a
+            // control character is taken whole.
+            if matches!(self.lex, Lex::Str { .. }) && self.scalar.surrogate.is_none() {
+                let run = crate::json::escape::plain_run(&bytes[i..]);
+                if run > 0 {
+                    // The run ends before an ASCII byte or at the piece's end: a char boundary.
+                    let plain = &piece[i..i + run];
+                    self.scalar.text.push_str(plain);
+                    if self.scalar.counted {
+                        self.scalar.chars += plain.chars().count();
+                    }
+                    i += run;
+                    self.pos = start + i;
+                    continue;
+                }
+            }
+            let Some(c) = piece[i..].chars().next() else {
+                break;
+            };
+            i += c.len_utf8();
+            self.pos = start + i;
             if let Err(found) = self.step(c, limits)
                 && let Some(err) = self.refusal(def, found, self.pos, limits)
             {
@@ -257,8 +293,8 @@ impl Parser {
         if matches!(
             self.lex,
             Lex::Str { key: false } | Lex::Escape { key: false } | Lex::Unicode { key: false, .. }
-        ) && let Some(schema) = self.scalar.schema.clone()
-            && !self.string_prefix_fits(&schema)
+        ) && let Some(schema) = self.scalar.schema
+            && !self.string_prefix_fits(schema)
         {
             let at = self.slot_pointer();
             if let Some(err) = self.refusal(def, Found::Schema(at), self.text.len(), limits) {
@@ -392,7 +428,7 @@ impl Parser {
     /// The pointer of the container `depth` frames down (`0`: the arguments' object).
     fn pointer_to(&self, depth: usize) -> String {
         crate::limits::pointer(self.stack[..depth].iter().map(|frame| match frame {
-            Frame::Object { key, .. } => Step::Key(key.as_deref().unwrap_or_default()),
+            Frame::Object { key, .. } => Step::Key(key),
             Frame::Array { count, .. } => Step::Index(*count),
         }))
     }
@@ -408,12 +444,9 @@ impl Parser {
         for frame in &self.stack {
             out.push('/');
             match frame {
-                Frame::Object { key, .. } => out.push_str(
-                    &key.as_deref()
-                        .unwrap_or_default()
-                        .replace('~', "~0")
-                        .replace('/', "~1"),
-                ),
+                Frame::Object { key, .. } => {
+                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                }
                 Frame::Array { count, .. } => out.push_str(&count.to_string()),
             }
         }
@@ -550,7 +583,7 @@ impl Parser {
             },
             Lex::KeyOrClose | Lex::Key => match c {
                 '"' => {
-                    self.scalar = Scalar::default();
+                    self.scalar.reset(None, false, false);
                     self.lex = Lex::Str { key: true };
                 }
                 '}' if self.lex == Lex::KeyOrClose => self.close()?,
@@ -600,19 +633,11 @@ impl Parser {
 
     /// The schema of the value that starts now. (A property's schema is looked up each time,
     /// not kept: the keys are the model's, and a table of them would grow with the text.)
-    fn next_schema(&self) -> Option<String> {
+    fn next_schema(&self) -> Option<u32> {
         match self.stack.last() {
-            None => Some(String::new()),
-            Some(Frame::Object { key, schema, .. }) => {
-                let key = key.as_deref().unwrap_or_default();
-                schema.as_deref().and_then(|s| self.property_schema(s, key))
-            }
-            Some(Frame::Array { schema, .. }) => schema.as_deref().and_then(|s| {
-                let node = self.node(s)?;
-                node.get("items")
-                    .filter(|i| i.is_object())
-                    .map(|_| format!("{s}/items"))
-            }),
+            None => Some(0),
+            Some(Frame::Object { next, .. }) => *next,
+            Some(Frame::Array { schema, .. }) => schema.and_then(|s| self.outline.node(s).items),
         }
     }
 
@@ -629,41 +654,41 @@ impl Parser {
             let at = self.pointer_to(self.stack.len() - 1);
             return Err(Found::Text(Some((Limit::Items, at))));
         }
+        let node = schema.map(|s| self.outline.node(s));
         // The kind must be one the schema takes (a number may still be an integer).
-        let mismatch = schema
-            .as_deref()
-            .and_then(|s| self.kinds_cached(s))
-            .is_some_and(|kinds| {
-                if kind == NUMBER {
-                    kinds & (NUMBER | INTEGER) == 0
-                } else {
-                    kinds & kind == 0
-                }
-            });
+        let mismatch = node
+            .and_then(|n| n.kinds)
+            .is_some_and(|kinds| !super::outline::takes(kinds, kind));
         let chosen = if mismatch {
             None
         } else {
-            schema.as_deref().and_then(|s| self.select_cached(s, kind))
+            node.and_then(|n| n.pick(kind))
         };
         match c {
             '{' | '[' => {
                 if self.stack.len() >= limits.max_depth {
                     return Err(Found::Text(Some((Limit::Depth, self.slot_pointer()))));
                 }
-                self.record(if c == '{' {
-                    Value::Object(Map::new())
-                } else {
-                    Value::Array(Vec::new())
-                });
+                if self.changes.is_some() {
+                    self.record(if c == '{' {
+                        Value::Object(Map::new())
+                    } else {
+                        Value::Array(Vec::new())
+                    });
+                }
                 let at = if mismatch {
                     Some(self.slot_pointer())
                 } else {
                     None
                 };
-                self.stack.push(if c == '{' {
+                let frame = if c == '{' {
+                    let (keys, key) = self.spare.pop().unwrap_or_default();
                     Frame::Object {
-                        keys: HashSet::new(),
-                        key: None,
+                        seen: 0,
+                        keys,
+                        count: 0,
+                        key,
+                        next: None,
                         schema: chosen,
                         resume: self.pos,
                     }
@@ -673,7 +698,8 @@ impl Parser {
                         schema: chosen,
                         resume: self.pos,
                     }
-                });
+                };
+                self.stack.push(frame);
                 self.lex = if c == '{' {
                     Lex::KeyOrClose
                 } else {
@@ -685,21 +711,16 @@ impl Parser {
                 }
             }
             '"' => {
-                self.record(Value::String(String::new()));
-                self.scalar = Scalar {
-                    schema: chosen,
-                    mismatch,
-                    ..Scalar::default()
-                };
+                if self.changes.is_some() {
+                    self.record(Value::String(String::new()));
+                }
+                let counted = chosen.is_some_and(|s| self.outline.node(s).max_length.is_some());
+                self.scalar.reset(chosen, mismatch, counted);
                 self.appended = 0;
                 self.lex = Lex::Str { key: false };
             }
             c => {
-                self.scalar = Scalar {
-                    schema: chosen,
-                    mismatch,
-                    ..Scalar::default()
-                };
+                self.scalar.reset(chosen, mismatch, false);
                 self.scalar.text.push(c);
                 self.lex = if kind == NUMBER {
                     Lex::Number
@@ -714,45 +735,53 @@ impl Parser {
     fn end_string(&mut self, key: bool) -> Result<(), Found> {
         if self.scalar.surrogate.take().is_some() {
             self.scalar.text.push('\u{FFFD}');
+            self.scalar.chars += 1;
         }
         if !key {
             self.flush_append();
-            let text = std::mem::take(&mut self.scalar.text);
             let wrong = self.scalar.mismatch
                 || self
                     .scalar
                     .schema
-                    .as_deref()
-                    .is_some_and(|schema| !self.string_fits(schema, &text));
+                    .is_some_and(|schema| !self.string_fits(schema, &self.scalar.text));
             return self.end_scalar_unrecorded(wrong, self.pos);
         }
-        let text = std::mem::take(&mut self.scalar.text);
         // A key: once in an object, and one the object's schema takes.
-        let hash = self.hasher.hash_one(&text);
         let max_members = self.max_members;
+        let outline = &self.outline;
+        let hasher = &self.hasher;
         let Some(Frame::Object {
+            seen,
             keys,
+            count,
             key: slot,
+            next,
             schema,
             ..
         }) = self.stack.last_mut()
         else {
             return Err(Found::Text(None));
         };
-        let repeated = !keys.insert(hash);
-        let too_many = keys.len() > max_members;
-        let unknown = schema.as_deref().is_some_and(|s| {
-            let Some(node) = node_at(&self.root, s) else {
-                return false;
-            };
-            node.get("additionalProperties") == Some(&Value::Bool(false))
-                && node.get("patternProperties").is_none()
-                && !node
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .is_some_and(|p| p.contains_key(&text))
-        });
-        *slot = Some(text);
+        let node = schema.map(|s| outline.node(s));
+        let at = node.and_then(|n| n.find(&self.scalar.text));
+        // One of the schema's first 64 properties is told by its place; any other key by a
+        // hash.
+        let repeated = match at {
+            Some(at) if at < 64 => {
+                let bit = 1u64 << at;
+                let again = *seen & bit != 0;
+                *seen |= bit;
+                again
+            }
+            _ => !keys.insert(hasher.hash_one(self.scalar.text.as_str())),
+        };
+        *count += 1;
+        let too_many = *count > max_members;
+        let unknown = node.is_some_and(|n| n.closed && at.is_none());
+        *next = node.and_then(|n| n.value_at(at));
+        // The key is copied into its object's buffer: both buffers are kept.
+        slot.clear();
+        slot.push_str(&self.scalar.text);
         self.lex = Lex::Colon;
         if repeated {
             return Err(Found::Repeated);
@@ -767,49 +796,25 @@ impl Parser {
         Ok(())
     }
 
-    /// [`kinds`](Self::kinds), looked up once per pointer.
-    fn kinds_cached(&mut self, pointer: &str) -> Option<u8> {
-        if let Some(kinds) = self.kinds_seen.get(pointer) {
-            return *kinds;
-        }
-        let kinds = self.kinds(pointer, 0);
-        self.kinds_seen.insert(pointer.to_owned(), kinds);
-        kinds
-    }
-
-    /// [`select`](Self::select), looked up once per pointer and kind.
-    fn select_cached(&mut self, pointer: &str, kind: u8) -> Option<String> {
-        if let Some(chosen) = self.chosen_seen.get(&(pointer.to_owned(), kind)) {
-            return chosen.clone();
-        }
-        let chosen = self.select(pointer, kind, 0);
-        self.chosen_seen
-            .insert((pointer.to_owned(), kind), chosen.clone());
-        chosen
-    }
-
     /// A number ends at `end`, the character after it not yet read.
     fn end_number(&mut self, end: usize) -> Result<(), Found> {
-        let text = std::mem::take(&mut self.scalar.text);
-        let value: Value = serde_json::from_str(&text).map_err(|_| Found::Text(None))?;
-        let integer_only = match self.scalar.schema.clone() {
-            Some(schema) => self
-                .kinds_cached(&schema)
-                .is_some_and(|k| k & NUMBER == 0 && k & INTEGER != 0),
-            None => false,
+        let value = match small_integer(&self.scalar.text) {
+            Some(value) => value,
+            None => serde_json::from_str(&self.scalar.text).map_err(|_| Found::Text(None))?,
         };
         let wrong = self.scalar.mismatch
             || self
                 .scalar
                 .schema
-                .as_deref()
-                .is_some_and(|schema| !self.number_fits(schema, &value, integer_only));
+                .is_some_and(|schema| !self.number_fits(schema, &value));
         self.end_scalar(value, wrong, end)
     }
 
     /// Puts a finished scalar in its container; `wrong` when its schema refuses it.
     fn end_scalar(&mut self, value: Value, wrong: bool, end: usize) -> Result<(), Found> {
-        self.record(value);
+        if self.changes.is_some() {
+            self.record(value);
+        }
         self.end_scalar_unrecorded(wrong, end)
     }
 
@@ -839,12 +844,9 @@ impl Parser {
                 *count += 1;
                 *resume = end;
                 let count = *count as u64;
-                let max = schema
-                    .as_deref()
-                    .and_then(|s| node_at(&self.root, s))
-                    .and_then(|n| n.get("maxItems"))
-                    .and_then(Value::as_u64);
-                max.is_some_and(|max| count > max)
+                schema
+                    .and_then(|s| self.outline.node(s).max_items)
+                    .is_some_and(|max| count > max)
             }
             None => {
                 // Not an object: the whole call refuses it.
@@ -868,25 +870,25 @@ impl Parser {
         // A closed object lacks a required key, or a closed array has too few items: no later
         // text can change that.
         let short = match frame {
-            Frame::Object { keys, schema, .. } => schema
-                .as_deref()
-                .and_then(|s| self.node(s))
-                .and_then(|node| node.get("required"))
-                .and_then(Value::as_array)
-                .is_some_and(|r| {
-                    r.iter()
-                        .filter_map(Value::as_str)
-                        .any(|k| !keys.contains(&self.hasher.hash_one(k)))
-                }),
+            Frame::Object {
+                seen, keys, schema, ..
+            } => schema.is_some_and(|s| {
+                let node = self.outline.node(s);
+                node.required_mask & !seen != 0
+                    || node
+                        .required_rest
+                        .iter()
+                        .any(|k| !keys.contains(&self.hasher.hash_one(k.as_str())))
+            }),
             Frame::Array { count, schema, .. } => schema
-                .as_deref()
-                .and_then(|s| self.node(s))
-                .and_then(|node| node.get("minItems"))
-                .and_then(Value::as_u64)
+                .and_then(|s| self.outline.node(s).min_items)
                 .is_some_and(|min| (*count as u64) < min),
         };
         let at = short.then(|| self.pointer_to(depth - 1));
-        self.stack.pop();
+        if let Some(Frame::Object { mut keys, key, .. }) = self.stack.pop() {
+            keys.clear();
+            self.spare.push((keys, key));
+        }
         if self.stack.is_empty() {
             self.done = true;
             self.lex = Lex::Done;
@@ -899,186 +901,50 @@ impl Parser {
         }
     }
 
-    // --- the schema, read as far as one schema alone describes a value ---
+    // --- the checks of a whole or partial value against its schema's node ---
 
-    fn node(&self, pointer: &str) -> Option<&Value> {
-        node_at(&self.root, pointer)
-    }
-
-    /// `pointer` with its `$ref`s followed (local ones).
-    fn deref(&self, pointer: &str, depth: usize) -> Option<String> {
-        let node = self.node(pointer)?;
-        match node.get("$ref").and_then(Value::as_str) {
-            Some(reference) if depth < 32 => {
-                let target = reference.strip_prefix('#')?;
-                self.deref(target, depth + 1)
-            }
-            Some(_) => None,
-            None => Some(pointer.to_owned()),
-        }
-    }
-
-    /// The kinds of value the schema at `pointer` may take; `None` when it does not say (or
-    /// says in ways not followed here).
-    fn kinds(&self, pointer: &str, depth: usize) -> Option<u8> {
-        let at = self.deref(pointer, 0)?;
-        let node = self.node(&at)?;
-        if depth > 16 || !node.is_object() {
-            return None;
-        }
-        if let Some(types) = node.get("type") {
-            let names: Vec<&str> = match types {
-                Value::String(t) => vec![t.as_str()],
-                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-                _ => return None,
-            };
-            let mut set = 0;
-            for name in names {
-                set |= match name {
-                    "object" => OBJECT,
-                    "array" => ARRAY,
-                    "string" => STRING,
-                    "number" => NUMBER | INTEGER,
-                    "integer" => INTEGER,
-                    "boolean" => BOOLEAN,
-                    "null" => NULL,
-                    _ => return None,
-                };
-            }
-            return Some(set);
-        }
-        for combinator in ["anyOf", "oneOf"] {
-            if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
-                let mut set = 0;
-                for i in 0..branches.len() {
-                    set |= self.kinds(&format!("{at}/{combinator}/{i}"), depth + 1)?;
-                }
-                return Some(set);
-            }
-        }
-        let values: Vec<&Value> = match (node.get("enum"), node.get("const")) {
-            (Some(Value::Array(values)), _) => values.iter().collect(),
-            (_, Some(value)) => vec![value],
-            _ => return None,
-        };
-        Some(values.iter().fold(0, |set, v| set | kind_of(v)))
-    }
-
-    /// The one schema that describes a value of `kind` at `pointer`: through `$ref`s, and into
-    /// the one branch of an `anyOf`/`oneOf` that can take it. `None` when several can, or the
-    /// schema combines others in ways not followed here.
-    fn select(&self, pointer: &str, kind: u8, depth: usize) -> Option<String> {
-        let at = self.deref(pointer, 0)?;
-        let node = self.node(&at)?.as_object()?;
-        if depth > 16
-            || [
-                "allOf",
-                "not",
-                "if",
-                "$dynamicRef",
-                "unevaluatedProperties",
-                "unevaluatedItems",
-            ]
-            .iter()
-            .any(|k| node.contains_key(*k))
-        {
-            return None;
-        }
-        for combinator in ["anyOf", "oneOf"] {
-            if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
-                let takes = |i: usize| {
-                    self.kinds(&format!("{at}/{combinator}/{i}"), 0)
-                        .is_none_or(|k| {
-                            if kind == NUMBER {
-                                k & (NUMBER | INTEGER) != 0
-                            } else {
-                                k & kind != 0
-                            }
-                        })
-                };
-                let fitting: Vec<usize> = (0..branches.len()).filter(|&i| takes(i)).collect();
-                let [only] = fitting[..] else { return None };
-                // Keywords beside the combinator apply too: only a bare one is followed.
-                if node.keys().any(|k| {
-                    !matches!(
-                        k.as_str(),
-                        "anyOf" | "oneOf" | "description" | "title" | "default" | "examples"
-                    )
-                }) {
-                    return None;
-                }
-                return self.select(&format!("{at}/{combinator}/{only}"), kind, depth + 1);
-            }
-        }
-        Some(at)
-    }
-
-    fn property_schema(&self, object: &str, key: &str) -> Option<String> {
-        let node = self.node(object)?;
-        let escaped = key.replace('~', "~0").replace('/', "~1");
-        if node.get("properties").and_then(|p| p.get(key)).is_some() {
-            return Some(format!("{object}/properties/{escaped}"));
-        }
-        if node.get("patternProperties").is_some() {
-            return None;
-        }
-        node.get("additionalProperties")
-            .filter(|a| a.is_object())
-            .map(|_| format!("{object}/additionalProperties"))
-    }
-
-    /// Whether some completion of the string in progress can satisfy the schema at `pointer`.
-    fn string_prefix_fits(&self, pointer: &str) -> bool {
-        let Some(node) = self.node(pointer) else {
-            return true;
-        };
+    /// Whether some completion of the string in progress can satisfy the schema `node`.
+    fn string_prefix_fits(&self, node: u32) -> bool {
+        let node = self.outline.node(node);
         let prefix = &self.scalar.text;
         if node
-            .get("maxLength")
-            .and_then(Value::as_u64)
+            .max_length
             .is_some_and(|max| self.scalar.chars as u64 > max)
         {
             return false;
         }
-        let allowed: Option<Vec<&str>> = match (node.get("enum"), node.get("const")) {
-            (Some(Value::Array(values)), _) => values.iter().map(Value::as_str).collect(),
-            (_, Some(Value::String(value))) => Some(vec![value.as_str()]),
-            _ => None,
-        };
-        allowed.is_none_or(|values| values.iter().any(|v| v.starts_with(prefix.as_str())))
+        node.allowed
+            .as_deref()
+            .is_none_or(|values| values.iter().any(|v| v.starts_with(prefix.as_str())))
     }
 
-    /// Whether the whole string `text` can satisfy the schema at `pointer` (as far as checked
+    /// Whether the whole string `text` can satisfy the schema `node` (as far as checked
     /// here: its length and enumeration; a pattern or format is the validator's at the end).
-    fn string_fits(&self, pointer: &str, text: &str) -> bool {
-        let Some(node) = self.node(pointer) else {
-            return true;
-        };
-        let chars = text.chars().count() as u64;
-        if node
-            .get("maxLength")
-            .and_then(Value::as_u64)
-            .is_some_and(|max| chars > max)
-            || node
-                .get("minLength")
-                .and_then(Value::as_u64)
-                .is_some_and(|min| chars < min)
-        {
-            return false;
+    fn string_fits(&self, node: u32, text: &str) -> bool {
+        let node = self.outline.node(node);
+        if node.max_length.is_some() || node.min_length.is_some() {
+            let chars = if self.scalar.counted {
+                self.scalar.chars
+            } else {
+                text.chars().count()
+            } as u64;
+            if node.max_length.is_some_and(|max| chars > max)
+                || node.min_length.is_some_and(|min| chars < min)
+            {
+                return false;
+            }
         }
-        let allowed: Option<Vec<&str>> = match (node.get("enum"), node.get("const")) {
-            (Some(Value::Array(values)), _) => values.iter().map(Value::as_str).collect(),
-            (_, Some(Value::String(value))) => Some(vec![value.as_str()]),
-            _ => None,
-        };
-        allowed.is_none_or(|values| values.contains(&text))
+        node.allowed
+            .as_deref()
+            .is_none_or(|values| values.iter().any(|v| v == text))
     }
 
-    /// Whether the number `value` satisfies the schema at `pointer` (its type and range).
-    fn number_fits(&self, pointer: &str, value: &Value, integer_only: bool) -> bool {
-        let Some(node) = self.node(pointer) else {
-            return true;
-        };
+    /// Whether the number `value` satisfies the schema `node` (its type and range).
+    fn number_fits(&self, node: u32, value: &Value) -> bool {
+        let node = self.outline.node(node);
+        let integer_only = node
+            .kinds
+            .is_some_and(|k| k & NUMBER == 0 && k & INTEGER != 0);
         if integer_only
             && value.as_f64().is_some_and(|f| f.fract() != 0.0)
             && value.as_i64().is_none()
@@ -1086,16 +952,16 @@ impl Parser {
         {
             return false;
         }
-        let beyond = |key: &str, wrong: &[Ordering]| {
-            node.get(key)
-                .filter(|limit| limit.is_number())
+        let beyond = |at: usize, wrong: &[Ordering]| {
+            node.bounds[at]
+                .as_ref()
                 .and_then(|limit| compare_json_numbers(value, limit))
                 .is_some_and(|order| wrong.contains(&order))
         };
-        !(beyond("minimum", &[Ordering::Less])
-            || beyond("maximum", &[Ordering::Greater])
-            || beyond("exclusiveMinimum", &[Ordering::Less, Ordering::Equal])
-            || beyond("exclusiveMaximum", &[Ordering::Greater, Ordering::Equal]))
+        !(beyond(0, &[Ordering::Less])
+            || beyond(1, &[Ordering::Greater])
+            || beyond(2, &[Ordering::Less, Ordering::Equal])
+            || beyond(3, &[Ordering::Greater, Ordering::Equal]))
     }
 }
 
@@ -1210,23 +1076,27 @@ pub(crate) fn json_path_to_pointer(path: &str) -> Option<String> {
     Some(pointer)
 }
 
-fn node_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
-    if pointer.is_empty() {
-        Some(root)
-    } else {
-        root.pointer(pointer)
+/// A number written as a JSON integer of at most 18 digits, read as `serde_json` reads it,
+/// without its parser; `None` for any other text (`-0`, which it reads as a float, among them).
+fn small_integer(text: &str) -> Option<Value> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, text),
+    };
+    if digits.is_empty()
+        || digits.len() > 18
+        || (digits.len() > 1 && digits.starts_with('0'))
+        || !digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
     }
-}
-
-fn kind_of(value: &Value) -> u8 {
-    match value {
-        Value::Object(_) => OBJECT,
-        Value::Array(_) => ARRAY,
-        Value::String(_) => STRING,
-        Value::Number(n) if n.is_f64() => NUMBER,
-        Value::Number(_) => INTEGER | NUMBER,
-        Value::Bool(_) => BOOLEAN,
-        Value::Null => NULL,
+    let n = digits
+        .bytes()
+        .fold(0i64, |n, b| n * 10 + i64::from(b - b'0'));
+    match (negative, n) {
+        (true, 0) => None,
+        (true, n) => Some(Value::from(-n)),
+        (false, n) => Some(Value::from(n)),
     }
 }
 
@@ -1237,4 +1107,33 @@ fn floor_char(text: &str, mut at: usize) -> usize {
         at -= 1;
     }
     at
+}
+
+#[cfg(test)]
+mod tests {
+    use super::small_integer;
+
+    proptest::proptest! {
+        #[test]
+        fn a_small_integer_is_read_as_serde_json_reads_it(
+            text in "-?[0-9]{1,20}|-?0[0-9]*|[-+0-9.eE]{1,6}",
+        ) {
+            if let Some(value) = small_integer(&text) {
+                let read: serde_json::Value = serde_json::from_str(&text).unwrap();
+                proptest::prop_assert_eq!(&value, &read);
+                proptest::prop_assert_eq!(value.as_i64(), read.as_i64());
+                proptest::prop_assert_eq!(value.as_u64(), read.as_u64());
+                proptest::prop_assert_eq!(value.is_f64(), read.is_f64());
+            }
+        }
+    }
+
+    #[test]
+    fn minus_zero_and_long_integers_are_left_to_serde_json() {
+        for text in ["-0", "0123", "1234567890123456789", "1.0", "", "-"] {
+            assert_eq!(small_integer(text), None, "{text}");
+        }
+        assert_eq!(small_integer("-42"), Some(serde_json::json!(-42)));
+        assert_eq!(small_integer("0"), Some(serde_json::json!(0)));
+    }
 }
