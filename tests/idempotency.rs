@@ -362,6 +362,63 @@ async fn keys_never_cross_principals() {
     );
 }
 
+/// SHA-256 over parts each framed by its length plus one (a LEB128 varint; none here is past
+/// 127 bytes), written out as a derived key is: what a client in another language computes.
+fn key_from_parts(parts: &[&[u8]]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        let framed = u8::try_from(part.len() + 1).expect("a short part");
+        hasher.update([framed]);
+        hasher.update(part);
+    }
+    let digest = hasher.finalize();
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("idem_{hex}")
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_derived_key_is_made_from_the_digest_the_audit_writes_out() {
+    let audit = Arc::new(toolsmith::audit::MemorySink::default());
+    let toolbox = Toolbox::new()
+        .with(CreateTicket)
+        .with_audit(Arc::clone(&audit));
+    let ctx = ctx().with_principal("ada");
+    let out = toolbox
+        .call("create_ticket", r#"{"title": "Printer on fire"}"#, &ctx)
+        .await;
+    let records = audit.records();
+    let hash = records[0]
+        .arguments_hash
+        .clone()
+        .expect("an arguments hash");
+    let hex = hash.strip_prefix("sha256:").expect("sha256:<hex>");
+    let digest: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    // The audit's hash is SHA-256 of the canonical JSON, and the key hashes that digest with
+    // its scope: the tool, the principal, the run.
+    let canonical = toolsmith::policy::canonical_json(&json!({"title": "Printer on fire"}));
+    assert_eq!(
+        hash,
+        toolsmith::policy::arguments_hash(&json!({"title": "Printer on fire"}))
+    );
+    assert_eq!(canonical, r#"{"title":"Printer on fire"}"#);
+    let expected = key_from_parts(&[b"create_ticket", b"ada", b"run_1", &digest]);
+    let data: serde_json::Value = serde_json::from_str(out.data().unwrap().get()).unwrap();
+    assert_eq!(data["key"].as_str(), Some(expected.as_str()));
+    assert_eq!(
+        expected,
+        derive_idempotency_key(
+            "create_ticket",
+            &json!({"title": "Printer on fire"}),
+            Some("ada"),
+            Some("run_1")
+        )
+    );
+}
+
 #[test]
 fn derived_keys_normalise_numbers_and_key_order() {
     let args = json!({"n": 5.0, "list": [1, {"b": 2, "a": 1}]});

@@ -6,9 +6,10 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::json::canonical::{arguments_hash, canonical_json, push_hex};
+use crate::json::canonical::{arguments_hash, canonical_json, digest_text, push_hex};
 #[cfg(doc)]
 use crate::spec::IdempotencyScope;
+use crate::validate::canonical::Checked;
 
 /// How keys are made and kept.
 ///
@@ -57,10 +58,13 @@ pub(crate) struct CallKey {
 
 /// The key derived for a call of `tool` with `arguments`: SHA-256 over the tool's name, the
 /// principal (keys never cross users: one user's call is never replayed to another), the run
-/// (`None` for a tool whose keys are [`Global`](IdempotencyScope::Global)) and the canonical
-/// JSON of the arguments ([`canonical_json`](crate::policy::canonical_json): RFC 8785, so key
-/// order and number spelling do not matter), each part framed by its length. A caller may give its own key instead, in
-/// the `idempotency_key` parameter (at least 16 characters).
+/// (`None` for a tool whose keys are [`Global`](IdempotencyScope::Global)) and the SHA-256
+/// digest of the arguments' canonical JSON ([`canonical_json`](crate::policy::canonical_json):
+/// RFC 8785, so key order and number spelling do not matter; the digest
+/// [`arguments_hash`](crate::policy::arguments_hash) writes out), each part framed by its
+/// length. The arguments are hashed once per call, for the key, the approval and the audit
+/// alike, and the key's own hash is one SHA-256 block for usual names. A caller may give its
+/// own key instead, in the `idempotency_key` parameter (at least 16 characters).
 ///
 /// A toolbox derives its keys from a call's canonical arguments
 /// ([`ToolDefinition::canonical_arguments`](crate::ToolDefinition::canonical_arguments):
@@ -83,12 +87,28 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    derived_key(tool, principal, run, &canonical_json(arguments))
+    derived_key(
+        tool,
+        principal,
+        run,
+        &digest_text(&canonical_json(arguments)),
+    )
 }
 
-/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' canonical JSON.
-fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, canonical: &str) -> String {
-    let digest = digest_of(&[Some(tool), principal, run, Some(canonical)]);
+/// `idem_` + 32 hex digits of SHA-256 over the scope and the digest of the arguments'
+/// canonical JSON.
+fn derived_key(
+    tool: &str,
+    principal: Option<&str>,
+    run: Option<&str>,
+    arguments: &[u8; 32],
+) -> String {
+    let digest = digest_of(&[
+        Some(tool.as_bytes()),
+        principal.map(str::as_bytes),
+        run.map(str::as_bytes),
+        Some(arguments),
+    ]);
     let mut key = String::with_capacity(5 + 32);
     key.push_str("idem_");
     push_hex(&mut key, &digest[..16]);
@@ -97,9 +117,9 @@ fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, canonical
 
 /// SHA-256 over `parts`, each prefixed with its length plus one as a LEB128 varint (an absent
 /// part is a single 0), so that no two different lists of parts hash the same bytes. The
-/// short prefix keeps a typical key (tool, principal, run, arguments' hash) within two
-/// SHA-256 blocks.
-fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
+/// short prefix keeps a typical key (tool, principal, run, arguments' digest) within one
+/// SHA-256 block (55 bytes) or two.
+fn digest_of(parts: &[Option<&[u8]>]) -> [u8; 32] {
     let mut hasher = Sha256::new();
     for part in parts {
         match part {
@@ -119,7 +139,7 @@ fn digest_of(parts: &[Option<&str>]) -> [u8; 32] {
                     used += 1;
                 }
                 hasher.update(&prefix[..used]);
-                hasher.update(text.as_bytes());
+                hasher.update(text);
             }
             None => hasher.update([0u8]),
         }
@@ -147,21 +167,20 @@ fn unique_key(tool: &str, canonical: &str) -> String {
         .map_or(0, |d| d.as_nanos());
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let unique = format!("{nanos}:{}:{count}", std::process::id());
-    let digest = digest_of(&[Some(tool), Some(&unique), Some(canonical)]);
+    let digest = digest_of(&[
+        Some(tool.as_bytes()),
+        Some(unique.as_bytes()),
+        Some(canonical.as_bytes()),
+    ]);
     let mut key = String::with_capacity(5 + 32);
     key.push_str("idem_");
     push_hex(&mut key, &digest[..16]);
     key
 }
 
-/// The key of a call of `tool` whose canonical arguments are `arguments`, written `canonical`
-/// as canonical JSON.
-pub(crate) fn call_key(
-    tool: &str,
-    arguments: &Value,
-    canonical: &str,
-    scope: KeyScope<'_>,
-) -> CallKey {
+/// The key of a call of `tool` whose arguments were read as `checked`.
+pub(crate) fn call_key(tool: &str, checked: &Checked, scope: KeyScope<'_>) -> CallKey {
+    let arguments = &checked.value;
     let given = match arguments {
         Value::Object(map) => map.get(KEY_PARAMETER),
         _ => None,
@@ -181,7 +200,11 @@ pub(crate) fn call_key(
             let fingerprint = arguments_hash(&without_key);
             // A caller's key is scoped like a derived one: the same key from another user is
             // another key.
-            let digest = digest_of(&[Some(tool), scope.principal, Some(&own)]);
+            let digest = digest_of(&[
+                Some(tool.as_bytes()),
+                scope.principal.map(str::as_bytes),
+                Some(own.as_bytes()),
+            ]);
             let mut stored = String::with_capacity(4 + 32);
             stored.push_str("own_");
             push_hex(&mut stored, &digest[..16]);
@@ -193,13 +216,13 @@ pub(crate) fn call_key(
         }
         // Scoped to the run, and no run: this call is an action of its own.
         None if !scope.global && scope.run.is_none() => CallKey {
-            visible: unique_key(tool, canonical),
+            visible: unique_key(tool, &checked.text),
             stored: None,
             fingerprint: String::new(),
         },
         None => {
             let run = if scope.global { None } else { scope.run };
-            let key = derived_key(tool, scope.principal, run, canonical);
+            let key = derived_key(tool, scope.principal, run, checked.digest());
             // Derived from the arguments: the same key is the same arguments.
             CallKey {
                 visible: key.clone(),
@@ -216,21 +239,22 @@ mod tests {
 
     #[test]
     fn different_lists_of_parts_hash_differently() {
-        let lists: [&[Option<&str>]; 6] = [
-            &[Some("ab"), Some("c")],
-            &[Some("a"), Some("bc")],
-            &[Some("abc"), None],
-            &[Some("abc"), Some("")],
-            &[None, Some("abc")],
-            &[Some(&"x".repeat(200)), Some("y")],
+        let long = "x".repeat(200);
+        let lists: [&[Option<&[u8]>]; 6] = [
+            &[Some(b"ab"), Some(b"c")],
+            &[Some(b"a"), Some(b"bc")],
+            &[Some(b"abc"), None],
+            &[Some(b"abc"), Some(b"")],
+            &[None, Some(b"abc")],
+            &[Some(long.as_bytes()), Some(b"y")],
         ];
         let digests: std::collections::HashSet<[u8; 32]> =
             lists.iter().map(|parts| digest_of(parts)).collect();
         assert_eq!(digests.len(), lists.len());
         // A length past one varint byte still frames the part.
         assert_ne!(
-            digest_of(&[Some(&"x".repeat(200)), Some("y")]),
-            digest_of(&[Some(&"x".repeat(201))])
+            digest_of(&[Some(long.as_bytes()), Some(b"y")]),
+            digest_of(&[Some("x".repeat(201).as_bytes())])
         );
     }
 }

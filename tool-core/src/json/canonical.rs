@@ -52,10 +52,20 @@ pub fn arguments_hash(arguments: &Value) -> String {
 
 /// `sha256:<hex>` of canonical JSON text.
 pub(crate) fn hash_text(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
+    hash_of(&digest_text(text))
+}
+
+/// SHA-256 of canonical JSON text: the digest an arguments' hash writes out, and an idempotency
+/// key is derived from.
+pub(crate) fn digest_text(text: &str) -> [u8; 32] {
+    Sha256::digest(text.as_bytes()).into()
+}
+
+/// `sha256:<hex>` of a digest.
+pub(crate) fn hash_of(digest: &[u8; 32]) -> String {
     let mut hex = String::with_capacity(7 + 64);
     hex.push_str("sha256:");
-    push_hex(&mut hex, &digest);
+    push_hex(&mut hex, digest);
     hex
 }
 

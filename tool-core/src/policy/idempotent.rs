@@ -72,7 +72,7 @@ impl Idempotent {
             run: call.ctx.run_id(),
             global: self.scope == IdempotencyScope::Global,
         };
-        let key = call_key(def.name(), &checked.value, &checked.text, scope);
+        let key = call_key(def.name(), checked, scope);
         let Some(stored) = &key.stored else {
             // An action of its own: nothing to replay, nothing to record.
             return Ok(Reserved::Run(key));

@@ -16,12 +16,15 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value};
 
 /// A call's arguments, read once: the canonical value, its canonical JSON, and (on first
-/// use) its hash ([`arguments_hash`](crate::policy::arguments_hash)).
+/// use) its SHA-256 digest, which the approval binding and the audit write out as the
+/// arguments' hash ([`arguments_hash`](crate::policy::arguments_hash)) and the idempotency key
+/// is derived from: the canonical JSON is hashed once per call, whoever asks.
 #[derive(Debug)]
 pub(crate) struct Checked {
     pub(crate) value: Value,
     /// The canonical JSON of `value` (RFC 8785).
     pub(crate) text: String,
+    digest: OnceLock<[u8; 32]>,
     hash: OnceLock<String>,
     /// How the arguments were repaired before they could be read (`Defaults::repair`).
     pub(crate) repairs: Vec<String>,
@@ -34,15 +37,22 @@ impl Checked {
         Self {
             value,
             text,
+            digest: OnceLock::new(),
             hash: OnceLock::new(),
             repairs: Vec::new(),
         }
     }
 
+    /// SHA-256 of the canonical JSON.
+    pub(crate) fn digest(&self) -> &[u8; 32] {
+        self.digest
+            .get_or_init(|| crate::json::canonical::digest_text(&self.text))
+    }
+
     /// `sha256:<hex>` of the canonical JSON: what approvals are bound to.
     pub(crate) fn hash(&self) -> &str {
         self.hash
-            .get_or_init(|| crate::json::canonical::hash_text(&self.text))
+            .get_or_init(|| crate::json::canonical::hash_of(self.digest()))
     }
 }
 
