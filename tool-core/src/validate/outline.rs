@@ -118,12 +118,17 @@ impl Outline {
             ids: HashMap::new(),
             nodes: Vec::new(),
             queue: Vec::new(),
+            kinds: HashMap::new(),
+            #[cfg(test)]
+            evaluated: 0,
         };
         builder.intern(String::new());
         while let Some((id, pointer)) = builder.queue.pop() {
             let node = builder.fill(&pointer);
             builder.nodes[id as usize] = node;
         }
+        #[cfg(test)]
+        EVALUATED.with(|n| n.set(builder.evaluated));
         Self {
             nodes: builder.nodes,
         }
@@ -147,6 +152,19 @@ struct Builder<'a> {
     nodes: Vec<Node>,
     /// Locations given an id whose node is still to be read.
     queue: Vec<(u32, String)>,
+    /// The kinds each location (its `$ref`s followed) takes, once worked out: a schema whose
+    /// `anyOf` branches refer to the same definitions is read in time in proportion to its
+    /// size, not to the number of paths through it.
+    kinds: HashMap<String, Option<u8>>,
+    /// How many locations' kinds were worked out.
+    #[cfg(test)]
+    evaluated: usize,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The last outline's count of locations whose kinds were worked out.
+    static EVALUATED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl Builder<'_> {
@@ -168,11 +186,11 @@ impl Builder<'_> {
     /// What the schema at `pointer` says, its neighbours given ids.
     fn fill(&mut self, pointer: &str) -> Node {
         let mut node = Node {
-            kinds: kinds(self.root, pointer, 0),
+            kinds: self.kinds(pointer, 0),
             ..Node::default()
         };
         for (at, kind) in STARTS.into_iter().enumerate() {
-            node.picks[at] = select(self.root, pointer, kind, 0).and_then(|p| self.intern(p));
+            node.picks[at] = self.select(pointer, kind, 0).and_then(|p| self.intern(p));
         }
         let Some(schema) = node_at(self.root, pointer).and_then(Value::as_object) else {
             return node;
@@ -232,6 +250,112 @@ impl Builder<'_> {
         }
         node
     }
+
+    /// The kinds of value the schema at `pointer` may take; `None` when it does not say (or
+    /// says in ways not followed here). Worked out once per location: a location first met
+    /// deep in a chain of references may keep a `None` it would not have at the top, which
+    /// only leaves a value to the whole-call check.
+    fn kinds(&mut self, pointer: &str, depth: usize) -> Option<u8> {
+        let at = deref(self.root, pointer, 0)?;
+        if let Some(known) = self.kinds.get(&at) {
+            return *known;
+        }
+        let kinds = self.kinds_at(&at, depth);
+        self.kinds.insert(at, kinds);
+        kinds
+    }
+
+    fn kinds_at(&mut self, at: &str, depth: usize) -> Option<u8> {
+        #[cfg(test)]
+        {
+            self.evaluated += 1;
+        }
+        let node = node_at(self.root, at)?;
+        if depth > 16 || !node.is_object() {
+            return None;
+        }
+        if let Some(types) = node.get("type") {
+            let names: Vec<&str> = match types {
+                Value::String(t) => vec![t.as_str()],
+                Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+                _ => return None,
+            };
+            let mut set = 0;
+            for name in names {
+                set |= match name {
+                    "object" => OBJECT,
+                    "array" => ARRAY,
+                    "string" => STRING,
+                    "number" => NUMBER | INTEGER,
+                    "integer" => INTEGER,
+                    "boolean" => BOOLEAN,
+                    "null" => NULL,
+                    _ => return None,
+                };
+            }
+            return Some(set);
+        }
+        for combinator in ["anyOf", "oneOf"] {
+            if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
+                let mut set = 0;
+                for i in 0..branches.len() {
+                    set |= self.kinds(&format!("{at}/{combinator}/{i}"), depth + 1)?;
+                }
+                return Some(set);
+            }
+        }
+        let values: Vec<&Value> = match (node.get("enum"), node.get("const")) {
+            (Some(Value::Array(values)), _) => values.iter().collect(),
+            (_, Some(value)) => vec![value],
+            _ => return None,
+        };
+        Some(values.iter().fold(0, |set, v| set | kind_of(v)))
+    }
+
+    /// The one schema that describes a value of `kind` at `pointer`: through `$ref`s, and into
+    /// the one branch of an `anyOf`/`oneOf` that can take it. `None` when several can, or the
+    /// schema combines others in ways not followed here.
+    fn select(&mut self, pointer: &str, kind: u8, depth: usize) -> Option<String> {
+        let root = self.root;
+        let at = deref(root, pointer, 0)?;
+        let node = node_at(root, &at)?.as_object()?;
+        if depth > 16
+            || [
+                "allOf",
+                "not",
+                "if",
+                "$dynamicRef",
+                "unevaluatedProperties",
+                "unevaluatedItems",
+            ]
+            .iter()
+            .any(|k| node.contains_key(*k))
+        {
+            return None;
+        }
+        for combinator in ["anyOf", "oneOf"] {
+            if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
+                let fitting: Vec<usize> = (0..branches.len())
+                    .filter(|&i| {
+                        self.kinds(&format!("{at}/{combinator}/{i}"), 0)
+                            .is_none_or(|k| takes(k, kind))
+                    })
+                    .collect();
+                let [only] = fitting[..] else { return None };
+                // Keywords beside the combinator apply too: only a bare one is followed.
+                if node.keys().any(|k| {
+                    !matches!(
+                        k.as_str(),
+                        "anyOf" | "oneOf" | "description" | "title" | "default" | "examples"
+                    )
+                }) {
+                    return None;
+                }
+                return self.select(&format!("{at}/{combinator}/{only}"), kind, depth + 1);
+            }
+        }
+        Some(at)
+    }
 }
 
 /// The strings an `enum` of strings or a string `const` allows.
@@ -271,52 +395,6 @@ fn deref(root: &Value, pointer: &str, depth: usize) -> Option<String> {
     }
 }
 
-/// The kinds of value the schema at `pointer` may take; `None` when it does not say (or says
-/// in ways not followed here).
-fn kinds(root: &Value, pointer: &str, depth: usize) -> Option<u8> {
-    let at = deref(root, pointer, 0)?;
-    let node = node_at(root, &at)?;
-    if depth > 16 || !node.is_object() {
-        return None;
-    }
-    if let Some(types) = node.get("type") {
-        let names: Vec<&str> = match types {
-            Value::String(t) => vec![t.as_str()],
-            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
-            _ => return None,
-        };
-        let mut set = 0;
-        for name in names {
-            set |= match name {
-                "object" => OBJECT,
-                "array" => ARRAY,
-                "string" => STRING,
-                "number" => NUMBER | INTEGER,
-                "integer" => INTEGER,
-                "boolean" => BOOLEAN,
-                "null" => NULL,
-                _ => return None,
-            };
-        }
-        return Some(set);
-    }
-    for combinator in ["anyOf", "oneOf"] {
-        if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
-            let mut set = 0;
-            for i in 0..branches.len() {
-                set |= kinds(root, &format!("{at}/{combinator}/{i}"), depth + 1)?;
-            }
-            return Some(set);
-        }
-    }
-    let values: Vec<&Value> = match (node.get("enum"), node.get("const")) {
-        (Some(Value::Array(values)), _) => values.iter().collect(),
-        (_, Some(value)) => vec![value],
-        _ => return None,
-    };
-    Some(values.iter().fold(0, |set, v| set | kind_of(v)))
-}
-
 /// Whether a value of `kind` is one the kinds `takes` allow (a number may still be an integer).
 pub(crate) fn takes(takes: u8, kind: u8) -> bool {
     if kind == NUMBER {
@@ -324,49 +402,6 @@ pub(crate) fn takes(takes: u8, kind: u8) -> bool {
     } else {
         takes & kind != 0
     }
-}
-
-/// The one schema that describes a value of `kind` at `pointer`: through `$ref`s, and into the
-/// one branch of an `anyOf`/`oneOf` that can take it. `None` when several can, or the schema
-/// combines others in ways not followed here.
-fn select(root: &Value, pointer: &str, kind: u8, depth: usize) -> Option<String> {
-    let at = deref(root, pointer, 0)?;
-    let node = node_at(root, &at)?.as_object()?;
-    if depth > 16
-        || [
-            "allOf",
-            "not",
-            "if",
-            "$dynamicRef",
-            "unevaluatedProperties",
-            "unevaluatedItems",
-        ]
-        .iter()
-        .any(|k| node.contains_key(*k))
-    {
-        return None;
-    }
-    for combinator in ["anyOf", "oneOf"] {
-        if let Some(branches) = node.get(combinator).and_then(Value::as_array) {
-            let fitting: Vec<usize> = (0..branches.len())
-                .filter(|&i| {
-                    kinds(root, &format!("{at}/{combinator}/{i}"), 0).is_none_or(|k| takes(k, kind))
-                })
-                .collect();
-            let [only] = fitting[..] else { return None };
-            // Keywords beside the combinator apply too: only a bare one is followed.
-            if node.keys().any(|k| {
-                !matches!(
-                    k.as_str(),
-                    "anyOf" | "oneOf" | "description" | "title" | "default" | "examples"
-                )
-            }) {
-                return None;
-            }
-            return select(root, &format!("{at}/{combinator}/{only}"), kind, depth + 1);
-        }
-    }
-    Some(at)
 }
 
 fn kind_of(value: &Value) -> u8 {
@@ -449,6 +484,27 @@ mod tests {
         let tree = outline.node(root.pick(OBJECT).unwrap());
         let either = outline.node(tree.property("either").unwrap());
         assert_eq!(either.pick(OBJECT), None);
+    }
+
+    #[test]
+    fn branches_that_share_definitions_are_read_once_each() {
+        // Sixteen levels of three branches, each referring to the next level: 3^16 paths
+        // through 17 definitions.
+        let mut defs = Map::new();
+        for level in 0..16 {
+            let next = json!({"$ref": format!("#/$defs/L{}", level + 1)});
+            defs.insert(format!("L{level}"), json!({"anyOf": [next, next, next]}));
+        }
+        defs.insert("L16".into(), json!({"type": "string", "maxLength": 3}));
+        let schema = json!({"type": "object", "properties": {"x": {"$ref": "#/$defs/L0"}},
+            "$defs": defs});
+        let outline = Outline::of(&schema);
+        let evaluated = EVALUATED.with(std::cell::Cell::get);
+        assert!(evaluated < 200, "{evaluated} locations worked out");
+        let x = outline.node(outline.node(0).property("x").unwrap());
+        assert_eq!(x.kinds, Some(STRING));
+        // Three branches take a string at every level: no one schema describes it.
+        assert_eq!(x.pick(STRING), None);
     }
 
     #[test]
