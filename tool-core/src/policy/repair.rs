@@ -290,28 +290,27 @@ fn unstring_containers(
     limits: &crate::limits::InputLimits,
     notes: &mut Vec<String>,
 ) {
-    let Some(properties) = def
-        .input_schema()
-        .get("properties")
-        .and_then(Value::as_object)
-    else {
-        return;
-    };
+    use crate::validate::outline::{ARRAY, OBJECT, STRING, takes};
+    // The kinds each parameter takes, read once per tool (the outline a stream follows).
+    let outline = def.validation().outline();
+    let arguments = outline.node(0);
     for (name, value) in map.iter_mut() {
         let Value::String(text) = value else { continue };
-        let Some(schema) = properties.get(name) else {
+        let Some(at) = arguments.find(name) else {
             continue;
         };
-        let takes =
-            |kind: &str| crate::validate::stream::takes_kind(def.input_schema(), schema, kind);
+        let kinds = arguments
+            .value_at(Some(at))
+            .and_then(|node| outline.node(node).kinds);
+        let takes = |kind: u8| kinds.is_none_or(|k| takes(k, kind));
         // Read strictly, as the arguments are: a repeated key or a limit inside the string
         // leaves it a string (and the call refused).
         let parsed: Option<Value> = crate::validate::reader::read(text.trim(), limits)
             .ok()
             .map(|read| read.value);
         let fits = match &parsed {
-            Some(Value::Object(_)) => takes("object") && !takes("string"),
-            Some(Value::Array(_)) => takes("array") && !takes("string"),
+            Some(Value::Object(_)) => takes(OBJECT) && !takes(STRING),
+            Some(Value::Array(_)) => takes(ARRAY) && !takes(STRING),
             _ => false,
         };
         if fits && let Some(parsed) = parsed {

@@ -374,7 +374,7 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-pub(crate) fn node_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
+fn node_at<'v>(root: &'v Value, pointer: &str) -> Option<&'v Value> {
     if pointer.is_empty() {
         Some(root)
     } else {

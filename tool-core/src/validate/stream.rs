@@ -13,13 +13,13 @@
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::outline::{ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, Outline, STRING, node_at};
+use super::outline::{ARRAY, BOOLEAN, INTEGER, NULL, NUMBER, OBJECT, Outline, STRING};
 use super::reader::{self, Refusal};
 use super::{Validation, invalid, read_once, text_document};
 use crate::arguments::Arguments;
@@ -631,8 +631,9 @@ impl Parser {
         self.scalar.chars += 1;
     }
 
-    /// The schema of the value that starts now. (A property's schema is looked up each time,
-    /// not kept: the keys are the model's, and a table of them would grow with the text.)
+    /// The schema of the value that starts now: the one its key was found to have, or its
+    /// list's items'. (Only the current key's is kept: the keys are the model's, and a table
+    /// of them would grow with the text.)
     fn next_schema(&self) -> Option<u32> {
         match self.stack.last() {
             None => Some(0),
@@ -1014,63 +1015,6 @@ pub(crate) fn refusal_among(
     (!fields.is_empty()).then(|| invalid(def, fields))
 }
 
-/// Whether `schema` (a node of the schema `root`) may take a value of JSON type `kind`
-/// (`"object"`, `"array"`, `"string"`, ...); `true` when it does not say. Each node's answer is
-/// worked out once, so branches that share definitions cost their size, not their paths.
-pub(crate) fn takes_kind(root: &Value, schema: &Value, kind: &str) -> bool {
-    fn walk(
-        root: &Value,
-        schema: &Value,
-        kind: &str,
-        depth: usize,
-        known: &mut HashMap<usize, bool>,
-    ) -> bool {
-        if depth > 16 {
-            return true;
-        }
-        // Nodes are told apart by where they are in `root`, which outlives the walk.
-        let at = std::ptr::from_ref(schema) as usize;
-        if let Some(answer) = known.get(&at) {
-            return *answer;
-        }
-        #[cfg(test)]
-        WALKED.with(|n| n.set(n.get() + 1));
-        let answer = 'answer: {
-            if let Some(target) = schema.get("$ref").and_then(Value::as_str) {
-                break 'answer match target.strip_prefix('#').and_then(|p| node_at(root, p)) {
-                    Some(next) => walk(root, next, kind, depth + 1, known),
-                    None => true,
-                };
-            }
-            let matches = |t: &str| t == kind || (t == "number" && kind == "integer");
-            match schema.get("type") {
-                Some(Value::String(t)) => break 'answer matches(t),
-                Some(Value::Array(ts)) => {
-                    break 'answer ts.iter().filter_map(Value::as_str).any(matches);
-                }
-                _ => {}
-            }
-            for combinator in ["anyOf", "oneOf"] {
-                if let Some(branches) = schema.get(combinator).and_then(Value::as_array) {
-                    break 'answer branches
-                        .iter()
-                        .any(|b| walk(root, b, kind, depth + 1, known));
-                }
-            }
-            true
-        };
-        known.insert(at, answer);
-        answer
-    }
-    walk(root, schema, kind, 0, &mut HashMap::new())
-}
-
-#[cfg(test)]
-thread_local! {
-    /// How many nodes `takes_kind` has worked out on this thread.
-    static WALKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
 /// A JSON Path of the normalized form Gemini streams arguments by (`$.a.b[0]['c d']`, RFC
 /// 9535) as a JSON pointer; `None` for any other form.
 pub(crate) fn json_path_to_pointer(path: &str) -> Option<String> {
@@ -1154,30 +1098,6 @@ mod tests {
                 proptest::prop_assert_eq!(value.is_f64(), read.is_f64());
             }
         }
-    }
-
-    #[test]
-    fn a_kind_is_looked_for_once_per_node_of_shared_branches() {
-        // Seven levels of ten branches over shared definitions (ten million paths within the
-        // depth the walk follows), none of them an object: every path is searched in vain,
-        // each node once.
-        let mut defs = serde_json::Map::new();
-        for level in 0..7 {
-            let next = serde_json::json!({"$ref": format!("#/$defs/L{}", level + 1)});
-            let branches = vec![next; 10];
-            defs.insert(
-                format!("L{level}"),
-                serde_json::json!({ "anyOf": branches }),
-            );
-        }
-        defs.insert("L7".into(), serde_json::json!({"type": "string"}));
-        let root = serde_json::json!({"$defs": defs});
-        let top = serde_json::json!({"$ref": "#/$defs/L0"});
-        let before = super::WALKED.with(std::cell::Cell::get);
-        assert!(!super::takes_kind(&root, &top, "object"));
-        let walked = super::WALKED.with(std::cell::Cell::get) - before;
-        assert!(walked < 200, "{walked} nodes walked");
-        assert!(super::takes_kind(&root, &top, "string"));
     }
 
     #[test]
