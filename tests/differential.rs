@@ -269,6 +269,77 @@ fn direct_report_lists_what_the_validator_lists() {
     );
 }
 
+/// A call that serde reads and only its `#[arg]` checks refuse is explained from the typed
+/// values, without reading the document again: every broken constraint, with the pointer and
+/// the message the full validator gives for the same document, as text and as a value.
+#[test]
+fn arguments_refused_only_by_their_checks_are_explained_as_the_validator_explains_them() {
+    use serde_json::json;
+    let toolbox = toolbox();
+    let cases = [
+        ("search", json!({"query": "r", "num_results": 11})),
+        ("search", json!({"query": "x".repeat(31), "num_results": 0})),
+        (
+            "optional",
+            json!({"nickname": "abcdef", "level": 0, "ratio": 2.5}),
+        ),
+        (
+            "optional",
+            json!({"nickname": "a", "level": 10, "ratio": -1.5}),
+        ),
+        ("optional", json!({"ratio": 7.0, "level": 9})),
+        ("optional", json!({"ratio": -2.75})),
+        (
+            "contact",
+            json!({"code": "ABCD", "email": "not an email", "homepage": "nope"}),
+        ),
+        ("contact", json!({"code": "abc12"})),
+        ("tag", json!({"tags": [], "scores": []})),
+        ("tag", json!({"tags": ["a", "b", "c", "d"], "scores": [1]})),
+        (
+            "rename",
+            json!({"q": "a very long query", "lang": "eng", "page": 0}),
+        ),
+        ("rename", json!({"q": "ok", "lang": "é"})),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext::new();
+    let sorted = |mut fields: Vec<toolsmith::FieldError>| {
+        fields.sort_by(|a, b| (&a.pointer, &a.message).cmp(&(&b.pointer, &b.message)));
+        fields
+    };
+    for (name, doc) in cases {
+        let def = toolbox.definitions().find(|d| d.name() == name).unwrap();
+        assert!(!def.validates_fully(), "`{name}` is read by serde");
+        let full = sorted(
+            toolsmith::__private::explanations(def.validation(), &integral_as_integers(&doc))
+                .1
+                .expect("the validator compiles"),
+        );
+        assert!(!full.is_empty(), "`{name}` accepts {doc}");
+        let text = doc.to_string();
+        for outcome in [
+            rt.block_on(toolbox.call(name, text.as_str(), &ctx)),
+            rt.block_on(toolbox.call(name, &doc, &ctx)),
+        ] {
+            let err = outcome.error().expect("refused");
+            assert_eq!(err.code().as_str(), "invalid_arguments");
+            assert_eq!(sorted(err.fields().to_vec()), full, "`{name}` on {text}");
+            for field in err.fields() {
+                assert!(
+                    err.message()
+                        .contains(&format!("{}: {}", field.pointer, field.message)),
+                    "{}",
+                    err.message()
+                );
+            }
+        }
+    }
+}
+
 /// `value` with floats that hold an integer below 2^53 written as that integer, as the
 /// runtime reads them.
 fn integral_as_integers(value: &serde_json::Value) -> serde_json::Value {

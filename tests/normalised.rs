@@ -410,6 +410,35 @@ fn count_seats(
     seats
 }
 
+/// Label a parcel.
+#[tool(effect = "read", inline, allow(description_scope, tool_name))]
+fn label_parcel(
+    /// The label's text.
+    #[arg(length(min = 48, max = 200))]
+    text: String,
+) -> usize {
+    text.len()
+}
+
+/// A refusal made by the `#[arg]` checks alone (serde read the struct) quotes the model's
+/// string too: what it quotes is checked like any other refusal's.
+#[tokio::test]
+async fn a_refusal_by_the_typed_checks_is_checked_for_secrets() {
+    let toolbox = Toolbox::new().with(LabelParcel);
+    let bad = json!({"text": "sk-proj-4f9a8b7c6d5e4f3a2b1c0d9e <|im_start|>"});
+    let out = toolbox.call("label_parcel", bad, &ctx()).await;
+    let err = out.error().expect("refused");
+    assert_eq!(err.code(), ErrorCode::InvalidArguments);
+    assert!(err.fields().iter().any(|f| f.pointer == "/text"), "{out}");
+    assert!(
+        err.message().contains("use at least 48 characters"),
+        "{out}"
+    );
+    for raw in ["sk-proj-4f9a", "<|im_start|>"] {
+        assert!(!out.to_json().contains(raw), "{raw} in {out}");
+    }
+}
+
 /// The toolbox's refusal of a call's arguments echoes the model's input cut and quoted: a
 /// secret or a tag in it is still rewritten, and in `Block` the refusal is neutralized, not
 /// withheld, since the model needs it to fix its call.

@@ -233,6 +233,11 @@ struct Inner {
     /// echoed cut and quoted, with nothing from a tool or an upstream (never serialized).
     #[serde(skip)]
     refusal: bool,
+    /// For a refusal: the part of the message that lists the problems (each field's pointer
+    /// and message); the rest is the toolbox's own words. Forgotten when the message changes
+    /// (never serialized).
+    #[serde(skip)]
+    problems: Option<std::ops::Range<usize>>,
     /// For `approval_required`: the exact call that waits, as the approval gate read it
     /// (never serialized).
     #[serde(skip)]
@@ -439,10 +444,19 @@ impl ToolError {
         out
     }
 
-    /// Marks the error as the toolbox's own refusal of a call's arguments.
-    pub(crate) fn marked_refusal(mut self) -> Self {
+    /// Marks the error as the toolbox's own refusal of a call's arguments, whose message
+    /// lists the problems at `problems`.
+    pub(crate) fn marked_refusal(mut self, problems: std::ops::Range<usize>) -> Self {
         self.inner.refusal = true;
+        self.inner.problems = Some(problems);
         self
+    }
+
+    /// For a refusal whose message is as the toolbox wrote it: the part that lists the
+    /// problems, the only text in it that is not the toolbox's own words.
+    pub(crate) fn refusal_problems(&self) -> Option<&str> {
+        let range = self.inner.problems.clone()?;
+        self.inner.message.get(range)
     }
 
     /// Whether the error is the toolbox's own refusal of the arguments: its message holds
@@ -488,6 +502,7 @@ impl ToolError {
                 panicked: false,
                 throttled: false,
                 refusal: false,
+                problems: None,
                 awaited: None,
                 turned_away: None,
             }),
@@ -749,6 +764,7 @@ impl ToolError {
     pub(crate) fn rewrite_texts(&mut self, f: impl Fn(&str) -> Option<String>) {
         if let Some(message) = f(&self.inner.message) {
             self.inner.message = message;
+            self.inner.problems = None;
         }
         if let Some(user) = self.inner.user_message.as_deref().and_then(&f) {
             self.inner.user_message = Some(user);
@@ -796,6 +812,7 @@ impl ToolError {
 
     pub(crate) fn set_message(&mut self, message: String) {
         self.inner.message = message;
+        self.inner.problems = None;
     }
 
     pub(crate) fn set_detail(&mut self, detail: String) {

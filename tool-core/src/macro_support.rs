@@ -25,7 +25,7 @@ pub use crate::schema::normalize_doc;
 pub use crate::schema::schema_of;
 pub use crate::spec::{Annotations, Bound, Constraint, Effect, LengthKind, ParamSpec, ToolSpec};
 pub use crate::tool::{BoxFuture, Emit, Emitted, Tool};
-pub use crate::validate::{Check, Validation, explanations, parse_arguments};
+pub use crate::validate::{Check, Findings, Validation, explanations, parse_arguments};
 pub use std::sync::OnceLock;
 
 /// Every parameter type must be readable from JSON and describable as JSON Schema.
@@ -56,6 +56,24 @@ pub trait HasLength {
     fn length_ok(&self, constraint: &Constraint) -> bool {
         self.length()
             .is_none_or(|len| crate::spec::in_length(len, constraint))
+    }
+
+    /// The text whose characters are counted, for the message that quotes it; `None` for a
+    /// list.
+    fn length_text(&self) -> Option<&str> {
+        None
+    }
+
+    /// Checks constraint `index` of `param` (a `length`), and records it in `findings` when
+    /// it is broken.
+    fn check_length(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
+        let Some(constraint) = param.constraints.get(index) else {
+            return;
+        };
+        if !self.length_ok(constraint) {
+            let len = self.length().unwrap_or_default();
+            findings.length(param, constraint, len, self.length_text());
+        }
     }
 }
 
@@ -96,6 +114,10 @@ macro_rules! text_length {
             fn length_ok(&self, constraint: &Constraint) -> bool {
                 str_length_ok(self, constraint)
             }
+
+            fn length_text(&self) -> Option<&str> {
+                Some(self)
+            }
         }
     )*};
 }
@@ -125,6 +147,14 @@ impl<T: HasLength> HasLength for Option<T> {
     fn length(&self) -> Option<usize> {
         self.as_ref().and_then(T::length)
     }
+
+    fn length_ok(&self, constraint: &Constraint) -> bool {
+        self.as_ref().is_none_or(|v| v.length_ok(constraint))
+    }
+
+    fn length_text(&self) -> Option<&str> {
+        self.as_ref().and_then(T::length_text)
+    }
 }
 
 /// Types a `range(...)` constraint applies to.
@@ -142,6 +172,24 @@ pub trait HasRange {
         self.number()
             .is_none_or(|n| crate::spec::in_range(n, constraint))
     }
+
+    /// The value as the model wrote it, for a message: its digits, or the shortest decimal
+    /// that reads back as the float.
+    fn shown(&self) -> String {
+        self.number()
+            .map_or_else(String::new, crate::validate::findings::shown)
+    }
+
+    /// Checks constraint `index` of `param` (a `range`), and records it in `findings` when
+    /// it is broken.
+    fn check_range(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
+        let (Some(constraint), Some(n)) = (param.constraints.get(index), self.number()) else {
+            return;
+        };
+        if !crate::spec::in_range(n, constraint) {
+            findings.range(param, constraint, n, &self.shown());
+        }
+    }
 }
 
 macro_rules! int_range {
@@ -152,6 +200,13 @@ macro_rules! int_range {
                 // with every bound a `range` can hold.
                 #[allow(clippy::cast_precision_loss)]
                 Some(i128::try_from(*self).map_or(Num::Float(*self as f64), Num::Int))
+            }
+
+            fn shown(&self) -> String {
+                match i128::try_from(*self) {
+                    Ok(n) => crate::validate::findings::shown(Num::Int(n)),
+                    Err(_) => self.to_string(),
+                }
             }
         }
     )*};
@@ -170,11 +225,22 @@ impl HasRange for f32 {
     fn number(&self) -> Option<Num> {
         Some(Num::Float(f64::from(*self)))
     }
+
+    /// The `f32`'s own shortest decimal (`0.1`, not the `f64` it widens to), written as
+    /// serde_json writes that decimal read as a float: what the model sent reads back.
+    fn shown(&self) -> String {
+        let widened = self.to_string().parse::<f64>().unwrap_or(f64::from(*self));
+        crate::validate::findings::shown(Num::Float(widened))
+    }
 }
 
 impl<T: HasRange> HasRange for Option<T> {
     fn number(&self) -> Option<Num> {
         self.as_ref().and_then(T::number)
+    }
+
+    fn shown(&self) -> String {
+        self.as_ref().map_or_else(String::new, T::shown)
     }
 }
 
@@ -192,7 +258,17 @@ pub trait HasText {
     /// the schema validator uses.
     fn text_ok(&self, def: &Validation, index: usize) -> bool {
         self.text()
-            .is_none_or(|text| crate::validate::text_matches(def, index, text))
+            .is_none_or(|text| crate::validate::findings::text_matches(&def.compiled, index, text))
+    }
+
+    /// Checks the `pattern`/`format` constraints of `param`, parameter `index`, and records
+    /// what breaks them in `findings`.
+    fn check_text(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
+        if let Some(text) = self.text()
+            && !findings.text_matches(index, text)
+        {
+            findings.text(param, index, text);
+        }
     }
 }
 
@@ -464,6 +540,20 @@ mod tests {
         };
         assert!(!u128::MAX.range_ok(&at_most_ten));
         assert!(7_u128.range_ok(&at_most_ten));
+    }
+
+    #[test]
+    fn numbers_are_shown_as_the_model_wrote_them() {
+        assert_eq!(0.1_f32.shown(), "0.1");
+        // As serde_json writes the float the model's `1e20` reads as.
+        let json = |f: f64| serde_json::Number::from_f64(f).unwrap().to_string();
+        assert_eq!(1e20_f32.shown(), json(1e20));
+        assert_eq!(5.0_f32.shown(), "5");
+        assert_eq!(2.5_f64.shown(), "2.5");
+        assert_eq!((-0.0_f64).shown(), "0");
+        assert_eq!(1e300_f64.shown(), json(1e300));
+        assert_eq!(u128::MAX.shown(), u128::MAX.to_string());
+        assert_eq!(Some(-7_i8).shown(), "-7");
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!     const _: () = { assert_param::<i32>(); };              // one per parameter's type
 //!     static __PARAMS: [ParamSpec; 1] = [..];                // names, docs, constraints, defaults
 //!     static __SPEC: ToolSpec = ..;                          // name, effect, policy, limits, lints
-//!     fn __check(a: &__Args, v: &Validation) -> bool        // typed #[arg] checks
+//!     fn __check(a: &__Args, f: &mut Findings)             // typed #[arg] checks, each
+//!                                                            // recording what it finds broken
 //!     impl Tool for Add {
 //!         fn definition(&self) -> &ToolDefinition            // built once (a static OnceLock)
 //!                                                            // from __SPEC and schema_of::<__Args>
@@ -108,9 +109,9 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
                 ..::toolsmith::__private::ToolSpec::DEFAULT
             };
 
-            fn __check(__a: &__Args, __d: &::toolsmith::__private::Validation) -> bool {
-                let _ = (&__a, &__d);
-                true #(&& #checks)*
+            fn __check(__a: &__Args, __f: &mut ::toolsmith::__private::Findings<'_>) {
+                let _ = (&__a, &__f);
+                #(#checks)*
             }
 
             impl ::toolsmith::__private::Tool for #ident {
@@ -654,47 +655,48 @@ fn bound_tokens(number: &Number) -> TokenStream {
     }
 }
 
-/// The typed checks of one parameter, in the order of `constraints`. Each names the trait as
-/// `<T as Trait>`, spanned like the constraint's schema entry, so a type the key does not apply
-/// to is reported once, on the parameter's type.
+/// The typed checks of one parameter, in the order of `constraints`; each records what it
+/// finds broken. Each names the trait as `<T as Trait>`, spanned like the constraint's schema
+/// entry, so a type the key does not apply to is reported once, on the parameter's type.
 fn checks(index: usize, param: &Param) -> Vec<TokenStream> {
     let ident = &param.ident;
     let ty = &param.ty;
+    let mut calls: Vec<(TokenStream, usize)> = Vec::new();
     let mut position = 0_usize;
-    let check = |call: TokenStream| {
-        // A defaulted parameter is an `Option<T>` in the struct; `None` (the default, the tool
-        // author's value rather than the model's) is not checked.
-        if param.args.default.is_some() {
-            quote! {
-                match &__a.#ident {
-                    ::core::option::Option::Some(__v) => #call,
-                    ::core::option::Option::None => true,
-                }
-            }
-        } else {
-            quote!({ let __v = &__a.#ident; #call })
+    for (given, trait_, method) in [
+        (param.args.length.is_some(), "HasLength", "check_length"),
+        (param.args.range.is_some(), "HasRange", "check_range"),
+    ] {
+        if given {
+            let (trait_, method) = (format_ident!("{}", trait_), format_ident!("{}", method));
+            calls.push((
+                quote!(<#ty as ::toolsmith::__private::#trait_>::#method),
+                position,
+            ));
+            position += 1;
         }
-    };
-    let mut constraint = |trait_: &str, method: &str| {
-        let i = position;
-        position += 1;
-        let trait_ = format_ident!("{}", trait_);
-        let method = format_ident!("{}", method);
-        quote!(<#ty as ::toolsmith::__private::#trait_>::#method(__v, &__PARAMS[#index].constraints[#i]))
-    };
-    let mut out = Vec::new();
-    if param.args.length.is_some() {
-        let call = constraint("HasLength", "length_ok");
-        out.push(check(call));
     }
-    if param.args.range.is_some() {
-        let call = constraint("HasRange", "range_ok");
-        out.push(check(call));
-    }
+    // The text check reads the parameter's compiled `pattern`/`format`, by parameter index.
     if param.args.pattern.is_some() || param.args.email.is_some() || param.args.url.is_some() {
-        out.push(check(
-            quote!(<#ty as ::toolsmith::__private::HasText>::text_ok(__v, __d, #index)),
+        calls.push((
+            quote!(<#ty as ::toolsmith::__private::HasText>::check_text),
+            index,
         ));
     }
-    out
+    calls
+        .into_iter()
+        .map(|(path, i)| {
+            // A defaulted parameter is an `Option<T>` in the struct; `None` (the default, the
+            // tool author's value rather than the model's) is not checked.
+            if param.args.default.is_some() {
+                quote! {
+                    if let ::core::option::Option::Some(__v) = &__a.#ident {
+                        #path(__v, &__PARAMS[#index], #i, __f);
+                    }
+                }
+            } else {
+                quote!(#path(&__a.#ident, &__PARAMS[#index], #i, __f);)
+            }
+        })
+        .collect()
 }

@@ -21,6 +21,29 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 /// A short rendering of a value for messages: its JSON, cut to the echo cap. Only the start
 /// of a long value is ever written out.
 pub(crate) fn brief(value: &Value) -> String {
+    // A number or a literal is plain ASCII: its JSON as it is, when short enough (a number
+    // read with serde_json's `arbitrary_precision` can be long).
+    match value {
+        Value::Number(n) => {
+            let text = n.to_string();
+            if text.len() <= crate::echo::ECHO_CAP {
+                return text;
+            }
+        }
+        Value::Bool(b) => return b.to_string(),
+        Value::Null => return "null".to_owned(),
+        _ => {}
+    }
+    brief_json(value)
+}
+
+/// [`brief`] of a string, without making a `Value` of it.
+pub(crate) fn brief_str(text: &str) -> String {
+    brief_json(text)
+}
+
+/// The JSON of `value`, cut to the echo cap; only the start of a long value is written out.
+fn brief_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
     /// Takes bytes until it has enough, then refuses the rest (ending serialization early).
     struct Prefix(Vec<u8>);
     impl std::io::Write for Prefix {
@@ -36,19 +59,6 @@ pub(crate) fn brief(value: &Value) -> String {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
-    }
-    // A number or a literal is plain ASCII: its JSON as it is, when short enough (a number
-    // read with serde_json's `arbitrary_precision` can be long).
-    match value {
-        Value::Number(n) => {
-            let text = n.to_string();
-            if text.len() <= crate::echo::ECHO_CAP {
-                return text;
-            }
-        }
-        Value::Bool(b) => return b.to_string(),
-        Value::Null => return "null".to_owned(),
-        _ => {}
     }
     // Enough bytes for the cap in any script (at most 4 bytes a character), plus one.
     const PREFIX: usize = crate::echo::ECHO_CAP * 4 + 4;
@@ -88,6 +98,39 @@ pub(crate) fn type_name(name: &str) -> &str {
     }
 }
 
+/// Appends the decimal digits of `n` (with its sign), without the formatting machinery: a
+/// refusal's message is written on every invalid call.
+pub(crate) fn push_int(out: &mut String, n: i128) {
+    let mut digits = [0_u8; 40];
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    // 128-bit division is a call per digit; the digits below 2^64 are divided in 64 bits.
+    while u64::try_from(rest).is_err() {
+        at -= 1;
+        // A digit: `rest % 10` is below 10.
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (rest % 10) as u8;
+        digits[at] = b'0' + digit;
+        rest /= 10;
+    }
+    let mut rest = u64::try_from(rest).unwrap_or_default();
+    loop {
+        at -= 1;
+        #[allow(clippy::cast_possible_truncation)]
+        let digit = (rest % 10) as u8;
+        digits[at] = b'0' + digit;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        digits[at] = b'-';
+    }
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+}
+
 /// "1 character", "2 characters".
 pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -108,6 +151,27 @@ pub(crate) fn join_or(items: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integers_are_written_as_display_writes_them() {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            255,
+            i128::from(i64::MIN),
+            i128::from(u64::MAX),
+            i128::MIN,
+            i128::MAX,
+        ] {
+            let mut out = String::new();
+            push_int(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+    }
 
     #[test]
     fn brief_cuts_long_values() {

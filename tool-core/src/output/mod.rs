@@ -354,10 +354,14 @@ impl OutputChecks {
     pub(crate) fn error(&self, err: &mut ToolError) {
         let notes = std::cell::RefCell::new(Notes::default());
         let what = everything(self.redact_paths);
-        // A refusal's message holds each of its fields' messages: when nothing is found in
-        // it, nothing is in them.
-        if err.is_refusal() && rewrite(err.message(), what, &mut Notes::default()).is_none() {
-            return;
+        // A refusal's message holds each of its fields' pointers and messages, between words
+        // of the toolbox's own (and the tool's name): when nothing is found in that part,
+        // nothing is in the fields either.
+        if err.is_refusal() {
+            let problems = err.refusal_problems().unwrap_or(err.message());
+            if rewrite(problems, what, &mut Notes::default()).is_none() {
+                return;
+            }
         }
         err.rewrite_texts(|text| rewrite(text, what, &mut notes.borrow_mut()));
         let notes = notes.into_inner();

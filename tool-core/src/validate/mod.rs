@@ -23,6 +23,7 @@ use crate::schema::Compiled;
 
 pub(crate) mod canonical;
 pub(crate) mod explain;
+pub(crate) mod findings;
 pub(crate) mod outline;
 pub(crate) mod reader;
 pub(crate) mod report;
@@ -30,6 +31,7 @@ pub(crate) mod stream;
 pub(crate) mod strict;
 
 use explain::{describe, inexact_fields};
+pub use findings::Findings;
 use reader::{Inexact, Refusal};
 use report::Report;
 
@@ -173,8 +175,9 @@ impl Validation {
     }
 }
 
-/// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct.
-pub type Check<A> = fn(&A, &Validation) -> bool;
+/// The check `#[tool]` generates for the typed `#[arg]` constraints of one argument struct:
+/// it records each broken constraint in the findings, which stay empty when none is.
+pub type Check<A> = fn(&A, &mut Findings<'_>);
 
 /// The limits a call of the tool defined by `def` is read under: the context's (a toolbox
 /// sets them), else the tool's own, else the defaults.
@@ -207,9 +210,14 @@ pub fn parse_arguments<A: DeserializeOwned>(
         Some(Typed::Value(value)) => Some(strict::from_value::<A>(value, limits)),
         None => None,
     };
-    match read {
-        Some(Ok(args)) if check(&args, def) => return Ok(args),
-        _ => {}
+    if let Some(Ok(args)) = read {
+        let mut findings = Findings::new(&def.compiled);
+        check(&args, &mut findings);
+        if findings.is_empty() {
+            return Ok(args);
+        }
+        // serde read the struct: the broken `#[arg]` constraints are every problem.
+        return Err(refused_by_checks(def, arguments, findings));
     }
     let mut slot = None;
     let explained = explain_refusal(
@@ -218,9 +226,10 @@ pub fn parse_arguments<A: DeserializeOwned>(
         limits,
         &mut |value| match strict::from_value::<A>(value, limits) {
             Ok(args) => {
-                let passed = check(&args, def);
+                let mut findings = Findings::new(&def.compiled);
+                check(&args, &mut findings);
                 slot = Some(args);
-                Read::Typed { passed }
+                Read::Typed(findings.into_fields())
             }
             Err(err) => Read::Refused(err),
         },
@@ -228,6 +237,16 @@ pub fn parse_arguments<A: DeserializeOwned>(
     release(arguments);
     explained?;
     slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))
+}
+
+/// The refusal of arguments serde read and the typed checks refused.
+fn refused_by_checks(
+    def: &Validation,
+    arguments: Arguments<'_>,
+    findings: Findings<'_>,
+) -> ToolError {
+    release(arguments);
+    invalid(def, findings.into_fields())
 }
 
 /// Drops refused arguments; a parsed value is taken apart without recursion, since it may be
@@ -240,8 +259,8 @@ fn release(arguments: Arguments<'_>) {
 
 /// What one typed read of an accepted document gave.
 enum Read {
-    /// The struct was read (and kept by the reader); whether it passed the typed checks.
-    Typed { passed: bool },
+    /// The struct was read (and kept by the reader); what its typed checks found broken.
+    Typed(Vec<FieldError>),
     /// serde refused the document.
     Refused(serde_json::Error),
 }
@@ -258,8 +277,8 @@ fn explain_refusal(
     let document = document(def, arguments, limits)?;
     explain_value(def, &document.value)?;
     match read(&document.value) {
-        Read::Typed { passed: true } => Ok(()),
-        Read::Typed { passed: false } => Err(broken_constraint(def)),
+        Read::Typed(broken) if broken.is_empty() => Ok(()),
+        Read::Typed(broken) => Err(invalid(def, broken)),
         Read::Refused(err) => {
             let fields = inexact_fields(def.input_schema(), &document.inexact);
             if fields.is_empty() {
@@ -269,18 +288,6 @@ fn explain_refusal(
             }
         }
     }
-}
-
-/// The numbers the typed read refused because they are not integers it can take exactly,
-/// each with the range its schema allows.
-fn broken_constraint(def: &Validation) -> ToolError {
-    invalid(
-        def,
-        vec![FieldError::new(
-            "",
-            "the arguments break a constraint of the tool",
-        )],
-    )
 }
 
 fn unreadable(def: &Validation, err: Option<serde_json::Error>) -> ToolError {
@@ -643,6 +650,7 @@ pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolErro
     message.push_str(START);
     message.push_str(def.name());
     message.push_str("` are invalid: ");
+    let problems = message.len();
     for (i, field) in fields.iter().enumerate() {
         if i > 0 {
             message.push_str("; ");
@@ -654,11 +662,12 @@ pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolErro
         }
         message.push_str(&field.message);
     }
+    let problems = problems..message.len();
     message.push_str(END);
     fields
         .into_iter()
         .fold(ToolError::invalid_arguments(message), ToolError::with_field)
-        .marked_refusal()
+        .marked_refusal(problems)
 }
 
 fn invalid_json(def: &Validation, err: &serde_json::Error) -> ToolError {
@@ -672,13 +681,4 @@ fn invalid_json(def: &Validation, err: &serde_json::Error) -> ToolError {
             ),
         )],
     )
-}
-
-/// Whether `text` satisfies the `pattern`/`format` constraints of parameter `index`.
-pub(crate) fn text_matches(def: &Validation, index: usize, text: &str) -> bool {
-    match def.compiled.text.get(index) {
-        Some(Some(validator)) => validator.is_valid(&Value::String(text.to_owned())),
-        Some(None) => true,
-        None => false,
-    }
 }

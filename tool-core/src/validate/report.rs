@@ -158,7 +158,7 @@ impl Report {
             if param.required && !given {
                 out.push(FieldError::new(
                     param.pointer.clone(),
-                    format!("required parameter `{}` is missing; add it", param.name),
+                    ["required parameter `", &param.name, "` is missing; add it"].concat(),
                 ));
             }
         }
@@ -166,11 +166,11 @@ impl Report {
             let hint = if self.params.is_empty() {
                 "this object takes no parameters; remove it".to_owned()
             } else {
-                format!("remove it; the known parameters are {}", self.known)
+                ["remove it; the known parameters are ", &self.known].concat()
             };
             out.push(FieldError::new(
-                format!("/{}", escape(name)),
-                format!("unknown parameter `{}`; {hint}", cut(name, 60)),
+                ["/", &escape(name)].concat(),
+                ["unknown parameter `", &cut(name, 60), "`; ", &hint].concat(),
             ));
         }
         out
@@ -392,7 +392,7 @@ impl Leaf {
                 if !allowed.contains(value) {
                     out.push(FieldError::new(
                         pointer,
-                        format!("{} is not allowed; use one of {listed}", brief(value)),
+                        [&brief(value), " is not allowed; use one of ", listed].concat(),
                     ));
                 }
             }
@@ -435,7 +435,7 @@ impl Keyword {
                 if allowed.contains(value) {
                     return;
                 }
-                format!("{} is not allowed; use one of {listed}", brief(value))
+                [&brief(value), " is not allowed; use one of ", listed].concat()
             }
             Self::Const(expected) => {
                 if value == expected {
