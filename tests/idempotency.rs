@@ -377,6 +377,18 @@ fn key_from_parts(parts: &[&[u8]]) -> String {
     format!("idem_{hex}")
 }
 
+/// The hex digits of an audit record's `sha256:<hex>` as bytes.
+fn digest_bytes(hash: &str) -> Vec<u8> {
+    let hex = hash.strip_prefix("sha256:").expect("sha256:<hex>");
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect()
+}
+
+/// A derived key hashes its scope (the tool, the principal, the run) with the arguments'
+/// canonical JSON when that is shorter than a digest, and with the digest the audit writes out
+/// otherwise: long arguments are hashed once for both.
 #[tokio::test(start_paused = true)]
 async fn a_derived_key_is_made_from_the_digest_the_audit_writes_out() {
     let audit = Arc::new(toolsmith::audit::MemorySink::default());
@@ -384,39 +396,33 @@ async fn a_derived_key_is_made_from_the_digest_the_audit_writes_out() {
         .with(CreateTicket)
         .with_audit(Arc::clone(&audit));
     let ctx = ctx().with_principal("ada");
-    let out = toolbox
-        .call("create_ticket", r#"{"title": "Printer on fire"}"#, &ctx)
-        .await;
-    let records = audit.records();
-    let hash = records[0]
-        .arguments_hash
-        .clone()
-        .expect("an arguments hash");
-    let hex = hash.strip_prefix("sha256:").expect("sha256:<hex>");
-    let digest: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
-    // The audit's hash is SHA-256 of the canonical JSON, and the key hashes that digest with
-    // its scope: the tool, the principal, the run.
-    let canonical = toolsmith::policy::canonical_json(&json!({"title": "Printer on fire"}));
-    assert_eq!(
-        hash,
-        toolsmith::policy::arguments_hash(&json!({"title": "Printer on fire"}))
-    );
-    assert_eq!(canonical, r#"{"title":"Printer on fire"}"#);
-    let expected = key_from_parts(&[b"create_ticket", b"ada", b"run_1", &digest]);
-    let data: serde_json::Value = serde_json::from_str(out.data().unwrap().get()).unwrap();
-    assert_eq!(data["key"].as_str(), Some(expected.as_str()));
-    assert_eq!(
-        expected,
-        derive_idempotency_key(
-            "create_ticket",
-            &json!({"title": "Printer on fire"}),
-            Some("ada"),
-            Some("run_1")
-        )
-    );
+    let short = json!({"title": "Printer on fire"});
+    let long = json!({"title": "The printer on the third floor is on fire again"});
+    for (arguments, is_short) in [(&short, true), (&long, false)] {
+        let out = toolbox
+            .call("create_ticket", arguments.to_string().as_str(), &ctx)
+            .await;
+        let records = audit.records();
+        let hash = records
+            .last()
+            .and_then(|r| r.arguments_hash.clone())
+            .expect("an arguments hash");
+        let canonical = toolsmith::policy::canonical_json(arguments);
+        assert_eq!(hash, toolsmith::policy::arguments_hash(arguments));
+        assert_eq!(canonical.len() < 32, is_short, "{canonical}");
+        let part = if is_short {
+            canonical.as_bytes().to_vec()
+        } else {
+            digest_bytes(&hash)
+        };
+        let expected = key_from_parts(&[b"create_ticket", b"ada", b"run_1", &part]);
+        let data: serde_json::Value = serde_json::from_str(out.data().unwrap().get()).unwrap();
+        assert_eq!(data["key"].as_str(), Some(expected.as_str()));
+        assert_eq!(
+            expected,
+            derive_idempotency_key("create_ticket", arguments, Some("ada"), Some("run_1"))
+        );
+    }
 }
 
 #[test]

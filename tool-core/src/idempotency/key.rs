@@ -59,12 +59,15 @@ pub(crate) struct CallKey {
 /// The key derived for a call of `tool` with `arguments`: SHA-256 over the tool's name, the
 /// principal (keys never cross users: one user's call is never replayed to another), the run
 /// (`None` for a tool whose keys are [`Global`](IdempotencyScope::Global)) and the SHA-256
-/// digest of the arguments' canonical JSON ([`canonical_json`](crate::policy::canonical_json):
-/// RFC 8785, so key order and number spelling do not matter; the digest
-/// [`arguments_hash`](crate::policy::arguments_hash) writes out), each part framed by its
-/// length. The arguments are hashed once per call, for the key, the approval and the audit
-/// alike, and the key's own hash is one SHA-256 block for usual names. A caller may give its
-/// own key instead, in the `idempotency_key` parameter (at least 16 characters).
+/// arguments' canonical JSON ([`canonical_json`](crate::policy::canonical_json): RFC 8785, so
+/// key order and number spelling do not matter), each part framed by its length. The
+/// arguments' part is their canonical JSON itself when it is shorter than a SHA-256 digest
+/// (32 bytes), and otherwise its digest, the one
+/// [`arguments_hash`](crate::policy::arguments_hash) writes out: long arguments are hashed
+/// once per call, for the key, the approval and the audit alike, and short ones are hashed
+/// with the key's own block, since hashing them apart would cost a block more. The two cannot
+/// be taken for each other: the length that frames the part differs. A caller may give its own
+/// key instead, in the `idempotency_key` parameter (at least 16 characters).
 ///
 /// A toolbox derives its keys from a call's canonical arguments
 /// ([`ToolDefinition::canonical_arguments`](crate::ToolDefinition::canonical_arguments):
@@ -87,22 +90,24 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    derived_key(
-        tool,
-        principal,
-        run,
-        &digest_text(&canonical_json(arguments)),
-    )
+    let canonical = canonical_json(arguments);
+    let digest;
+    let part = if canonical.len() < DIGEST_LEN {
+        canonical.as_bytes()
+    } else {
+        digest = digest_text(&canonical);
+        &digest[..]
+    };
+    derived_key(tool, principal, run, part)
 }
 
-/// `idem_` + 32 hex digits of SHA-256 over the scope and the digest of the arguments'
-/// canonical JSON.
-fn derived_key(
-    tool: &str,
-    principal: Option<&str>,
-    run: Option<&str>,
-    arguments: &[u8; 32],
-) -> String {
+/// The length of a SHA-256 digest: canonical arguments shorter than this are their own part
+/// of a derived key.
+const DIGEST_LEN: usize = 32;
+
+/// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' part: their
+/// canonical JSON when shorter than [`DIGEST_LEN`], else its digest.
+fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, arguments: &[u8]) -> String {
     let digest = digest_of(&[
         Some(tool.as_bytes()),
         principal.map(str::as_bytes),
@@ -222,7 +227,12 @@ pub(crate) fn call_key(tool: &str, checked: &Checked, scope: KeyScope<'_>) -> Ca
         },
         None => {
             let run = if scope.global { None } else { scope.run };
-            let key = derived_key(tool, scope.principal, run, checked.digest());
+            let part = if checked.text.len() < DIGEST_LEN {
+                checked.text.as_bytes()
+            } else {
+                &checked.digest()[..]
+            };
+            let key = derived_key(tool, scope.principal, run, part);
             // Derived from the arguments: the same key is the same arguments.
             CallKey {
                 visible: key.clone(),

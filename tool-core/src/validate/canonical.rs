@@ -18,7 +18,8 @@ use serde_json::{Map, Value};
 /// A call's arguments, read once: the canonical value, its canonical JSON, and (on first
 /// use) its SHA-256 digest, which the approval binding and the audit write out as the
 /// arguments' hash ([`arguments_hash`](crate::policy::arguments_hash)) and the idempotency key
-/// is derived from: the canonical JSON is hashed once per call, whoever asks.
+/// of long arguments is derived from: the canonical JSON is hashed once per call, whoever
+/// asks.
 #[derive(Debug)]
 pub(crate) struct Checked {
     pub(crate) value: Value,
