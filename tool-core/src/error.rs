@@ -667,6 +667,16 @@ impl ToolError {
         self
     }
 
+    /// Adds `fields` after any the error has, taking their list as it is when it has none.
+    pub(crate) fn with_fields(mut self, fields: Vec<FieldError>) -> Self {
+        if self.inner.fields.is_empty() {
+            self.inner.fields = fields;
+        } else {
+            self.inner.fields.extend(fields);
+        }
+        self
+    }
+
     /// Sets the trace id under which the call can be found in the logs.
     ///
     /// ```

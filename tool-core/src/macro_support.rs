@@ -66,6 +66,7 @@ pub trait HasLength {
 
     /// Checks constraint `index` of `param` (a `length`), and records it in `findings` when
     /// it is broken.
+    #[inline]
     fn check_length(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
         let Some(constraint) = param.constraints.get(index) else {
             return;
@@ -182,6 +183,7 @@ pub trait HasRange {
 
     /// Checks constraint `index` of `param` (a `range`), and records it in `findings` when
     /// it is broken.
+    #[inline]
     fn check_range(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
         let (Some(constraint), Some(n)) = (param.constraints.get(index), self.number()) else {
             return;
@@ -263,6 +265,7 @@ pub trait HasText {
 
     /// Checks the `pattern`/`format` constraints of `param`, parameter `index`, and records
     /// what breaks them in `findings`.
+    #[inline]
     fn check_text(&self, param: &ParamSpec, index: usize, findings: &mut Findings<'_>) {
         if let Some(text) = self.text()
             && !findings.text_matches(index, text)

@@ -48,6 +48,8 @@ impl<'d> Findings<'d> {
     /// `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` would say it. `n` is
     /// compared; `shown` is how the message writes it (the JSON the model sent reads back
     /// the same).
+    #[cold]
+    #[inline(never)]
     pub(crate) fn range(
         &mut self,
         param: &ParamSpec,
@@ -88,6 +90,8 @@ impl<'d> Findings<'d> {
     /// A string or a list outside its `length`, as `minLength`/`maxLength` or
     /// `minItems`/`maxItems` would say it. `text` is the string (for the message that quotes
     /// it), `None` for a list.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn length(
         &mut self,
         param: &ParamSpec,
@@ -128,6 +132,8 @@ impl<'d> Findings<'d> {
 
     /// A string that breaks the `pattern`/`format` constraints of parameter `index`, in the
     /// words of the validator that checked it.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn text(&mut self, param: &ParamSpec, index: usize, text: &str) {
         let Some(Some(validator)) = self.compiled.text.get(index) else {
             return;

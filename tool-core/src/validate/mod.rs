@@ -664,9 +664,8 @@ pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolErro
     }
     let problems = problems..message.len();
     message.push_str(END);
-    fields
-        .into_iter()
-        .fold(ToolError::invalid_arguments(message), ToolError::with_field)
+    ToolError::invalid_arguments(message)
+        .with_fields(fields)
         .marked_refusal(problems)
 }
 
