@@ -669,6 +669,51 @@ impl Bound {
     }
 }
 
+/// Which bound of a `range` constraint: JSON Schema's `minimum`, `maximum`,
+/// `exclusiveMinimum` and `exclusiveMaximum`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Side {
+    Min,
+    Max,
+    ExclusiveMin,
+    ExclusiveMax,
+}
+
+impl Side {
+    /// Whether `n` is on the wrong side of `bound` (a number that does not compare is).
+    #[inline]
+    pub(crate) fn broken_by(self, n: Num, bound: Bound) -> bool {
+        let order = n.compare(bound.to_num());
+        !match self {
+            Self::Min => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
+            Self::Max => matches!(order, Some(Ordering::Less | Ordering::Equal)),
+            Self::ExclusiveMin => order == Some(Ordering::Greater),
+            Self::ExclusiveMax => order == Some(Ordering::Less),
+        }
+    }
+}
+
+/// The bounds a `range` constraint sets, each with its side, in the order the schema lists
+/// them; none for another constraint.
+#[inline]
+pub(crate) fn range_bounds(constraint: &Constraint) -> [(Option<Bound>, Side); 4] {
+    let (min, max, exclusive_min, exclusive_max) = match *constraint {
+        Constraint::Range {
+            min,
+            max,
+            exclusive_min,
+            exclusive_max,
+        } => (min, max, exclusive_min, exclusive_max),
+        _ => (None, None, None, None),
+    };
+    [
+        (min, Side::Min),
+        (max, Side::Max),
+        (exclusive_min, Side::ExclusiveMin),
+        (exclusive_max, Side::ExclusiveMax),
+    ]
+}
+
 /// Whether `n` satisfies a `range` constraint.
 #[inline]
 pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
@@ -681,11 +726,11 @@ pub(crate) fn in_range(n: Num, constraint: &Constraint) -> bool {
     else {
         return true;
     };
-    let cmp = |bound: Bound| n.compare(bound.to_num());
-    min.is_none_or(|b| matches!(cmp(b), Some(Ordering::Greater | Ordering::Equal)))
-        && max.is_none_or(|b| matches!(cmp(b), Some(Ordering::Less | Ordering::Equal)))
-        && exclusive_min.is_none_or(|b| cmp(b) == Some(Ordering::Greater))
-        && exclusive_max.is_none_or(|b| cmp(b) == Some(Ordering::Less))
+    let kept = |bound: Option<Bound>, side: Side| bound.is_none_or(|b| !side.broken_by(n, b));
+    kept(min, Side::Min)
+        && kept(max, Side::Max)
+        && kept(exclusive_min, Side::ExclusiveMin)
+        && kept(exclusive_max, Side::ExclusiveMax)
 }
 
 /// Whether a length satisfies a `length` constraint.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::json::canonical::{arguments_hash, canonical_json, digest_text, push_hex};
+use crate::json::canonical::{arguments_hash, push_hex};
 #[cfg(doc)]
 use crate::spec::IdempotencyScope;
 use crate::validate::canonical::Checked;
@@ -90,15 +90,7 @@ pub fn derive_idempotency_key(
     principal: Option<&str>,
     run: Option<&str>,
 ) -> String {
-    let canonical = canonical_json(arguments);
-    let digest;
-    let part = if canonical.len() < DIGEST_LEN {
-        canonical.as_bytes()
-    } else {
-        digest = digest_text(&canonical);
-        &digest[..]
-    };
-    derived_key(tool, principal, run, part)
+    derived_key(tool, principal, run, &Checked::new(arguments.clone()))
 }
 
 /// The length of a SHA-256 digest: canonical arguments shorter than this are their own part
@@ -106,13 +98,24 @@ pub fn derive_idempotency_key(
 const DIGEST_LEN: usize = 32;
 
 /// `idem_` + 32 hex digits of SHA-256 over the scope and the arguments' part: their
-/// canonical JSON when shorter than [`DIGEST_LEN`], else its digest.
-fn derived_key(tool: &str, principal: Option<&str>, run: Option<&str>, arguments: &[u8]) -> String {
+/// canonical JSON when shorter than [`DIGEST_LEN`], else its digest (made once, and shared
+/// with the approval and the audit).
+fn derived_key(
+    tool: &str,
+    principal: Option<&str>,
+    run: Option<&str>,
+    arguments: &Checked,
+) -> String {
+    let part = if arguments.text.len() < DIGEST_LEN {
+        arguments.text.as_bytes()
+    } else {
+        &arguments.digest()[..]
+    };
     let digest = digest_of(&[
         Some(tool.as_bytes()),
         principal.map(str::as_bytes),
         run.map(str::as_bytes),
-        Some(arguments),
+        Some(part),
     ]);
     let mut key = String::with_capacity(5 + 32);
     key.push_str("idem_");
@@ -227,12 +230,7 @@ pub(crate) fn call_key(tool: &str, checked: &Checked, scope: KeyScope<'_>) -> Ca
         },
         None => {
             let run = if scope.global { None } else { scope.run };
-            let part = if checked.text.len() < DIGEST_LEN {
-                checked.text.as_bytes()
-            } else {
-                &checked.digest()[..]
-            };
-            let key = derived_key(tool, scope.principal, run, part);
+            let key = derived_key(tool, scope.principal, run, checked);
             // Derived from the arguments: the same key is the same arguments.
             CallKey {
                 visible: key.clone(),

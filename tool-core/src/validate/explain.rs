@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::error::FieldError;
 use crate::json::text::{brief, count, cut, escape, join_or, kind_of, type_name, unescape};
+use crate::spec::{LengthKind, Side};
 use crate::validate::reader::Inexact;
 
 /// The refused inexact numbers, each with the range its parameter takes.
@@ -288,6 +289,78 @@ pub(crate) fn describe(
     out.push(FieldError::new(pointer, message));
 }
 
+/// "`shown` is greater than the maximum of `limit`", and the like for each side of a range:
+/// the words every explanation of a number out of its range uses. `limit` writes the bound.
+pub(crate) fn out_of_range(shown: &str, side: Side, limit: impl FnOnce(&mut String)) -> String {
+    let words = match side {
+        Side::Min => " is less than the minimum of ",
+        Side::Max => " is greater than the maximum of ",
+        Side::ExclusiveMin => " must be greater than ",
+        Side::ExclusiveMax => " must be less than ",
+    };
+    let mut message = String::with_capacity(shown.len() + words.len() + 8);
+    message.push_str(shown);
+    message.push_str(words);
+    limit(&mut message);
+    message
+}
+
+/// Writes `value` as its `Display` does, for [`out_of_range`].
+pub(crate) fn display(value: &impl std::fmt::Display) -> impl FnOnce(&mut String) + '_ {
+    move |out| {
+        let _ = std::fmt::Write::write_fmt(out, format_args!("{value}"));
+    }
+}
+
+/// A string with fewer characters than `min` (quoted as `shown`), or a list with fewer items.
+pub(crate) fn too_short(kind: LengthKind, shown: &str, len: u64, min: u64) -> String {
+    match kind {
+        LengthKind::Chars => format!(
+            "{shown} is {}; use at least {}",
+            count(len, "character"),
+            count(min, "character")
+        ),
+        LengthKind::Items => format!(
+            "has {}; send at least {}",
+            count(len, "item"),
+            count(min, "item")
+        ),
+    }
+}
+
+/// A string with more characters than `max`, or a list with more items.
+pub(crate) fn too_long(kind: LengthKind, len: u64, max: u64) -> String {
+    match kind {
+        LengthKind::Chars => format!(
+            "is {}; use at most {}",
+            count(len, "character"),
+            count(max, "character")
+        ),
+        LengthKind::Items => format!(
+            "has {}; send at most {}",
+            count(len, "item"),
+            count(max, "item")
+        ),
+    }
+}
+
+/// The problems a validator of a parameter's `pattern`/`format` finds in `value`, each at
+/// `pointer`.
+pub(crate) fn describe_text(
+    validator: &jsonschema::Validator,
+    value: &Value,
+    pointer: &str,
+    out: &mut Vec<FieldError>,
+) {
+    let start = out.len();
+    for err in validator.iter_errors(value) {
+        describe(&Value::Null, &err, out);
+    }
+    for field in &mut out[start..] {
+        field.pointer.insert_str(0, pointer);
+    }
+}
+
 /// The message for a value outside what its schema allows of it (a set of values, a range,
 /// a length, a count, a pattern, a format), or `None` for another kind of error.
 fn bound_message(kind: &ValidationErrorKind, instance: &Value) -> Option<String> {
@@ -310,46 +383,41 @@ fn bound_message(kind: &ValidationErrorKind, instance: &Value) -> Option<String>
             )
         }
         ValidationErrorKind::Minimum { limit } => {
-            format!("{} is less than the minimum of {limit}", brief(instance))
+            out_of_range(&brief(instance), Side::Min, display(limit))
         }
         ValidationErrorKind::Maximum { limit } => {
-            format!("{} is greater than the maximum of {limit}", brief(instance))
+            out_of_range(&brief(instance), Side::Max, display(limit))
         }
         ValidationErrorKind::ExclusiveMinimum { limit } => {
-            format!("{} must be greater than {limit}", brief(instance))
+            out_of_range(&brief(instance), Side::ExclusiveMin, display(limit))
         }
         ValidationErrorKind::ExclusiveMaximum { limit } => {
-            format!("{} must be less than {limit}", brief(instance))
+            out_of_range(&brief(instance), Side::ExclusiveMax, display(limit))
         }
         ValidationErrorKind::MultipleOf { multiple_of } => {
             format!("{} is not a multiple of {multiple_of}", brief(instance))
         }
-        ValidationErrorKind::MinLength { limit } => format!(
-            "{} is {}; use at least {}",
-            brief(instance),
-            count(
-                instance.as_str().map_or(0, |s| s.chars().count()) as u64,
-                "character"
-            ),
-            count(*limit, "character")
+        ValidationErrorKind::MinLength { limit } => too_short(
+            LengthKind::Chars,
+            &brief(instance),
+            instance.as_str().map_or(0, |s| s.chars().count()) as u64,
+            *limit,
         ),
-        ValidationErrorKind::MaxLength { limit } => format!(
-            "is {}; use at most {}",
-            count(
-                instance.as_str().map_or(0, |s| s.chars().count()) as u64,
-                "character"
-            ),
-            count(*limit, "character")
+        ValidationErrorKind::MaxLength { limit } => too_long(
+            LengthKind::Chars,
+            instance.as_str().map_or(0, |s| s.chars().count()) as u64,
+            *limit,
         ),
-        ValidationErrorKind::MinItems { limit } => format!(
-            "has {}; send at least {}",
-            count(instance.as_array().map_or(0, Vec::len) as u64, "item"),
-            count(*limit, "item")
+        ValidationErrorKind::MinItems { limit } => too_short(
+            LengthKind::Items,
+            "",
+            instance.as_array().map_or(0, Vec::len) as u64,
+            *limit,
         ),
-        ValidationErrorKind::MaxItems { limit } => format!(
-            "has {}; send at most {}",
-            count(instance.as_array().map_or(0, Vec::len) as u64, "item"),
-            count(*limit, "item")
+        ValidationErrorKind::MaxItems { limit } => too_long(
+            LengthKind::Items,
+            instance.as_array().map_or(0, Vec::len) as u64,
+            *limit,
         ),
         ValidationErrorKind::MinProperties { limit } => {
             format!("must have at least {limit} keys")

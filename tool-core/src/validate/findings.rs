@@ -9,10 +9,10 @@
 
 use crate::error::FieldError;
 use crate::json::number::Num;
-use crate::json::text::{brief_str, count, escape, push_int};
+use crate::json::text::{brief_str, escape, push_int};
 use crate::schema::Compiled;
-use crate::spec::{Bound, Constraint, LengthKind, ParamSpec};
-use crate::validate::explain::describe;
+use crate::spec::{Bound, Constraint, ParamSpec, range_bounds};
+use crate::validate::explain::{describe_text, out_of_range, too_long, too_short};
 
 /// The broken `#[arg]` constraints of one call, each with its pointer and message. Empty on
 /// the success path, where it allocates nothing.
@@ -57,31 +57,10 @@ impl<'d> Findings<'d> {
         n: Num,
         shown: &str,
     ) {
-        use std::cmp::Ordering::{Equal, Greater, Less};
-        let Constraint::Range {
-            min,
-            max,
-            exclusive_min,
-            exclusive_max,
-        } = *constraint
-        else {
-            return;
-        };
-        let breaks = |bound: Option<Bound>, refused: &[std::cmp::Ordering]| {
-            bound.filter(|b| n.compare(b.to_num()).is_some_and(|o| refused.contains(&o)))
-        };
         let pointer = pointer(param);
-        for (bound, refused, words) in [
-            (min, &[Less][..], " is less than the minimum of "),
-            (max, &[Greater][..], " is greater than the maximum of "),
-            (exclusive_min, &[Less, Equal][..], " must be greater than "),
-            (exclusive_max, &[Greater, Equal][..], " must be less than "),
-        ] {
-            if let Some(bound) = breaks(bound, refused) {
-                let mut message = String::with_capacity(shown.len() + words.len() + 8);
-                message.push_str(shown);
-                message.push_str(words);
-                push_bound(&mut message, bound);
+        for (bound, side) in range_bounds(constraint) {
+            if let Some(bound) = bound.filter(|b| side.broken_by(n, *b)) {
+                let message = out_of_range(shown, side, |out| push_bound(out, bound));
                 self.fields.push(FieldError::new(pointer.clone(), message));
             }
         }
@@ -103,29 +82,13 @@ impl<'d> Findings<'d> {
             return;
         };
         let len = len as u64;
-        let message = match (kind, min.filter(|m| len < *m), max.filter(|m| len > *m)) {
-            (LengthKind::Chars, Some(min), _) => format!(
-                "{} is {}; use at least {}",
-                brief_str(text.unwrap_or_default()),
-                count(len, "character"),
-                count(min, "character")
-            ),
-            (LengthKind::Chars, None, Some(max)) => format!(
-                "is {}; use at most {}",
-                count(len, "character"),
-                count(max, "character")
-            ),
-            (LengthKind::Items, Some(min), _) => format!(
-                "has {}; send at least {}",
-                count(len, "item"),
-                count(min, "item")
-            ),
-            (LengthKind::Items, None, Some(max)) => format!(
-                "has {}; send at most {}",
-                count(len, "item"),
-                count(max, "item")
-            ),
-            (_, None, None) => return,
+        let message = match (min.filter(|m| len < *m), max.filter(|m| len > *m)) {
+            (Some(min), _) => {
+                let shown = text.map(brief_str).unwrap_or_default();
+                too_short(kind, &shown, len, min)
+            }
+            (None, Some(max)) => too_long(kind, len, max),
+            (None, None) => return,
         };
         self.fields.push(FieldError::new(pointer(param), message));
     }
@@ -135,18 +98,20 @@ impl<'d> Findings<'d> {
     #[cold]
     #[inline(never)]
     pub(crate) fn text(&mut self, param: &ParamSpec, index: usize, text: &str) {
-        let Some(Some(validator)) = self.compiled.text.get(index) else {
-            return;
-        };
-        let value = serde_json::Value::String(text.to_owned());
-        let start = self.fields.len();
-        for err in validator.iter_errors(&value) {
-            describe(&serde_json::Value::Null, &err, &mut self.fields);
+        if let Some(Some(validator)) = self.compiled.text.get(index) {
+            let value = serde_json::Value::String(text.to_owned());
+            describe_text(validator, &value, &pointer(param), &mut self.fields);
         }
-        let pointer = pointer(param);
-        for field in &mut self.fields[start..] {
-            field.pointer.insert_str(0, &pointer);
-        }
+    }
+}
+
+/// A bound as the schema writes it: integers by a digit loop, floats as serde_json writes
+/// them.
+fn push_bound(out: &mut String, bound: Bound) {
+    match bound {
+        Bound::Int(n) => push_int(out, i128::from(n)),
+        Bound::UInt(n) => push_int(out, i128::from(n)),
+        Bound::Float(_) => out.push_str(&bound.to_json().to_string()),
     }
 }
 
@@ -177,15 +142,6 @@ pub(crate) fn text_matches(compiled: &Compiled, index: usize, text: &str) -> boo
         Some(Some(validator)) => validator.is_valid(&serde_json::Value::String(text.to_owned())),
         Some(None) => true,
         None => false,
-    }
-}
-
-/// A bound as the schema writes it.
-fn push_bound(out: &mut String, bound: Bound) {
-    match bound {
-        Bound::Int(n) => push_int(out, i128::from(n)),
-        Bound::UInt(n) => push_int(out, i128::from(n)),
-        Bound::Float(_) => out.push_str(&bound.to_json().to_string()),
     }
 }
 

@@ -17,8 +17,9 @@ use serde_json::{Map, Value};
 
 use crate::error::FieldError;
 use crate::json::number::compare_json_numbers;
-use crate::json::text::{brief, count, cut, escape, join_or, kind_of, type_name};
-use crate::validate::explain::describe;
+use crate::json::text::{brief, cut, escape, join_or, kind_of, type_name};
+use crate::spec::{LengthKind, Side};
+use crate::validate::explain::{describe_text, display, out_of_range, too_long, too_short};
 
 /// Root keywords a reportable schema may have besides its properties.
 const ROOT_KEYS: &[&str] = &[
@@ -447,47 +448,30 @@ impl Keyword {
                 )
             }
             Self::Minimum(limit) if bound(limit, &[Less]) => {
-                format!("{} is less than the minimum of {limit}", brief(value))
+                out_of_range(&brief(value), Side::Min, display(limit))
             }
             Self::Maximum(limit) if bound(limit, &[Greater]) => {
-                format!("{} is greater than the maximum of {limit}", brief(value))
+                out_of_range(&brief(value), Side::Max, display(limit))
             }
             Self::ExclusiveMinimum(limit) if bound(limit, &[Less, Equal]) => {
-                format!("{} must be greater than {limit}", brief(value))
+                out_of_range(&brief(value), Side::ExclusiveMin, display(limit))
             }
             Self::ExclusiveMaximum(limit) if bound(limit, &[Greater, Equal]) => {
-                format!("{} must be less than {limit}", brief(value))
+                out_of_range(&brief(value), Side::ExclusiveMax, display(limit))
             }
             Self::MinLength(min) if bytes >= min.saturating_mul(4) => return,
             Self::MaxLength(max) if bytes <= *max => return,
             Self::MinLength(min) => match chars() {
-                Some(n) if n < *min => format!(
-                    "{} is {}; use at least {}",
-                    brief(value),
-                    count(n, "character"),
-                    count(*min, "character")
-                ),
+                Some(n) if n < *min => too_short(LengthKind::Chars, &brief(value), n, *min),
                 _ => return,
             },
             Self::MaxLength(max) => match chars() {
-                Some(n) if n > *max => format!(
-                    "is {}; use at most {}",
-                    count(n, "character"),
-                    count(*max, "character")
-                ),
+                Some(n) if n > *max => too_long(LengthKind::Chars, n, *max),
                 _ => return,
             },
             Self::Text(validator) => {
-                if !value.is_string() || validator.is_valid(value) {
-                    return;
-                }
-                let start = out.len();
-                let schema = Value::Null;
-                for err in validator.iter_errors(value) {
-                    describe(&schema, &err, out);
-                }
-                for field in &mut out[start..] {
-                    field.pointer.insert_str(0, pointer);
+                if value.is_string() && !validator.is_valid(value) {
+                    describe_text(validator, value, pointer, out);
                 }
                 return;
             }
