@@ -4,10 +4,14 @@
 #
 #   bash scripts/bench-compile.sh            # N = 50 and 200, 5 builds each
 #   RUNS=3 SIZES="50" bash scripts/bench-compile.sh
+#   COUNT=1 SIZES="50" bash scripts/bench-compile.sh   # instructions instead of seconds
 #
 # Each crate is generated under target/compile-bench/, its dependencies are built once in a
 # shared target directory, then the crate alone is rebuilt RUNS times (dev profile, after
 # touching its source); the median build time is reported with the ratio #[tool] / hand.
+# With COUNT=1, one rebuild of each crate runs its rustc under valgrind's callgrind
+# (a target directory of its own) and the instructions it executed are reported: unlike
+# the wall time, the count repeats to within a few parts in a thousand on a busy machine.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,6 +162,39 @@ build_times() {
     awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
   done
 }
+
+# The instructions rustc executes for one rebuild of the crate in `$1` after touching its
+# source, counted by callgrind through a RUSTC_WRAPPER that wraps only the benchmark's crate.
+count_instructions() {
+  local dir=$1 wrapper="$bench/count-rustc.sh" out="$bench/count.out" log="$bench/count.log"
+  {
+    echo '#!/usr/bin/env bash'
+    echo 'rustc="$1"; shift'
+    echo 'case " $* " in'
+    echo "  *\" --crate-name bench_\"*) [ -n \"\${COUNT_NOW:-}\" ] && exec valgrind --tool=callgrind --callgrind-out-file=$out \"\$rustc\" \"\$@\" 2>$log ;;"
+    echo 'esac'
+    echo 'exec "$rustc" "$@"'
+  } > "$wrapper"
+  chmod +x "$wrapper"
+  export CARGO_TARGET_DIR="$bench/target-count"
+  (cd "$dir" && RUSTC_WRAPPER="$wrapper" cargo build --quiet) # dependencies, once
+  touch "$dir/src/lib.rs"
+  (cd "$dir" && COUNT_NOW=1 RUSTC_WRAPPER="$wrapper" cargo build --quiet)
+  awk '/Collected/ { print $4 }' "$log"
+}
+
+if [ "${COUNT:-0}" = 1 ]; then
+  command -v valgrind > /dev/null || { echo "COUNT=1 needs valgrind" >&2; exit 1; }
+  printf '%-6s %16s %16s %8s\n' "tools" "#[tool] (instr)" "by hand (instr)" "ratio"
+  for n in $sizes; do
+    generate macro "$n" "$bench/macro-$n"
+    generate hand "$n" "$bench/hand-$n"
+    macro=$(count_instructions "$bench/macro-$n")
+    hand=$(count_instructions "$bench/hand-$n")
+    printf '%-6s %16s %16s %7.3fx\n' "$n" "$macro" "$hand" "$(awk -v m="$macro" -v h="$hand" 'BEGIN { print m / h }')"
+  done
+  exit 0
+fi
 
 printf '%-6s %14s %14s %8s %8s\n' "tools" "#[tool] (s)" "by hand (s)" "ratio" "target"
 for n in $sizes; do

@@ -615,37 +615,60 @@ fn is_long_hex(word: &str) -> bool {
 /// Secret-like strings: keys and tokens, private addresses, internal hosts, connection
 /// strings, file paths (OWASP LLM02, sensitive information disclosure), or `None`.
 pub fn check_secret(what: &str, text: &str) -> Option<String> {
-    let lower = text.to_lowercase();
-    let kind = if text.contains("-----BEGIN") {
-        Some("a private key")
-    } else if lower.contains("bearer ")
-        && words(text).any(|w| w.len() >= 20 && w.chars().all(|c| is_ident_char(c) || c == '.'))
-    {
-        Some("a bearer token")
-    } else if words(text).any(secret_token) {
-        Some("an API key or token")
-    } else if CONNECTION_SCHEMES.iter().any(|s| lower.contains(s)) {
-        Some("a connection string")
-    } else if words(&lower)
-        .any(|w| w == "localhost" || w.starts_with("localhost:") || w.contains("//localhost"))
-    {
-        Some("`localhost`")
-    } else if words(text).any(private_ip) {
-        Some("a private IP address")
-    } else if words(&lower).any(|w| {
-        INTERNAL_SUFFIXES
-            .iter()
-            .any(|s| w.trim_end_matches('/').ends_with(s) && w.len() > s.len())
-    }) {
-        Some("an internal host name")
-    } else if words(&lower).any(|w| PATH_PREFIXES.iter().any(|p| w.starts_with(p))) {
-        Some("a file path")
-    } else {
-        None
-    }?;
+    let kind = secret_kind(text)?;
     Some(format!(
         "{what} contains {kind}: descriptions are sent to the model provider and can be read back by users; keep secrets and internal details out of them"
     ))
+}
+
+/// What [`check_secret`] finds in `text`, the first of its kinds in order. The words are
+/// read twice (as written, then lowercased) rather than once per kind: the macro runs this
+/// on every description of every tool, unoptimized, in each build.
+fn secret_kind(text: &str) -> Option<&'static str> {
+    if text.contains("-----BEGIN") {
+        return Some("a private key");
+    }
+    let lower = text.to_lowercase();
+    let bearer = lower.contains("bearer ");
+    let (mut bearer_token, mut token, mut ip) = (false, false, false);
+    for w in words(text) {
+        bearer_token |= bearer && w.len() >= 20 && w.chars().all(|c| is_ident_char(c) || c == '.');
+        // Every key `secret_token` knows is at least 15 bytes long.
+        token |= w.len() >= 15 && secret_token(w);
+        // A dotted quad has three dots.
+        ip |= w.bytes().filter(|&b| b == b'.').count() >= 3 && private_ip(w);
+    }
+    if bearer_token {
+        return Some("a bearer token");
+    }
+    if token {
+        return Some("an API key or token");
+    }
+    // Every scheme has a colon.
+    if lower.contains(':') && CONNECTION_SCHEMES.iter().any(|s| lower.contains(s)) {
+        return Some("a connection string");
+    }
+    let (mut localhost, mut internal, mut path) = (false, false, false);
+    for w in words(&lower) {
+        localhost |= w == "localhost" || w.starts_with("localhost:") || w.contains("//localhost");
+        // Every suffix starts with a dot.
+        internal |= w.contains('.')
+            && INTERNAL_SUFFIXES
+                .iter()
+                .any(|s| w.trim_end_matches('/').ends_with(s) && w.len() > s.len());
+        path |= PATH_PREFIXES.iter().any(|p| w.starts_with(p));
+    }
+    if localhost {
+        Some("`localhost`")
+    } else if ip {
+        Some("a private IP address")
+    } else if internal {
+        Some("an internal host name")
+    } else if path {
+        Some("a file path")
+    } else {
+        None
+    }
 }
 
 /// Whether a parameter's doc lists a fixed set of values ("one of `low`, `high`"), and the
@@ -1012,5 +1035,90 @@ mod tests {
                 && is_destructive_name("crm.bulk_update")
                 && !is_destructive_name("get_deleted")
         );
+    }
+
+    /// The kinds of `check_secret` as they are defined, one reading of the text per kind.
+    fn secret_kind_by_definition(text: &str) -> Option<&'static str> {
+        let lower = text.to_lowercase();
+        if text.contains("-----BEGIN") {
+            Some("a private key")
+        } else if lower.contains("bearer ")
+            && words(text).any(|w| w.len() >= 20 && w.chars().all(|c| is_ident_char(c) || c == '.'))
+        {
+            Some("a bearer token")
+        } else if words(text).any(secret_token) {
+            Some("an API key or token")
+        } else if CONNECTION_SCHEMES.iter().any(|s| lower.contains(s)) {
+            Some("a connection string")
+        } else if words(&lower)
+            .any(|w| w == "localhost" || w.starts_with("localhost:") || w.contains("//localhost"))
+        {
+            Some("`localhost`")
+        } else if words(text).any(private_ip) {
+            Some("a private IP address")
+        } else if words(&lower).any(|w| {
+            INTERNAL_SUFFIXES
+                .iter()
+                .any(|s| w.trim_end_matches('/').ends_with(s) && w.len() > s.len())
+        }) {
+            Some("an internal host name")
+        } else if words(&lower).any(|w| PATH_PREFIXES.iter().any(|p| w.starts_with(p))) {
+            Some("a file path")
+        } else {
+            None
+        }
+    }
+
+    #[test]
+    fn secrets_are_found_in_one_reading_as_by_their_definition() {
+        let pieces = [
+            "Search the web",
+            "-----BEGIN",
+            "Bearer",
+            "bearer ",
+            "abcdefghijklmnopqrstuvwxyz.0123",
+            "sk-abcdefghijklmnop",
+            "sk-abcdefghijklmno",
+            "xoxb-0123456789",
+            "AKIAABCDEFGHIJKLMNOP",
+            "eyJhbGciOi.eyJzdWIiOi.c2lnbmF0dXJlX2hlcmU",
+            "10.0.0.1",
+            "172.16.0.1:8080",
+            "//192.168.1.1/x",
+            "1.2.3.4",
+            "postgres://",
+            "JDBC:",
+            "localhost",
+            "LOCALHOST:3000",
+            "http://localhost",
+            "db.internal",
+            "api.svc.cluster.local/",
+            ".local",
+            "/etc/passwd",
+            "C:\\Users",
+            "~/.ssh",
+            "İ",
+            ".",
+            ":",
+            "/",
+        ];
+        let seps = [" ", "", "`", "(", ": "];
+        let mut checked = 0;
+        for a in pieces {
+            for b in pieces {
+                for sep in seps {
+                    for c in ["", " end.", "!"] {
+                        let text = format!("{a}{sep}{b}{c}");
+                        assert_eq!(
+                            secret_kind(&text),
+                            secret_kind_by_definition(&text),
+                            "{text:?}"
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, pieces.len() * pieces.len() * seps.len() * 3);
     }
 }
