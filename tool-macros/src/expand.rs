@@ -7,6 +7,8 @@
 //! async fn add(ctx: &ToolContext, a: i32) -> i32 { .. }      // docs and #[arg] stripped
 //! pub struct Add;                                            // the tool users register
 //! const _: () = {
+//!     type __ToolsmithParam0 = i32;                          // each field's type, named by
+//!                                                            // the derive's bound
 //!     #[derive(Deserialize, JsonSchema)]                     // deny_unknown_fields
 //!     struct __Args { a: i32 }
 //!     const _: () = { assert_param::<i32>(); };              // one per parameter's type
@@ -42,19 +44,27 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
     let fields = tool.params.iter().map(field);
     // Each field's type is required to be readable on the impl, not inside its body: a type
     // that is not a parameter is then reported where the arguments are read (and by
-    // `assert_param`, on the type), not as a cascade inside serde's generated code.
+    // `assert_param`, on the type), not as a cascade inside serde's generated code. serde
+    // reads the bound from a string and writes it on each of its impls, so the bound names
+    // each type by an alias (`__ToolsmithParam0`, ...) and the trait by a local name.
+    let type_aliases: Vec<syn::Ident> = (0..tool.params.len())
+        .map(|i| format_ident!("__ToolsmithParam{}", i))
+        .collect();
     let bound = LitStr::new(
-        &tool
-            .params
+        &type_aliases
             .iter()
-            .map(|p| {
-                let ty = field_type(p);
-                quote!(#ty: ::toolsmith::__private::serde::Deserialize<'de>).to_string()
-            })
+            .map(|alias| format!("{alias}: __ToolsmithDeserialize<'de>"))
             .collect::<Vec<_>>()
             .join(", "),
         proc_macro2::Span::call_site(),
     );
+    let alias_types = tool.params.iter().map(field_type);
+    let read_bound = (!tool.params.is_empty()).then(|| {
+        quote! {
+            use ::toolsmith::__private::serde::Deserialize as __ToolsmithDeserialize;
+            #(type #type_aliases = #alias_types;)*
+        }
+    });
     let specs = tool.params.iter().map(param_spec);
     let count = tool.params.len();
     let checks = tool
@@ -85,6 +95,7 @@ pub(crate) fn tool(tool: &ToolFn) -> TokenStream {
         #[allow(non_upper_case_globals, non_camel_case_types, non_snake_case, unused_qualifications, clippy::all, clippy::pedantic)]
         const _: () = {
             use ::toolsmith::__private::{ResultKind as _, ValueKind as _};
+            #read_bound
 
             #[derive(::toolsmith::__private::serde::Deserialize, ::toolsmith::__private::schemars::JsonSchema)]
             // The name the runtime's strict reader knows the arguments struct by
