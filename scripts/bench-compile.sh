@@ -171,7 +171,7 @@ count_instructions() {
     echo '#!/usr/bin/env bash'
     echo 'rustc="$1"; shift'
     echo 'case " $* " in'
-    echo "  *\" --crate-name bench_\"*) [ -n \"\${COUNT_NOW:-}\" ] && exec valgrind --tool=callgrind --callgrind-out-file=$out \"\$rustc\" \"\$@\" 2>$log ;;"
+    echo "  *\" --crate-name bench_\"*) [ -n \"\${COUNT_NOW:-}\" ] && exec valgrind --tool=callgrind --callgrind-out-file=\"$out\" \"\$rustc\" \"\$@\" 2>\"$log\" ;;"
     echo 'esac'
     echo 'exec "$rustc" "$@"'
   } > "$wrapper"
