@@ -7,43 +7,50 @@ const ONES: u64 = u64::from_le_bytes([0x01; 8]);
 /// The high bit of every byte.
 const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
 
-/// Whether any byte of `word` needs an escape: a control character (below 0x20), `"` or `\`.
-/// Exact for "none": a byte that needs one is always found (a byte of 0x80 or more never
-/// needs one, and is never reported); a word reported may, past such a byte, be read again
-/// byte by byte for nothing.
+/// The bytes of `word` (read little-endian) that may need an escape: a control character
+/// (below 0x20), `"` or `\`, each marked by its high bit. The lowest byte marked always needs
+/// one, so a word with no mark has nothing to escape and the first mark is the first byte to
+/// escape: a subtraction borrows from the next byte only at a byte that needs an escape, and a
+/// byte of 0x80 or more never needs one and is never marked. Bytes past the first may be
+/// marked for nothing.
 #[inline(always)]
-fn needs_escape(word: u64) -> bool {
+fn marks(word: u64) -> u64 {
     // Each subtraction sets a byte's high bit when the byte is below 0x20, or is `"` or `\`
     // (then zero after the XOR); `!word` keeps the ASCII bytes' answers only.
     let control = word.wrapping_sub(ONES * 0x20);
     let quote = (word ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES);
     let backslash = (word ^ (ONES * u64::from(b'\\'))).wrapping_sub(ONES);
-    (control | quote | backslash) & !word & HIGHS != 0
+    (control | quote | backslash) & !word & HIGHS
 }
 
-/// Where the whole words of `bytes` from `at` on with nothing to escape end: eight bytes at a
-/// time, so the place returned may still be followed by a few bytes with nothing to escape.
+fn needs_escape(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
+/// Where the first byte of `bytes` from `at` on that needs an escape is, if any: eight bytes at
+/// a time, then the last few one by one.
 #[inline]
-fn plain_words(bytes: &[u8], mut at: usize) -> usize {
+fn next_escape(bytes: &[u8], mut at: usize) -> Option<usize> {
     while let Some(chunk) = bytes.get(at..at + 8) {
         let mut word = [0u8; 8];
         word.copy_from_slice(chunk);
-        if needs_escape(u64::from_le_bytes(word)) {
-            break;
+        let marks = marks(u64::from_le_bytes(word));
+        if marks != 0 {
+            // At most 63 over 8: a byte's index in the word.
+            return Some(at + (marks.trailing_zeros() / 8) as usize);
         }
         at += 8;
     }
-    at
+    bytes[at..]
+        .iter()
+        .position(|&b| needs_escape(b))
+        .map(|n| at + n)
 }
 
 /// How many bytes at the start of `bytes` need no escape: the run a JSON string's text takes
 /// as it is, up to its first `"`, `\` or control character.
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
-    let at = plain_words(bytes, 0);
-    at + bytes[at..]
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .unwrap_or(bytes.len() - at)
+    next_escape(bytes, 0).unwrap_or(bytes.len())
 }
 
 /// Appends `text` to `out` as a JSON string, quotes included, with the escapes `serde_json`
@@ -55,35 +62,25 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut copied = 0;
-    let mut at = 0;
-    while at < bytes.len() {
-        at = plain_words(bytes, at);
-        let end = (at + 8).min(bytes.len());
-        while at < end {
-            let b = bytes[at];
-            at += 1;
-            if b >= 0x20 && b != b'"' && b != b'\\' {
-                continue;
-            }
-            out.extend_from_slice(&bytes[copied..at - 1]);
-            copied = at;
-            match b {
-                b'"' => out.extend_from_slice(b"\\\""),
-                b'\\' => out.extend_from_slice(b"\\\\"),
-                0x08 => out.extend_from_slice(b"\\b"),
-                0x0C => out.extend_from_slice(b"\\f"),
-                b'\n' => out.extend_from_slice(b"\\n"),
-                b'\r' => out.extend_from_slice(b"\\r"),
-                b'\t' => out.extend_from_slice(b"\\t"),
-                b => out.extend_from_slice(&[
-                    b'\\',
-                    b'u',
-                    b'0',
-                    b'0',
-                    HEX[usize::from(b >> 4)],
-                    HEX[usize::from(b & 0xF)],
-                ]),
-            }
+    while let Some(at) = next_escape(bytes, copied) {
+        out.extend_from_slice(&bytes[copied..at]);
+        copied = at + 1;
+        match bytes[at] {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b => out.extend_from_slice(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(b >> 4)],
+                HEX[usize::from(b & 0xF)],
+            ]),
         }
     }
     out.extend_from_slice(&bytes[copied..]);

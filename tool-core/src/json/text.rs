@@ -6,6 +6,9 @@ use serde_json::Value;
 /// A key as a JSON pointer segment (RFC 6901), cut to the echo cap with control characters
 /// shown escaped: a pointer quotes the model's keys like any message does.
 pub(crate) fn escape(segment: &str) -> String {
+    if !segment.contains(['~', '/']) {
+        return crate::echo::echo(segment).into_owned();
+    }
     crate::echo::echo(&segment.replace('~', "~0").replace('/', "~1")).into_owned()
 }
 
@@ -23,7 +26,15 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 pub(crate) fn brief(value: &Value) -> String {
     // A number or a literal is plain ASCII: its JSON as it is, when short enough (a number
     // read with serde_json's `arbitrary_precision` can be long).
+    if let Value::Number(n) = value
+        && let Some(int) = nonzero_int(n)
+    {
+        let mut text = String::with_capacity(20);
+        push_int(&mut text, int);
+        return text;
+    }
     match value {
+        Value::String(text) => return brief_str(text),
         Value::Number(n) => {
             let text = n.to_string();
             if text.len() <= crate::echo::ECHO_CAP {
@@ -37,8 +48,41 @@ pub(crate) fn brief(value: &Value) -> String {
     brief_json(value)
 }
 
+/// Appends `value` as its `Display` writes it: an integer other than zero by its digits,
+/// without the formatting machinery.
+pub(crate) fn push_display(out: &mut String, value: &Value) {
+    if let Value::Number(n) = value
+        && let Some(int) = nonzero_int(n)
+    {
+        push_int(out, int);
+        return;
+    }
+    let _ = std::fmt::Write::write_fmt(out, format_args!("{value}"));
+}
+
+/// An integer other than zero, whose digits [`push_int`] writes as its `Display` does (zero
+/// is left to `Display`: read with `arbitrary_precision`, it may have been written `-0`).
+fn nonzero_int(n: &serde_json::Number) -> Option<i128> {
+    let int = n
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))?;
+    (int != 0).then_some(int)
+}
+
 /// [`brief`] of a string, without making a `Value` of it.
 pub(crate) fn brief_str(text: &str) -> String {
+    // A short string is written out whole: its JSON as it is when that is short and plain
+    // (what `brief_json` then returns, without its cut-short writer).
+    if text.len() + 2 <= crate::echo::ECHO_CAP {
+        let mut json = Vec::with_capacity(text.len() + 2);
+        crate::json::escape::write_str(&mut json, text);
+        if let Ok(json) = String::from_utf8(json)
+            && matches!(crate::echo::echo(&json), std::borrow::Cow::Borrowed(_))
+        {
+            return json;
+        }
+    }
     brief_json(text)
 }
 
@@ -131,12 +175,13 @@ pub(crate) fn push_int(out: &mut String, n: i128) {
     out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
-/// "1 character", "2 characters".
-pub(crate) fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
+/// Appends "1 character", "2 characters".
+pub(crate) fn push_count(out: &mut String, n: u64, noun: &str) {
+    push_int(out, i128::from(n));
+    out.push(' ');
+    out.push_str(noun);
+    if n != 1 {
+        out.push('s');
     }
 }
 
@@ -170,6 +215,82 @@ mod tests {
             let mut out = String::new();
             push_int(&mut out, n);
             assert_eq!(out, n.to_string());
+        }
+    }
+
+    /// What [`brief`] wrote before its short cuts: the value's JSON through the cut-short
+    /// writer, shown as an echo.
+    fn brief_by_definition(value: &Value) -> String {
+        match value {
+            Value::Number(n) if n.to_string().len() <= crate::echo::ECHO_CAP => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::Null => "null".to_owned(),
+            _ => brief_json(value),
+        }
+    }
+
+    #[test]
+    fn brief_writes_what_its_definition_writes() {
+        let mut texts: Vec<String> = ["", "r", "y1", "a\"b", "tab\there", "\u{200b}x", "\u{7f}"]
+            .iter()
+            .map(|t| (*t).to_owned())
+            .collect();
+        for len in [56, 57, 58, 59, 60, 61, 300] {
+            texts.push("é".repeat(len));
+            texts.push("x".repeat(len));
+            texts.push(format!("{}\"", "x".repeat(len)));
+        }
+        for text in texts {
+            let value = Value::String(text.clone());
+            assert_eq!(brief(&value), brief_by_definition(&value), "{text:?}");
+            assert_eq!(brief_str(&text), brief_by_definition(&value), "{text:?}");
+        }
+        for n in [0_i64, 1, -1, 11, i64::MIN, i64::MAX] {
+            let value = Value::from(n);
+            assert_eq!(brief(&value), brief_by_definition(&value));
+        }
+        for value in [Value::from(u64::MAX), Value::from(2.5), Value::from(-0.0)] {
+            assert_eq!(brief(&value), brief_by_definition(&value));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn brief_of_any_string_is_its_definition(text in "\\PC{0,70}|[\\x00-\\x7f]{0,70}") {
+            let value = Value::String(text);
+            proptest::prop_assert_eq!(brief(&value), brief_by_definition(&value));
+        }
+    }
+
+    #[test]
+    fn values_are_displayed_as_display_writes_them() {
+        for value in [
+            Value::from(0),
+            Value::from(10),
+            Value::from(-3),
+            Value::from(u64::MAX),
+            Value::from(0.5),
+            Value::from(-0.0),
+            Value::from("x"),
+            Value::Null,
+        ] {
+            let mut out = String::new();
+            push_display(&mut out, &value);
+            assert_eq!(out, value.to_string());
+        }
+    }
+
+    #[test]
+    fn counts_are_worded_by_number() {
+        for (n, expected) in [
+            (0, "0 items"),
+            (1, "1 item"),
+            (2, "2 items"),
+            (u64::MAX, "18446744073709551615 items"),
+        ] {
+            let mut out = String::new();
+            push_count(&mut out, n, "item");
+            assert_eq!(out, expected);
         }
     }
 

@@ -5,7 +5,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::error::FieldError;
-use crate::json::text::{brief, count, cut, escape, join_or, kind_of, type_name, unescape};
+use crate::json::text::{brief, cut, escape, join_or, kind_of, push_count, type_name, unescape};
 use crate::spec::{LengthKind, Side};
 use crate::validate::reader::Inexact;
 
@@ -314,34 +314,40 @@ pub(crate) fn display(value: &impl std::fmt::Display) -> impl FnOnce(&mut String
 
 /// A string with fewer characters than `min` (quoted as `shown`), or a list with fewer items.
 pub(crate) fn too_short(kind: LengthKind, shown: &str, len: u64, min: u64) -> String {
+    let mut out = String::with_capacity(shown.len() + 48);
     match kind {
-        LengthKind::Chars => format!(
-            "{shown} is {}; use at least {}",
-            count(len, "character"),
-            count(min, "character")
-        ),
-        LengthKind::Items => format!(
-            "has {}; send at least {}",
-            count(len, "item"),
-            count(min, "item")
-        ),
+        LengthKind::Chars => {
+            out.push_str(shown);
+            out.push_str(" is ");
+        }
+        LengthKind::Items => out.push_str("has "),
     }
+    push_length(&mut out, kind, len, min, "least");
+    out
 }
 
 /// A string with more characters than `max`, or a list with more items.
 pub(crate) fn too_long(kind: LengthKind, len: u64, max: u64) -> String {
-    match kind {
-        LengthKind::Chars => format!(
-            "is {}; use at most {}",
-            count(len, "character"),
-            count(max, "character")
-        ),
-        LengthKind::Items => format!(
-            "has {}; send at most {}",
-            count(len, "item"),
-            count(max, "item")
-        ),
-    }
+    let mut out = String::with_capacity(48);
+    out.push_str(match kind {
+        LengthKind::Chars => "is ",
+        LengthKind::Items => "has ",
+    });
+    push_length(&mut out, kind, len, max, "most");
+    out
+}
+
+/// "2 characters; use at least 3 characters", "4 items; send at most 3 items".
+fn push_length(out: &mut String, kind: LengthKind, len: u64, bound: u64, side: &str) {
+    let (noun, verb) = match kind {
+        LengthKind::Chars => ("character", "; use at "),
+        LengthKind::Items => ("item", "; send at "),
+    };
+    push_count(out, len, noun);
+    out.push_str(verb);
+    out.push_str(side);
+    out.push(' ');
+    push_count(out, bound, noun);
 }
 
 /// The problems a validator of a parameter's `pattern`/`format` finds in `value`, each at
@@ -450,6 +456,26 @@ fn bound_message(kind: &ValidationErrorKind, instance: &Value) -> Option<String>
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn lengths_are_worded_by_kind_and_number() {
+        assert_eq!(
+            too_short(LengthKind::Chars, "\"r\"", 1, 2),
+            "\"r\" is 1 character; use at least 2 characters"
+        );
+        assert_eq!(
+            too_short(LengthKind::Items, "[]", 0, 1),
+            "has 0 items; send at least 1 item"
+        );
+        assert_eq!(
+            too_long(LengthKind::Chars, 301, 300),
+            "is 301 characters; use at most 300 characters"
+        );
+        assert_eq!(
+            too_long(LengthKind::Items, 2, 1),
+            "has 2 items; send at most 1 item"
+        );
+    }
 
     #[test]
     fn resolves_schema_locations_through_refs() {
