@@ -171,7 +171,14 @@ impl Report {
             };
             out.push(FieldError::new(
                 ["/", &escape(name)].concat(),
-                ["unknown parameter `", &cut(name, 60), "`; ", hint[0], hint[1]].concat(),
+                [
+                    "unknown parameter `",
+                    &cut(name, 60),
+                    "`; ",
+                    hint[0],
+                    hint[1],
+                ]
+                .concat(),
             ));
         }
         out
