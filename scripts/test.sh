@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each step's heading says when it started, in seconds since the run began: where a slow run
+# spent its time.
+step() {
+  printf '== %s (at %d s)\n' "$1" "$SECONDS"
+}
+
 for tool in rustfmt clippy-driver; do
   if ! command -v "$tool" >/dev/null 2>&1 && ! rustup which "$tool" >/dev/null 2>&1; then
     echo "missing $tool: install it with \`rustup component add ${tool%-driver}\`" >&2
@@ -18,7 +24,7 @@ done
 venv=target/oracles/venv
 requirements=tests/oracles/requirements.txt
 if ! cmp -s "$requirements" "$venv/requirements.txt" 2>/dev/null; then
-  echo "== installing the Python oracles into $venv"
+  step "installing the Python oracles into $venv"
   rm -rf "$venv"
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements"
@@ -29,7 +35,7 @@ export TOOLSMITH_ORACLES
 
 # A real Redis for the idempotency tests (they start their own servers on free ports).
 if ! command -v redis-server >/dev/null 2>&1; then
-  echo "== installing redis-server"
+  step "installing redis-server"
   if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi
 fi
 export TOOLSMITH_REQUIRE_REDIS=1
@@ -39,7 +45,7 @@ export TOOLSMITH_REQUIRE_REDIS=1
 oauth=target/oauth
 if ! cmp -s tests/oauth/package-lock.json "$oauth/package-lock.json" 2>/dev/null \
   || [ ! -d "$oauth/node_modules/oauth2-mock-server" ]; then
-  echo "== installing the test authorization server into $oauth"
+  step "installing the test authorization server into $oauth"
   rm -rf "$oauth"
   mkdir -p "$oauth"
   cp tests/oauth/package.json tests/oauth/package-lock.json "$oauth/"
@@ -53,7 +59,7 @@ export TOOLSMITH_REQUIRE_OAUTH=1
 restate=target/restate
 if ! cmp -s tests/restate/package-lock.json "$restate/package-lock.json" 2>/dev/null \
   || [ ! -d "$restate/node_modules/@restatedev/restate-server-linux-x64" ]; then
-  echo "== installing the Restate server into $restate"
+  step "installing the Restate server into $restate"
   rm -rf "$restate"
   mkdir -p "$restate"
   cp tests/restate/package.json tests/restate/package-lock.json "$restate/"
@@ -67,51 +73,52 @@ export TOOLSMITH_REQUIRE_RESTATE=1
 # would double the disk it needs.
 export CARGO_INCREMENTAL=0
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all --check
 
-echo "== cargo clippy"
+step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
-echo "== cargo doc"
+step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
-echo "== each feature set builds without a warning, as a user's build would"
+step "each feature set builds without a warning, as a user's build would"
 for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow restate sandbox otel "testing redis mcp tokens"; do
+  printf '   features "%s" (at %d s)\n' "$features" "$SECONDS"
   out=$(cargo check --lib -p toolsmith --no-default-features --features "$features" --locked --color never 2>&1) || { echo "$out"; exit 1; }
   if grep -q '^warning' <<<"$out"; then
     echo "warnings with features \"$features\":"; echo "$out"; exit 1
   fi
 done
 
-echo "== module layers (no import cycles, every import points down)"
+step "module layers (no import cycles, every import points down)"
 bash scripts/layers.sh
 
 mkdir -p target
 log=target/test-output.log
 : > "$log"
 
-echo "== cargo build --examples (the MCP client test runs the mcp_server example)"
+step "cargo build --examples (the MCP client test runs the mcp_server example)"
 cargo build --workspace --examples --all-features --locked
 
-echo "== cargo test"
+step "cargo test"
 cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
 
-echo "== doc tests"
+step "doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
 
-echo "== the exported bytes with the default features, as recorded with all of them"
+step "the exported bytes with the default features, as recorded with all of them"
 cargo test --locked --test tool_choice 2>&1 | tee -a "$log"
 
-echo "== MCP conformance suite, 2025-11-25 and 2026-07-28 (scripts/conformance.sh)"
+step "MCP conformance suite, 2025-11-25 and 2026-07-28 (scripts/conformance.sh)"
 bash scripts/conformance.sh 2025-11-25 2026-07-28
 
-echo "== benchmarks compile (they are timed by hand: see docs/performance.md)"
+step "benchmarks compile (they are timed by hand: see docs/performance.md)"
 # In the test profile the tests were built in: whether they compile is what CI checks, and an
 # optimized build of every dependency again would add minutes and gigabytes for nothing.
 cargo build --workspace --benches --all-features --locked
 
-echo "== every crate packages and builds from its packaged sources"
+step "every crate packages and builds from its packaged sources"
 # Cargo verifies each package against the others through a temporary local registry, whose
 # sources it unpacks under $CARGO_HOME/registry/src/-<hash>/ and whose builds it keeps in
 # target/debug: both are reused for the same version number, as registry sources never
@@ -122,15 +129,16 @@ rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/toolsmith-* target/package 
 cargo package --workspace --locked
 rm -rf target/package
 
-echo "== fuzz targets compile (they are run by scripts/fuzz.sh)"
+step "fuzz targets compile (they are run by scripts/fuzz.sh)"
 # Not --locked: fuzz/ is its own workspace, and its lock file gains the entries a change to
 # the crates it builds needs (existing versions stay as they are).
 cargo build --manifest-path fuzz/Cargo.toml --bins --target-dir target/fuzz-check
 
-echo "== the load benchmark's baselines compile, rmcp and tower-mcp (run by scripts/bench-fleet.sh)"
+step "the load benchmark's baselines compile, rmcp and tower-mcp (run by scripts/bench-fleet.sh)"
 # Its own workspace too (bench-fleet/), built beside the fuzz targets to share their builds.
 cargo build --manifest-path bench-fleet/Cargo.toml --target-dir target/fuzz-check
 cargo build --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/fuzz-check
 
 # One closing line for the whole run, summed over every test binary and doc-test crate.
 awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"
+step "done"
