@@ -632,6 +632,23 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Box<RawValue>>, D::
     Box::<RawValue>::deserialize(d).map(Some)
 }
 
+impl ToolOutcome {
+    /// Reads an envelope or a kept record from its text, as its `Deserialize` does. A plain
+    /// success as [`to_json`](Self::to_json) writes it (`{"status":"success","data":…}`) is
+    /// its data, read through as one JSON value without building the envelope's fields;
+    /// anything else after the data (another field) is not one value and is read in full.
+    pub(crate) fn from_text(text: &str) -> serde_json::Result<Self> {
+        if let Some(data) = text
+            .strip_prefix(r#"{"status":"success","data":"#)
+            .and_then(|rest| rest.strip_suffix('}'))
+            && let Ok(data) = serde_json::from_str::<Box<RawValue>>(data)
+        {
+            return Ok(Self::Success(data));
+        }
+        serde_json::from_str(text)
+    }
+}
+
 impl<'de> Deserialize<'de> for ToolOutcome {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let mut envelope = Envelope::deserialize(deserializer)?;
@@ -795,5 +812,76 @@ mod tests {
             ))?;
             same_as_serde(&ToolOutcome::Success(data(&text)))?;
         }
+
+        /// `from_text` reads every outcome written, and any text at all, as the outcome's
+        /// reader does.
+        #[test]
+        fn an_envelope_is_read_from_text_as_serde_reads_it(
+            text in "\\PC{0,40}|[\\x00-\\x7f]{0,40}",
+            tail in "\\PC{0,20}|[{}\",:a-z0-9 ]{0,20}",
+        ) {
+            let outcomes = [
+                ToolOutcome::Success(data(&text)),
+                ToolOutcome::Replayed(data(&text)),
+                ToolOutcome::Checked(data(&text), Box::new(OutputNotes {
+                    neutralized: vec![text.clone()],
+                    ..OutputNotes::default()
+                })),
+                ToolOutcome::Error(crate::error::ToolError::new(
+                    crate::error::ErrorCode::NotFound,
+                    text.clone(),
+                )),
+            ];
+            for written in outcomes.iter().map(ToolOutcome::to_record).chain([
+                format!(r#"{{"status":"success","data":{tail}}}"#),
+                format!(r#"{{"status":"success","data":1{tail}}}"#),
+                format!(r#"{{"status":"success","data":"{text}"}}{tail}"#),
+            ]) {
+                same_read(&written)?;
+            }
+        }
+    }
+
+    fn same_read(text: &str) -> Result<(), proptest::test_runner::TestCaseError> {
+        let ours = ToolOutcome::from_text(text).map(|o| o.to_json());
+        let theirs = serde_json::from_str::<ToolOutcome>(text).map(|o| o.to_json());
+        proptest::prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{}", text);
+        if let (Ok(ours), Ok(theirs)) = (ours, theirs) {
+            proptest::prop_assert_eq!(ours, theirs, "{}", text);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_plain_success_is_read_from_text_as_its_data() {
+        for data in [
+            "7",
+            "null",
+            r#""text""#,
+            r#"{"a":"}"}"#,
+            r#"[1,{"a":[]}]"#,
+            r#"{"a":1,"a":2}"#,
+        ] {
+            let text = format!(r#"{{"status":"success","data":{data}}}"#);
+            same_read(&text).unwrap();
+            assert!(
+                matches!(ToolOutcome::from_text(&text), Ok(ToolOutcome::Success(d)) if d.get() == data)
+            );
+        }
+        // Shapes the short cut leaves to the reader: more fields, no data, a broken value.
+        for text in [
+            r#"{"status":"success","data":1,"untrusted":{"source":"web","open_world":true,"notice":"x"}}"#,
+            r#"{"status":"success","data":1,"replayed":true}"#,
+            r#"{"status":"success","data":1,"extra":true}"#,
+            r#"{"status":"success","data":}"#,
+            r#"{"status":"success","data":1}}"#,
+        ] {
+            same_read(text).unwrap();
+        }
+        assert!(matches!(
+            ToolOutcome::from_text(r#"{"status":"success","data":1,"replayed":true}"#),
+            Ok(ToolOutcome::Replayed(_))
+        ));
+        assert!(ToolOutcome::from_text(r#"{"status":"success","data":1,"extra":true}"#).is_err());
     }
 }

@@ -91,7 +91,7 @@ pub(super) fn read_call(kept: &str) -> ToolOutcome {
     let read = serde_json::from_str::<KeptCall>(kept)
         .ok()
         .and_then(|kept| {
-            let outcome = serde_json::from_str::<ToolOutcome>(kept.outcome.get()).ok()?;
+            let outcome = ToolOutcome::from_text(kept.outcome.get()).ok()?;
             Some(match (outcome, kept.awaited) {
                 (ToolOutcome::Error(err), Some(awaited)) => {
                     ToolOutcome::Error(err.with_awaited(awaited))

@@ -26,17 +26,11 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 pub(crate) fn brief(value: &Value) -> String {
     // A number or a literal is plain ASCII: its JSON as it is, when short enough (a number
     // read with serde_json's `arbitrary_precision` can be long).
-    if let Value::Number(n) = value
-        && let Some(int) = nonzero_int(n)
-    {
-        let mut text = String::with_capacity(20);
-        push_int(&mut text, int);
-        return text;
-    }
     match value {
         Value::String(text) => return brief_str(text),
-        Value::Number(n) => {
-            let text = n.to_string();
+        Value::Number(_) => {
+            let mut text = String::with_capacity(20);
+            push_display(&mut text, value);
             if text.len() <= crate::echo::ECHO_CAP {
                 return text;
             }

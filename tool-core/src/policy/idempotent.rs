@@ -208,17 +208,7 @@ impl Idempotent {
 /// as it was. A result with a view of its own keeps its value and artifacts, and its view is
 /// replayed.
 fn replay(envelope: &str) -> ToolOutcome {
-    // A plain success, as `to_json` writes it, is its data: one JSON value, taken as it is
-    // once read through (anything after the value, such as another field, is not one value
-    // and is read below with the rest).
-    if let Some(data) = envelope
-        .strip_prefix(r#"{"status":"success","data":"#)
-        .and_then(|rest| rest.strip_suffix('}'))
-        && let Ok(data) = serde_json::from_str::<Box<serde_json::value::RawValue>>(data)
-    {
-        return ToolOutcome::Replayed(data);
-    }
-    match serde_json::from_str::<ToolOutcome>(envelope) {
+    match ToolOutcome::from_text(envelope) {
         Ok(ToolOutcome::Viewed(mut viewed)) => {
             viewed.view = replayed(viewed.view);
             ToolOutcome::Viewed(viewed)
@@ -247,68 +237,21 @@ fn replayed(outcome: ToolOutcome) -> ToolOutcome {
 
 #[cfg(test)]
 mod tests {
-    use super::{replay, replayed};
+    use super::replay;
     use crate::outcome::ToolOutcome;
 
-    /// What a replay reads, through the outcome's own reader only.
-    fn replay_by_definition(envelope: &str) -> String {
-        serde_json::from_str::<ToolOutcome>(envelope)
-            .map(replayed)
-            .map_or_else(|err| format!("error: {err}"), |o| o.to_json())
-    }
-
     #[test]
-    fn a_plain_success_replays_as_the_outcome_reader_reads_it() {
-        let data = [
-            "7",
-            "null",
-            r#""text""#,
-            r#"{"id":1,"title":"Printer on fire"}"#,
-            r#"[1,{"a":[]}]"#,
-            r#"{"a":1,"a":2}"#,
-            r#"{"a":"}"}"#,
-        ];
-        for data in data {
-            let envelope = format!(r#"{{"status":"success","data":{data}}}"#);
-            assert_eq!(replay(&envelope).to_json(), replay_by_definition(&envelope));
-            assert!(matches!(replay(&envelope), ToolOutcome::Replayed(_)));
-        }
-        // Shapes the short cut must leave to the reader: more fields, no data, a broken value.
-        for envelope in [
-            r#"{"status":"success","data":1,"untrusted":true}"#,
-            r#"{"status":"success","data":{"a":1},"degraded":{"reason":"cache"}}"#,
-            r#"{"status":"success","data":1,"replayed":true}"#,
-            r#"{"status":"success","data":}"#,
-            r#"{"status":"success","data":1}}"#,
-            r#"{"status":"error","error":{"code":"internal","message":"x","retryable":false,"human_review":false}}"#,
-        ] {
-            let ours = replay(envelope);
-            let theirs = replay_by_definition(envelope);
-            if theirs.starts_with("error: ") {
-                assert!(!ours.is_success(), "{envelope}");
-            } else {
-                assert_eq!(ours.to_json(), theirs, "{envelope}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_outcome_written_replays_as_the_outcome_reader_reads_it() {
-        let outcomes = [
-            ToolOutcome::success(&serde_json::json!({"id": 3, "title": "x"})).unwrap(),
-            ToolOutcome::success(&"a \"quoted\" }").unwrap(),
-            ToolOutcome::Error(crate::error::ToolError::new(
-                crate::error::ErrorCode::NotFound,
-                "no such ticket",
-            )),
-        ];
-        for outcome in outcomes {
-            let record = outcome.to_record();
-            assert_eq!(
-                replay(&record).to_json(),
-                replay_by_definition(&record),
-                "{record}"
-            );
-        }
+    fn a_kept_outcome_replays_as_it_was_with_success_marked() {
+        let success = ToolOutcome::success(&serde_json::json!({"id": 3, "title": "x"})).unwrap();
+        let replay_of_success = replay(&success.to_record());
+        assert!(
+            matches!(&replay_of_success, ToolOutcome::Replayed(d) if d.get() == r#"{"id":3,"title":"x"}"#)
+        );
+        let error = ToolOutcome::Error(crate::error::ToolError::new(
+            crate::error::ErrorCode::NotFound,
+            "no such ticket",
+        ));
+        assert_eq!(replay(&error.to_record()).to_json(), error.to_json());
+        assert!(!replay(r#"{"status":"success","data":}"#).is_success());
     }
 }

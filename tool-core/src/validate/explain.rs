@@ -5,7 +5,9 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;
 
 use crate::error::FieldError;
-use crate::json::text::{brief, cut, escape, join_or, kind_of, push_count, type_name, unescape};
+use crate::json::text::{
+    brief, cut, escape, join_or, kind_of, push_count, push_display, type_name, unescape,
+};
 use crate::spec::{LengthKind, Side};
 use crate::validate::reader::Inexact;
 
@@ -305,11 +307,9 @@ pub(crate) fn out_of_range(shown: &str, side: Side, limit: impl FnOnce(&mut Stri
     message
 }
 
-/// Writes `value` as its `Display` does, for [`out_of_range`].
-pub(crate) fn display(value: &impl std::fmt::Display) -> impl FnOnce(&mut String) + '_ {
-    move |out| {
-        let _ = std::fmt::Write::write_fmt(out, format_args!("{value}"));
-    }
+/// Writes a schema's limit as its `Display` does, for [`out_of_range`].
+pub(crate) fn display(limit: &Value) -> impl FnOnce(&mut String) + '_ {
+    move |out| push_display(out, limit)
 }
 
 /// A string with fewer characters than `min` (quoted as `shown`), or a list with fewer items.

@@ -17,9 +17,9 @@ use serde_json::{Map, Value};
 
 use crate::error::FieldError;
 use crate::json::number::compare_json_numbers;
-use crate::json::text::{brief, cut, escape, join_or, kind_of, push_display, type_name};
+use crate::json::text::{brief, cut, escape, join_or, kind_of, type_name};
 use crate::spec::{LengthKind, Side};
-use crate::validate::explain::{describe_text, out_of_range, too_long, too_short};
+use crate::validate::explain::{describe_text, display, out_of_range, too_long, too_short};
 
 /// Root keywords a reportable schema may have besides its properties.
 const ROOT_KEYS: &[&str] = &[
@@ -164,22 +164,24 @@ impl Report {
             }
         }
         for name in unknown {
-            let hint: [&str; 2] = if self.params.is_empty() {
-                ["this object takes no parameters; remove it", ""]
-            } else {
-                ["remove it; the known parameters are ", &self.known]
-            };
-            out.push(FieldError::new(
-                ["/", &escape(name)].concat(),
+            let shown = cut(name, 60);
+            let message = if self.params.is_empty() {
                 [
                     "unknown parameter `",
-                    &cut(name, 60),
-                    "`; ",
-                    hint[0],
-                    hint[1],
+                    &shown,
+                    "`; this object takes no parameters; remove it",
                 ]
-                .concat(),
-            ));
+                .concat()
+            } else {
+                [
+                    "unknown parameter `",
+                    &shown,
+                    "`; remove it; the known parameters are ",
+                    &self.known,
+                ]
+                .concat()
+            };
+            out.push(FieldError::new(["/", &escape(name)].concat(), message));
         }
         out
     }
@@ -455,24 +457,16 @@ impl Keyword {
                 )
             }
             Self::Minimum(limit) if bound(limit, &[Less]) => {
-                out_of_range(&brief(value), Side::Min, |out: &mut String| {
-                    push_display(out, limit)
-                })
+                out_of_range(&brief(value), Side::Min, display(limit))
             }
             Self::Maximum(limit) if bound(limit, &[Greater]) => {
-                out_of_range(&brief(value), Side::Max, |out: &mut String| {
-                    push_display(out, limit)
-                })
+                out_of_range(&brief(value), Side::Max, display(limit))
             }
             Self::ExclusiveMinimum(limit) if bound(limit, &[Less, Equal]) => {
-                out_of_range(&brief(value), Side::ExclusiveMin, |out: &mut String| {
-                    push_display(out, limit)
-                })
+                out_of_range(&brief(value), Side::ExclusiveMin, display(limit))
             }
             Self::ExclusiveMaximum(limit) if bound(limit, &[Greater, Equal]) => {
-                out_of_range(&brief(value), Side::ExclusiveMax, |out: &mut String| {
-                    push_display(out, limit)
-                })
+                out_of_range(&brief(value), Side::ExclusiveMax, display(limit))
             }
             Self::MinLength(min) if bytes >= min.saturating_mul(4) => return,
             Self::MaxLength(max) if bytes <= *max => return,
