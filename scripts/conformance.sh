@@ -29,8 +29,14 @@ if ! cmp -s scripts/conformance/package-lock.json "$dir/package-lock.json" 2>/de
 fi
 export PATH="$(pwd)/$dir/node_modules/.bin:$PATH"
 
-cargo build --example mcp_conformance --features mcp --locked
-cargo build --example mcp_conformance_client --features mcp-client --locked
+# Each example built with the one feature it needs; with TOOLSMITH_CONFORMANCE_ALL_FEATURES=1
+# (scripts/test.sh), both as its examples step built every example, with all the features.
+if [ -n "${TOOLSMITH_CONFORMANCE_ALL_FEATURES:-}" ]; then
+  cargo build --example mcp_conformance --example mcp_conformance_client --all-features --locked
+else
+  cargo build --example mcp_conformance --features mcp --locked
+  cargo build --example mcp_conformance_client --features mcp-client --locked
+fi
 out=$(mktemp)
 target/debug/examples/mcp_conformance 127.0.0.1:0 >"$out" &
 server=$!

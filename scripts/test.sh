@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: formatting, lints, every test and doc test.
-# Needs the Rust toolchain (cargo, rustfmt, clippy), python3, node and npm; installs the Python
+# Needs the Rust toolchain (cargo, rustfmt, clippy; cargo-nextest where it is installed, which
+# runs the tests side by side), python3, node and npm; installs the Python
 # oracles into target/oracles/ from PyPI, redis-server from Debian, an OAuth authorization server
 # into target/oauth/, a Restate server into target/restate/ and Node 22 with the MCP conformance
 # suite into target/conformance/ from npm on first run. Run from anywhere in the checkout.
@@ -102,7 +103,15 @@ step "cargo build --examples (the MCP client test runs the mcp_server example)"
 cargo build --workspace --examples --all-features --locked
 
 step "cargo test"
-cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
+if cargo nextest --version >/dev/null 2>&1; then
+  # Test binaries side by side, the slowest tests first (.config/nextest.toml); the benches
+  # (criterion's own harness, each benchmark run once as a test) after them.
+  cargo nextest run --profile ci --workspace --lib --bins --tests --examples --all-features \
+    --locked 2>&1 | tee -a "$log"
+  cargo test --workspace --benches --all-features --locked 2>&1 | tee -a "$log"
+else
+  cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
+fi
 
 step "doc tests"
 cargo test --workspace --doc --all-features --locked 2>&1 | tee -a "$log"
@@ -111,7 +120,7 @@ step "the exported bytes with the default features, as recorded with all of them
 cargo test --locked --test tool_choice 2>&1 | tee -a "$log"
 
 step "MCP conformance suite, 2025-11-25 and 2026-07-28 (scripts/conformance.sh)"
-bash scripts/conformance.sh 2025-11-25 2026-07-28
+TOOLSMITH_CONFORMANCE_ALL_FEATURES=1 bash scripts/conformance.sh 2025-11-25 2026-07-28
 
 step "benchmarks compile (they are timed by hand: see docs/performance.md)"
 # In the test profile the tests were built in: whether they compile is what CI checks, and an
@@ -132,13 +141,17 @@ rm -rf target/package
 step "fuzz targets compile (they are run by scripts/fuzz.sh)"
 # Not --locked: fuzz/ is its own workspace, and its lock file gains the entries a change to
 # the crates it builds needs (existing versions stay as they are).
-cargo build --manifest-path fuzz/Cargo.toml --bins --target-dir target/fuzz-check
+cargo check --manifest-path fuzz/Cargo.toml --bins --target-dir target/fuzz-check
 
 step "the load benchmark's baselines compile, rmcp and tower-mcp (run by scripts/bench-fleet.sh)"
 # Its own workspace too (bench-fleet/), built beside the fuzz targets to share their builds.
-cargo build --manifest-path bench-fleet/Cargo.toml --target-dir target/fuzz-check
-cargo build --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/fuzz-check
+cargo check --manifest-path bench-fleet/Cargo.toml --target-dir target/fuzz-check
+cargo check --manifest-path bench-fleet/tower-mcp/Cargo.toml --target-dir target/fuzz-check
 
-# One closing line for the whole run, summed over every test binary and doc-test crate.
-awk '/^test result:/ { passed += $4; failed += $6 } END { printf "%d passed, %d failed\n", passed, failed }' "$log"
+# One closing line for the whole run, summed over every test binary and doc-test crate:
+# `cargo test` closes each binary with a `test result:` line, nextest the whole run with a
+# `Summary` line (`N tests run: N passed, M failed, K skipped`).
+awk '/^test result:/ { passed += $4; failed += $6 }
+  /^ *Summary \[/ { for (i = 1; i < NF; i++) { if ($(i + 1) ~ /^passed/) passed += $i; if ($(i + 1) ~ /^failed/) failed += $i } }
+  END { printf "%d passed, %d failed\n", passed, failed }' "$log"
 step "done"
