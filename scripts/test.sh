@@ -83,6 +83,26 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 step "cargo doc"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features --locked
 
+mkdir -p target
+log=target/test-output.log
+: > "$log"
+
+step "cargo build --examples (the MCP client test runs the mcp_server example)"
+cargo build --workspace --examples --all-features --locked
+
+# With cargo-nextest, tests run side by side (.config/nextest.toml), and the compile-fail and
+# compile-pass cases (tests/ui.rs) start now, in the background: trybuild builds a crate of
+# its own with every dependency, minutes of compiling that fill the cores the feature-set
+# checks below leave idle.
+ui=
+if cargo nextest --version >/dev/null 2>&1; then
+  step "the compile-fail and compile-pass cases, in the background"
+  ui_log=target/test-output-ui.log
+  cargo nextest run --profile ci --all-features --locked --test ui >"$ui_log" 2>&1 &
+  ui=$!
+  trap '[ -z "$ui" ] || kill "$ui" 2>/dev/null || true' EXIT
+fi
+
 step "each feature set builds without a warning, as a user's build would"
 for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai anyhow restate sandbox otel "testing redis mcp tokens"; do
   printf '   features "%s" (at %d s)\n' "$features" "$SECONDS"
@@ -95,20 +115,19 @@ done
 step "module layers (no import cycles, every import points down)"
 bash scripts/layers.sh
 
-mkdir -p target
-log=target/test-output.log
-: > "$log"
-
-step "cargo build --examples (the MCP client test runs the mcp_server example)"
-cargo build --workspace --examples --all-features --locked
-
 step "cargo test"
-if cargo nextest --version >/dev/null 2>&1; then
-  # Test binaries side by side, the slowest tests first (.config/nextest.toml); the benches
-  # (criterion's own harness, each benchmark run once as a test) after them.
+if [ -n "$ui" ]; then
+  # The slowest tests first; the benches (criterion's own harness, each benchmark run once
+  # as a test) after them.
   cargo nextest run --profile ci --workspace --lib --bins --tests --examples --all-features \
-    --locked 2>&1 | tee -a "$log"
+    --locked -E 'not binary(ui)' 2>&1 | tee -a "$log"
   cargo test --workspace --benches --all-features --locked 2>&1 | tee -a "$log"
+  step "the compile-fail and compile-pass cases, finished"
+  status=0
+  wait "$ui" || status=$?
+  ui=
+  tee -a "$log" <"$ui_log"
+  [ "$status" = 0 ] || exit "$status"
 else
   cargo test --workspace --all-targets --all-features --locked 2>&1 | tee -a "$log"
 fi

@@ -1079,7 +1079,9 @@ async fn mcp_requests_and_sessions_record_the_conventions_duration_metrics() {
     meters();
     let http = toolsmith::mcp::McpServer::new(Toolbox::new().with(GetWeather))
         .with_http(toolsmith::mcp::HttpOptions {
-            session_idle_timeout: std::time::Duration::from_millis(300),
+            // Short, so that the server's session ends soon after the toolset is gone, yet
+            // long enough for a client on a loaded machine to finish its handshake.
+            session_idle_timeout: std::time::Duration::from_secs(3),
             ..Default::default()
         })
         .bind_http("127.0.0.1:0")
@@ -1109,7 +1111,7 @@ async fn mcp_requests_and_sessions_record_the_conventions_duration_metrics() {
         "mcp.server.session.duration",
     ];
     let mut counts = BTreeMap::new();
-    for _ in 0..100 {
+    for _ in 0..200 {
         counts = checked_metrics(&registry);
         if wanted.iter().all(|m| counts.contains_key(*m)) {
             break;
