@@ -323,6 +323,12 @@ fn matrix_of(flavor: Flavor, points: &'static [&'static str], runs: u64) {
         let expected: BTreeSet<&String> = base.decided.iter().collect();
         row.lost += expected.difference(&asked).count();
         row.same_answer += usize::from(run.answer == base.answer);
+        if run.answer != base.answer {
+            eprintln!(
+                "{id}, killed at {point}: answered {:?}, uninterrupted {:?}",
+                run.answer, base.answer
+            );
+        }
     }
     let total = matrix::report(&rows, points);
     let processes: usize = crashed.iter().map(|(.., r)| r.processes).sum();

@@ -304,6 +304,12 @@ fn runs_on_restate_killed_at_every_step_boundary_finish_as_if_never_killed() {
         // is no loss, since the call was listed and the run went on only with its decision.
         row.lost += base.shown.difference(&run.shown).count();
         row.same_answer += usize::from(run.answer == base.answer);
+        if run.answer != base.answer {
+            eprintln!(
+                "{id}, killed at {point}: answered {:?}, uninterrupted {:?}",
+                run.answer, base.answer
+            );
+        }
     }
     let total = matrix::report(&rows, &POINTS);
     let processes: usize = crashed.iter().map(|(.., r)| r.processes).sum();

@@ -2,6 +2,8 @@
 //!
 //! The expected output was recorded with rustc 1.95; other compilers word diagnostics
 //! differently, so the comparison runs only there (regenerate with `TRYBUILD=overwrite`).
+//! The expected errors are the same with the default features and with every feature;
+//! `scripts/test.sh` runs the cases with the default features, as a user's crate builds.
 
 #[test]
 fn ui() {
