@@ -251,7 +251,21 @@ fn demo() -> Result<(), String> {
                 "this example needs redis-server on the PATH (apt-get install redis-server): {e}"
             )
         })?;
-    std::thread::sleep(Duration::from_millis(300));
+    // Ready when it takes a connection (up to 10 s, on a busy machine).
+    let ready = (0..200).any(|_| {
+        let open = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        if !open {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        open
+    });
+    if !ready {
+        let _ = redis.kill();
+        let _ = redis.wait();
+        return Err(format!(
+            "redis-server did not listen on port {port} within 10 s"
+        ));
+    }
     let url = format!("redis://127.0.0.1:{port}/");
     let dir = std::env::temp_dir().join(format!("toolsmith-durable-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
