@@ -122,7 +122,7 @@ if [ -n "$ui" ]; then
   # as a test) after them.
   cargo nextest run --profile ci --workspace --lib --bins --tests --examples --all-features \
     --locked -E 'not binary(ui)' 2>&1 | tee -a "$log"
-  cargo test --workspace --benches --all-features --locked 2>&1 | tee -a "$log"
+  cargo test --workspace --bench '*' --all-features --locked 2>&1 | tee -a "$log"
   step "the compile-fail and compile-pass cases, finished"
   status=0
   wait "$ui" || status=$?
