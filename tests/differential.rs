@@ -88,13 +88,18 @@ fn runtime_agrees_with_an_independent_validator() {
             };
             let expected = common::accepts(&oracles[index], &doc);
             let text = doc.to_string();
-            for (form, outcome) in [
-                (
-                    "text",
-                    rt.block_on(toolbox.call(def.name(), text.as_str(), &ctx)),
-                ),
-                ("value", rt.block_on(toolbox.call(def.name(), &doc, &ctx))),
-            ] {
+            let as_text = rt.block_on(toolbox.call(def.name(), text.as_str(), &ctx));
+            let as_value = rt.block_on(toolbox.call(def.name(), &doc, &ctx));
+            // Text is explained while it is read, a parsed value from the value: the same
+            // problems, in the same order, in the same words.
+            prop_assert_eq!(
+                as_text.to_json(),
+                as_value.to_json(),
+                "tool `{}` explains {} one way as text and another as a value",
+                def.name(),
+                text
+            );
+            for (form, outcome) in [("text", as_text), ("value", as_value)] {
                 prop_assert_eq!(
                     outcome.is_success(),
                     expected,

@@ -206,8 +206,8 @@ pub fn parse_arguments<A: DeserializeOwned>(
 ) -> Result<A, ToolError> {
     let limits = limits_for(def, Some(ctx));
     let read = match typed_input(def, &arguments, limits) {
-        Some(Typed::Text(text)) => Some(strict::from_str::<A>(text, limits)),
-        Some(Typed::Value(value)) => Some(strict::from_value::<A>(value, limits)),
+        Some(Typed::Text(text)) => Some(strict::from_str::<A>(text, limits, true)),
+        Some(Typed::Value(value)) => Some(strict::from_value::<A>(value, limits, true)),
         None => None,
     };
     if let Some(Ok(args)) = read {
@@ -224,7 +224,7 @@ pub fn parse_arguments<A: DeserializeOwned>(
         def,
         &arguments,
         limits,
-        &mut |value| match strict::from_value::<A>(value, limits) {
+        &mut |value| match strict::from_value::<A>(value, limits, false) {
             Ok(args) => {
                 let mut findings = Findings::new(&def.compiled);
                 check(&args, &mut findings);
@@ -274,6 +274,21 @@ fn explain_refusal(
     limits: &InputLimits,
     read: &mut dyn FnMut(&Value) -> Read,
 ) -> Result<(), ToolError> {
+    // Text the direct reporter can explain is explained while it is read, one member at a
+    // time, without the object being built: the usual refusal.
+    if let Some(report) = def.report()
+        && let Some(text) = arguments_text(arguments)
+    {
+        let mut members = report.members();
+        if reader::read_members(text, limits, &mut |key, value| {
+            members.member(Cow::Owned(key), &value)
+        }) {
+            let fields = members.finish();
+            if !fields.is_empty() {
+                return Err(invalid(def, fields));
+            }
+        }
+    }
     let document = document(def, arguments, limits)?;
     explain_value(def, &document.value)?;
     match read(&document.value) {
@@ -287,6 +302,14 @@ fn explain_refusal(
                 Err(invalid(def, fields))
             }
         }
+    }
+}
+
+/// The arguments as text, when they came as text (a transport's, or a provider's string).
+fn arguments_text<'a>(arguments: &'a Arguments<'_>) -> Option<&'a str> {
+    match arguments {
+        Arguments::Text(text) => Some(text),
+        Arguments::Value(value) => value.as_str(),
     }
 }
 

@@ -110,6 +110,70 @@ pub(crate) fn read(text: &str, limits: &InputLimits) -> Result<Read, Refusal> {
     Ok(Read { value, inexact })
 }
 
+/// Reads `text`, one JSON object, under `limits`, handing each of its members to `member` as
+/// it is read instead of building the object; `member` answers `false` for a key the object
+/// already had. `false` when the text is anything else, or anything the whole read
+/// ([`read`]) would refuse, change or list could be in it: not JSON, past a limit, a key
+/// repeated, a number written as a float (whose exact value [`read`] looks at in its text).
+/// The members handed on before then are to be forgotten.
+pub(crate) fn read_members(
+    text: &str,
+    limits: &InputLimits,
+    member: &mut dyn FnMut(String, Value) -> bool,
+) -> bool {
+    if limits.too_long(text.len()) || !text.starts_with('{') {
+        return false;
+    }
+    let state = State::new(limits, false);
+    let mut de = serde_json::Deserializer::from_str(text);
+    Root(&state, member).deserialize(&mut de).is_ok() && de.end().is_ok()
+}
+
+/// The object [`read_members`] reads.
+struct Root<'s, 'l, 'm>(&'s State<'l>, &'m mut dyn FnMut(String, Value) -> bool);
+
+impl<'de> DeserializeSeed<'de> for Root<'_, '_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        let state = self.0;
+        // The object is a value, as in `Node`.
+        state.nodes.set(1);
+        if state.limits.max_nodes == 0 || state.limits.max_depth == 0 {
+            return Err(de::Error::custom("past a limit"));
+        }
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Root<'_, '_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let Root(state, member) = self;
+        let mut count = 0;
+        while let Some(key) = map.next_key::<String>()? {
+            if count >= state.limits.max_members {
+                return Err(de::Error::custom("past a limit"));
+            }
+            count += 1;
+            // A step of the path, so that the depth of what the member holds counts from one.
+            state.path.borrow_mut().push(Seg::Index(0));
+            let value = map.next_value_seed(Node(state));
+            state.path.borrow_mut().pop();
+            let value = value?;
+            if !state.floats.borrow().is_empty() || !member(key, value) {
+                return Err(de::Error::custom("read whole"));
+            }
+        }
+        Ok(())
+    }
+}
+
 fn inexact_at(path: &[Seg], literal: &str) -> Inexact {
     Inexact {
         pointer: pointer_of(path),
@@ -493,6 +557,64 @@ mod tests {
                 ("/b/0", "1.00000000000000000001")
             ]
         );
+    }
+
+    /// The members `read_members` hands on, or `None` where the whole read must decide.
+    fn members(text: &str, limits: &InputLimits) -> Option<Vec<(String, Value)>> {
+        let mut seen: Vec<(String, Value)> = Vec::new();
+        read_members(text, limits, &mut |key, value| {
+            if seen.iter().any(|(k, _)| *k == key) {
+                return false;
+            }
+            seen.push((key, value));
+            true
+        })
+        .then_some(seen)
+    }
+
+    #[test]
+    fn members_are_handed_on_only_where_the_whole_read_agrees() {
+        let limits = InputLimits::DEFAULT;
+        let text = r#"{"a": "x", "b": [1, {"c": null}], "d": 5}"#;
+        let read_whole = read(text, &limits).unwrap().value;
+        let handed: Map<String, Value> = members(text, &limits).unwrap().into_iter().collect();
+        assert_eq!(Value::Object(handed), read_whole);
+        assert_eq!(members("{}", &limits), Some(Vec::new()));
+        // What the whole read refuses, changes or lists.
+        for text in [
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": {"x": 1, "x": 2}}"#,
+            r#"{"a": 5.0}"#,
+            r#"{"a": [1e400]}"#,
+            r#"{"a": 1"#,
+            r#"{"a": 1} x"#,
+            r#""{\"a\": 1}""#,
+            "[1]",
+            " {}",
+        ] {
+            assert_eq!(members(text, &limits), None, "{text}");
+        }
+        // The limits, counted as the whole read counts them.
+        for limits in [
+            InputLimits::DEFAULT.with_max_members(2),
+            InputLimits::DEFAULT.with_max_depth(2),
+            InputLimits::DEFAULT.with_max_nodes(4),
+            InputLimits::DEFAULT.with_max_items(1),
+        ] {
+            for text in [
+                r#"{"a": 1, "b": 2}"#,
+                r#"{"a": 1, "b": 2, "c": 3}"#,
+                r#"{"a": [1]}"#,
+                r#"{"a": [[1]]}"#,
+                r#"{"a": [1, 2]}"#,
+            ] {
+                assert_eq!(
+                    members(text, &limits).is_some(),
+                    read(text, &limits).is_ok(),
+                    "{text} under {limits:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! tool on the validator path. The reporter only explains a refusal; when it finds nothing,
 //! the validator decides. `tests/differential.rs` checks that both paths list the same problems.
 
+use std::borrow::Cow;
+
 use jsonschema::Validator;
 use serde_json::{Map, Value};
 
@@ -134,27 +136,89 @@ impl Report {
     /// Every problem with the arguments object `map`, in document order. Empty when the
     /// reporter sees none (the validator then decides).
     pub(crate) fn check(&self, map: &Map<String, Value>) -> Vec<FieldError> {
-        let mut out = Vec::new();
-        // Which of the first 64 parameters were given, a bit each; past them, the map is asked.
-        let mut seen = 0_u64;
-        let mut unknown = Vec::new();
+        let mut members = self.members();
         for (key, value) in map {
-            match self.params.iter().position(|p| p.name == *key) {
-                Some(i) => {
-                    if i < 64 {
-                        seen |= 1 << i;
-                    }
-                    let param = &self.params[i];
-                    param.leaf.check(&param.pointer, value, &mut out);
+            // A map holds each key once.
+            members.member(Cow::Borrowed(key), value);
+        }
+        members.finish()
+    }
+
+    /// A check of an arguments object fed one member at a time, as a reader meets them: the
+    /// same problems, in the same order, as [`check`](Self::check) of the whole object,
+    /// without the object being built.
+    pub(crate) fn members(&self) -> Members<'_, '_> {
+        Members {
+            report: self,
+            out: Vec::new(),
+            seen: 0,
+            seen_past: Vec::new(),
+            unknown: Vec::new(),
+        }
+    }
+}
+
+/// A [`Report`]'s check, fed one member at a time ([`Report::members`]).
+pub(crate) struct Members<'r, 'k> {
+    report: &'r Report,
+    out: Vec<FieldError>,
+    /// Which of the first 64 parameters were given, a bit each.
+    seen: u64,
+    /// Which parameters past the 64th were given.
+    seen_past: Vec<usize>,
+    /// The keys no parameter has, in document order.
+    unknown: Vec<Cow<'k, str>>,
+}
+
+impl<'k> Members<'_, 'k> {
+    /// Checks the member `key` of the object. `false` when the object already had `key`
+    /// (nothing is checked then: a repeated key is a refusal of its own, not explained here).
+    pub(crate) fn member(&mut self, key: Cow<'k, str>, value: &Value) -> bool {
+        let params = &self.report.params;
+        match params.iter().position(|p| p.name == *key) {
+            Some(i) => {
+                let given = if i < 64 {
+                    let bit = 1_u64 << i;
+                    let given = self.seen & bit != 0;
+                    self.seen |= bit;
+                    given
+                } else if self.seen_past.contains(&i) {
+                    true
+                } else {
+                    self.seen_past.push(i);
+                    false
+                };
+                if given {
+                    return false;
                 }
-                None => unknown.push(key.as_str()),
+                let param = &params[i];
+                param.leaf.check(&param.pointer, value, &mut self.out);
+            }
+            None => {
+                if self.unknown.contains(&key) {
+                    return false;
+                }
+                self.unknown.push(key);
             }
         }
-        for (i, param) in self.params.iter().enumerate() {
+        true
+    }
+
+    /// Every problem found: each member's, then the required parameters missing, then the
+    /// unknown keys.
+    pub(crate) fn finish(self) -> Vec<FieldError> {
+        let Self {
+            report,
+            mut out,
+            seen,
+            seen_past,
+            unknown,
+        } = self;
+        for (i, param) in report.params.iter().enumerate() {
             let given = if i < 64 {
                 seen & (1 << i) != 0
             } else {
-                map.contains_key(&param.name)
+                seen_past.contains(&i)
             };
             if param.required && !given {
                 out.push(FieldError::new(
@@ -164,8 +228,8 @@ impl Report {
             }
         }
         for name in unknown {
-            let shown = cut(name, 60);
-            let message = if self.params.is_empty() {
+            let shown = cut(&name, 60);
+            let message = if report.params.is_empty() {
                 [
                     "unknown parameter `",
                     &shown,
@@ -177,11 +241,11 @@ impl Report {
                     "unknown parameter `",
                     &shown,
                     "`; remove it; the known parameters are ",
-                    &self.known,
+                    &report.known,
                 ]
                 .concat()
             };
-            out.push(FieldError::new(["/", &escape(name)].concat(), message));
+            out.push(FieldError::new(["/", &escape(&name)].concat(), message));
         }
         out
     }

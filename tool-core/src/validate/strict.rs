@@ -35,15 +35,19 @@ pub(crate) struct Guard {
     depth: Cell<usize>,
     /// Whether keys are checked for repeats (text; a parsed value cannot repeat a key).
     track_keys: bool,
+    /// Whether only the answer matters, not why: serde's words for a refusal are then not
+    /// written where they cost most (a name no variant of an enum has).
+    quiet: bool,
 }
 
 impl Guard {
-    pub(crate) fn new(limits: &InputLimits, track_keys: bool) -> Self {
+    pub(crate) fn new(limits: &InputLimits, track_keys: bool, quiet: bool) -> Self {
         Self {
             limits: *limits,
             nodes: Cell::new(0),
             depth: Cell::new(0),
             track_keys,
+            quiet,
         }
     }
 
@@ -672,6 +676,7 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<'_, A> {
 }
 
 /// Reads an externally tagged enum: a string for a unit variant, or an object with one key.
+/// Reads an enum in the forms the schema lists.
 struct EnumVisitor<'g, V>(V, &'g Guard);
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<'_, V> {
@@ -682,15 +687,33 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<'_, V> {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        if self.1.quiet {
+            return quietly(
+                self.0
+                    .visit_enum(IntoDeserializer::<Quiet>::into_deserializer(v)),
+            );
+        }
         self.0.visit_enum(v.into_deserializer())
     }
 
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        if self.1.quiet {
+            return quietly(
+                self.0
+                    .visit_enum(de::value::BorrowedStrDeserializer::<Quiet>::new(v)),
+            );
+        }
         self.0
             .visit_enum(de::value::BorrowedStrDeserializer::new(v))
     }
 
     fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        if self.1.quiet {
+            return quietly(
+                self.0
+                    .visit_enum(IntoDeserializer::<Quiet>::into_deserializer(v)),
+            );
+        }
         self.0.visit_enum(v.into_deserializer())
     }
 
@@ -700,6 +723,33 @@ impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<'_, V> {
         let out = self.0.visit_enum(MapEnum(map, guard));
         guard.leave();
         out
+    }
+}
+
+/// An enum named by a string, read where only the answer matters. serde's enums refuse a name
+/// no variant has with a message listing every variant, written and then dropped; in a quiet
+/// read the enum's visitor is handed an error type that writes nothing instead. The visitor
+/// still decides (a `#[serde(other)]` variant takes any name), and what it accepts costs the
+/// same.
+fn quietly<T, E: de::Error>(read: Result<T, Quiet>) -> Result<T, E> {
+    read.map_err(|Quiet| E::custom("the enum's value was refused"))
+}
+
+/// A refusal without words, for reads whose error is dropped.
+#[derive(Debug)]
+struct Quiet;
+
+impl fmt::Display for Quiet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("refused")
+    }
+}
+
+impl std::error::Error for Quiet {}
+
+impl de::Error for Quiet {
+    fn custom<T: fmt::Display>(_: T) -> Self {
+        Self
     }
 }
 
@@ -791,12 +841,14 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
 }
 
 /// Deserializes `T` from JSON text through [`Strict`] under `limits`, requiring the whole
-/// text to be consumed. The byte limit is the caller's to check.
+/// text to be consumed. The byte limit is the caller's to check. `quiet` when the caller
+/// drops the error and keeps only that the read failed: some refusals then carry no words.
 pub(crate) fn from_str<T: de::DeserializeOwned>(
     text: &str,
     limits: &InputLimits,
+    quiet: bool,
 ) -> Result<T, serde_json::Error> {
-    let guard = Guard::new(limits, true);
+    let guard = Guard::new(limits, true, quiet);
     guard.node::<serde_json::Error>()?;
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(Strict(&mut de, &guard))?;
@@ -806,12 +858,13 @@ pub(crate) fn from_str<T: de::DeserializeOwned>(
 
 /// Deserializes `T` from a parsed value through [`Strict`]. The value's limits are checked
 /// before (without recursion); here they hold again for values nested in what the struct
-/// reads, at no extra cost.
+/// reads, at no extra cost. `quiet` as for [`from_str`].
 pub(crate) fn from_value<T: de::DeserializeOwned>(
     value: &serde_json::Value,
     limits: &InputLimits,
+    quiet: bool,
 ) -> Result<T, serde_json::Error> {
-    let guard = Guard::new(limits, false);
+    let guard = Guard::new(limits, false, quiet);
     guard.node::<serde_json::Error>()?;
     T::deserialize(Strict(value, &guard))
 }
@@ -825,13 +878,13 @@ mod tests {
     use super::*;
 
     fn from_str<T: de::DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-        super::from_str(text, &InputLimits::DEFAULT)
+        super::from_str(text, &InputLimits::DEFAULT, false)
     }
 
     fn from_value<T: de::DeserializeOwned>(
         value: &serde_json::Value,
     ) -> Result<T, serde_json::Error> {
-        super::from_value(value, &InputLimits::DEFAULT)
+        super::from_value(value, &InputLimits::DEFAULT, false)
     }
 
     #[test]
@@ -857,30 +910,78 @@ mod tests {
     fn skipped_values_count_too() {
         assert!(from_str::<Lenient>(r#"{"a": 1, "b": [1, 2]}"#).is_ok());
         let limits = InputLimits::DEFAULT.with_max_items(2);
-        assert!(super::from_str::<Lenient>(r#"{"a": 1, "b": [1, 2, 3]}"#, &limits).is_err());
+        assert!(super::from_str::<Lenient>(r#"{"a": 1, "b": [1, 2, 3]}"#, &limits, false).is_err());
         assert!(from_str::<Lenient>(r#"{"a": 1, "b": {"x": 1, "x": 2}}"#).is_err());
     }
 
     #[test]
     fn limits_hold_while_reading() {
         let limits = InputLimits::DEFAULT.with_max_items(3);
-        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits).is_ok());
-        assert!(super::from_str::<Vec<u8>>("[1,2,3,4]", &limits).is_err());
+        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits, false).is_ok());
+        assert!(super::from_str::<Vec<u8>>("[1,2,3,4]", &limits, false).is_err());
         let limits = InputLimits::DEFAULT.with_max_depth(2);
-        assert!(super::from_str::<Vec<Vec<u8>>>("[[1]]", &limits).is_ok());
-        assert!(super::from_str::<Vec<Vec<Vec<u8>>>>("[[[1]]]", &limits).is_err());
+        assert!(super::from_str::<Vec<Vec<u8>>>("[[1]]", &limits, false).is_ok());
+        assert!(super::from_str::<Vec<Vec<Vec<u8>>>>("[[[1]]]", &limits, false).is_err());
         let limits = InputLimits::DEFAULT.with_max_nodes(3);
-        assert!(super::from_str::<Vec<u8>>("[1,2]", &limits).is_ok());
-        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits).is_err());
+        assert!(super::from_str::<Vec<u8>>("[1,2]", &limits, false).is_ok());
+        assert!(super::from_str::<Vec<u8>>("[1,2,3]", &limits, false).is_err());
         let limits = InputLimits::DEFAULT.with_max_members(1);
-        assert!(super::from_str::<BTreeMap<String, u8>>(r#"{"a":1,"b":2}"#, &limits).is_err());
+        assert!(
+            super::from_str::<BTreeMap<String, u8>>(r#"{"a":1,"b":2}"#, &limits, false).is_err()
+        );
         assert!(
             super::from_value::<Vec<Vec<Vec<u8>>>>(
                 &serde_json::json!([[[1]]]),
-                &InputLimits::DEFAULT.with_max_depth(2)
+                &InputLimits::DEFAULT.with_max_depth(2),
+                false,
             )
             .is_err()
         );
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Window {
+        Day,
+        Week,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "lowercase")]
+    enum Open {
+        Day,
+        #[serde(other)]
+        Other,
+    }
+
+    #[test]
+    fn a_quiet_read_gives_the_same_answer_without_serde_words() {
+        for quiet in [false, true] {
+            let text = |t: &str| super::from_str::<Window>(t, &InputLimits::DEFAULT, quiet);
+            let value =
+                |t: &str| super::from_value::<Window>(&t.into(), &InputLimits::DEFAULT, quiet);
+            assert_eq!(text(r#""week""#).unwrap(), Window::Week);
+            assert_eq!(value("week").unwrap(), Window::Week);
+            assert!(text(r#""month""#).is_err());
+            assert!(value("month").is_err());
+            assert!(
+                text(r#""We\u0065k""#).is_err(),
+                "an escaped name is read as any other"
+            );
+            assert_eq!(text(r#""we\u0065k""#).unwrap(), Window::Week);
+            // A `#[serde(other)]` variant still takes a name no variant has.
+            let open = |t: &str| super::from_str::<Open>(t, &InputLimits::DEFAULT, quiet);
+            assert_eq!(open(r#""day""#).unwrap(), Open::Day);
+            assert_eq!(open(r#""month""#).unwrap(), Open::Other);
+        }
+        let loud = super::from_str::<Window>(r#""month""#, &InputLimits::DEFAULT, false);
+        assert!(
+            loud.unwrap_err()
+                .to_string()
+                .contains("expected `day` or `week`")
+        );
+        let quiet = super::from_str::<Window>(r#""month""#, &InputLimits::DEFAULT, true);
+        assert!(!quiet.unwrap_err().to_string().contains("expected"));
     }
 
     #[derive(Debug, Deserialize, PartialEq)]
