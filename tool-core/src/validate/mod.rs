@@ -206,8 +206,8 @@ pub fn parse_arguments<A: DeserializeOwned>(
 ) -> Result<A, ToolError> {
     let limits = limits_for(def, Some(ctx));
     let read = match typed_input(def, &arguments, limits) {
-        Some(Typed::Text(text)) => Some(strict::from_str::<A>(text, limits, true)),
-        Some(Typed::Value(value)) => Some(strict::from_value::<A>(value, limits, true)),
+        Some(Typed::Text(text)) => Some(strict::args_from_str::<A>(text, limits, true)),
+        Some(Typed::Value(value)) => Some(strict::args_from_value::<A>(value, limits, true)),
         None => None,
     };
     if let Some(Ok(args)) = read {
@@ -220,20 +220,21 @@ pub fn parse_arguments<A: DeserializeOwned>(
         return Err(refused_by_checks(def, arguments, findings));
     }
     let mut slot = None;
-    let explained = explain_refusal(
-        def,
-        &arguments,
-        limits,
-        &mut |value| match strict::from_value::<A>(value, limits, false) {
-            Ok(args) => {
-                let mut findings = Findings::new(&def.compiled);
-                check(&args, &mut findings);
-                slot = Some(args);
-                Read::Typed(findings.into_fields())
-            }
-            Err(err) => Read::Refused(err),
-        },
-    );
+    let explained =
+        explain_refusal(
+            def,
+            &arguments,
+            limits,
+            &mut |value| match strict::args_from_value::<A>(value, limits, false) {
+                Ok(args) => {
+                    let mut findings = Findings::new(&def.compiled);
+                    check(&args, &mut findings);
+                    slot = Some(args);
+                    Read::Typed(findings.into_fields())
+                }
+                Err(err) => Read::Refused(err),
+            },
+        );
     release(arguments);
     explained?;
     slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))

@@ -201,6 +201,150 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
 /// The name (serde's `rename`) of the arguments struct `#[tool]` generates.
 pub const ARGS_STRUCT: &str = "toolsmith::Arguments";
 
+/// The strict adapter at the top of a read of the arguments struct `#[tool]` generates (serde's
+/// name for it is [`ARGS_STRUCT`]): that struct's members are read without the key tracking of
+/// [`Wrap`] (serde's derive refuses a repeated field, and `deny_unknown_fields` any other key),
+/// and no code that tracks its keys is compiled for it: a branch taken at run time would still
+/// be compiled once per tool. Another struct at the top is refused (the caller's explaining
+/// read decides then); every other type is read as [`Strict`] reads it.
+struct Args<'g, D>(Strict<'g, D>);
+
+/// The methods of a `Deserializer` that hands every request on to `$inner` with the visitor
+/// `$wrapped` makes of it: all but `deserialize_struct`, which each such deserializer writes.
+macro_rules! forward_deserializer {
+    (|$this:ident, $visitor:ident| $inner:expr, $wrapped:expr) => {
+        forward_deserializer!(@each |$this, $visitor| $inner, $wrapped;
+            deserialize_any,
+            deserialize_bool,
+            deserialize_i8,
+            deserialize_i16,
+            deserialize_i32,
+            deserialize_i64,
+            deserialize_i128,
+            deserialize_u8,
+            deserialize_u16,
+            deserialize_u32,
+            deserialize_u64,
+            deserialize_u128,
+            deserialize_f32,
+            deserialize_f64,
+            deserialize_char,
+            deserialize_str,
+            deserialize_string,
+            deserialize_bytes,
+            deserialize_byte_buf,
+            deserialize_option,
+            deserialize_unit,
+            deserialize_seq,
+            deserialize_map,
+            deserialize_identifier,
+            deserialize_ignored_any
+        );
+
+        fn deserialize_unit_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_unit_struct(name, $wrapped)
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_newtype_struct(name, $wrapped)
+        }
+
+        fn deserialize_tuple<V: Visitor<'de>>(
+            self,
+            len: usize,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_tuple(len, $wrapped)
+        }
+
+        fn deserialize_tuple_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            len: usize,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_tuple_struct(name, len, $wrapped)
+        }
+
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            variants: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_enum(name, variants, $wrapped)
+        }
+
+        fn is_human_readable(&self) -> bool {
+            self.0.is_human_readable()
+        }
+    };
+    (@each |$this:ident, $visitor:ident| $inner:expr, $wrapped:expr; $($method:ident),*) => {$(
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.$method($wrapped)
+        }
+    )*};
+}
+
+impl<'de, D: Deserializer<'de>> Deserializer<'de> for Args<'_, D> {
+    type Error = D::Error;
+
+    forward_deserializer!(|this, visitor| this.0, visitor);
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        if name != ARGS_STRUCT {
+            return Err(de::Error::custom(
+                "only the arguments struct `#[tool]` generates is read this way",
+            ));
+        }
+        let Strict(d, guard) = self.0;
+        d.deserialize_map(ArgsVisitor(visitor, guard))
+    }
+}
+
+/// The arguments struct's object: its members counted, its values read strictly.
+struct ArgsVisitor<'g, V>(V, &'g Guard);
+
+impl<'de, V: Visitor<'de>> Visitor<'de> for ArgsVisitor<'_, V> {
+    type Value = V::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        let guard = self.1;
+        guard.enter()?;
+        let out = self.0.visit_map(MapWrap {
+            map,
+            guard,
+            members: 0,
+            keys: NoKeys,
+        });
+        guard.leave();
+        out
+    }
+}
+
 /// Passes every value through, wrapping what it hands on so nested values stay strict; the
 /// flag says whether an object it gets has its keys checked for repeats.
 struct Wrap<'g, V>(V, &'g Guard, bool);
@@ -329,24 +473,57 @@ impl<'de, A: SeqAccess<'de>> SeqAccess<'de> for SeqWrap<'_, A> {
     }
 }
 
-struct MapWrap<'g, A> {
+struct MapWrap<'g, A, K = Option<Keys>> {
     map: A,
     guard: &'g Guard,
     members: usize,
-    /// The keys seen, when they are checked for repeats.
-    keys: Option<Keys>,
+    /// The keys seen, when they are checked for repeats ([`NoKeys`]: never, by type).
+    keys: K,
 }
 
-impl<'de, A: MapAccess<'de>> MapAccess<'de> for MapWrap<'_, A> {
+/// What a [`MapWrap`] checks its keys with.
+trait KeyCheck {
+    /// Whether keys may be checked at all. A constant, so that code under `if !TRACKED` is
+    /// not compiled for the types it would be generic over.
+    const TRACKED: bool;
+    /// The keys, when they are checked for repeats.
+    fn keys(&mut self) -> Option<&mut Keys>;
+}
+
+impl KeyCheck for Option<Keys> {
+    const TRACKED: bool = true;
+
+    fn keys(&mut self) -> Option<&mut Keys> {
+        self.as_mut()
+    }
+}
+
+/// The keys of an object read without key tracking, known when the code is compiled: no
+/// key seed is wrapped, so none of the wrapping is compiled for its keys' type.
+struct NoKeys;
+
+impl KeyCheck for NoKeys {
+    const TRACKED: bool = false;
+
+    fn keys(&mut self) -> Option<&mut Keys> {
+        None
+    }
+}
+
+impl<'de, A: MapAccess<'de>, K: KeyCheck> MapAccess<'de> for MapWrap<'_, A, K> {
     type Error = A::Error;
 
-    fn next_key_seed<K: DeserializeSeed<'de>>(
+    fn next_key_seed<S: DeserializeSeed<'de>>(
         &mut self,
-        seed: K,
-    ) -> Result<Option<K::Value>, Self::Error> {
-        let key = match &mut self.keys {
-            Some(keys) => self.map.next_key_seed(KeySeed { seed, keys })?,
-            None => self.map.next_key_seed(seed)?,
+        seed: S,
+    ) -> Result<Option<S::Value>, Self::Error> {
+        // The constant first: for `NoKeys` the wrapped seed is not compiled at all.
+        let key = if K::TRACKED
+            && let Some(keys) = self.keys.keys()
+        {
+            self.map.next_key_seed(KeySeed { seed, keys })?
+        } else {
+            self.map.next_key_seed(seed)?
         };
         if key.is_some() {
             self.members += 1;
@@ -417,80 +594,10 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for KeySeed<'_, S> {
 
 struct KeyDe<'k, D>(D, &'k mut Keys);
 
-macro_rules! key_forward {
-    ($($method:ident),*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(KeyVisitor(visitor, self.1))
-        }
-    )*};
-}
-
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDe<'_, D> {
     type Error = D::Error;
 
-    key_forward!(
-        deserialize_any,
-        deserialize_bool,
-        deserialize_i8,
-        deserialize_i16,
-        deserialize_i32,
-        deserialize_i64,
-        deserialize_i128,
-        deserialize_u8,
-        deserialize_u16,
-        deserialize_u32,
-        deserialize_u64,
-        deserialize_u128,
-        deserialize_f32,
-        deserialize_f64,
-        deserialize_char,
-        deserialize_str,
-        deserialize_string,
-        deserialize_bytes,
-        deserialize_byte_buf,
-        deserialize_option,
-        deserialize_unit,
-        deserialize_seq,
-        deserialize_map,
-        deserialize_identifier,
-        deserialize_ignored_any
-    );
-
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0
-            .deserialize_unit_struct(name, KeyVisitor(visitor, self.1))
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0
-            .deserialize_newtype_struct(name, KeyVisitor(visitor, self.1))
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0.deserialize_tuple(len, KeyVisitor(visitor, self.1))
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0
-            .deserialize_tuple_struct(name, len, KeyVisitor(visitor, self.1))
-    }
+    forward_deserializer!(|this, visitor| this.0, KeyVisitor(visitor, this.1));
 
     fn deserialize_struct<V: Visitor<'de>>(
         self,
@@ -500,20 +607,6 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDe<'_, D> {
     ) -> Result<V::Value, Self::Error> {
         self.0
             .deserialize_struct(name, fields, KeyVisitor(visitor, self.1))
-    }
-
-    fn deserialize_enum<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        variants: &'static [&'static str],
-        visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        self.0
-            .deserialize_enum(name, variants, KeyVisitor(visitor, self.1))
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.0.is_human_readable()
     }
 }
 
@@ -840,10 +933,53 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
     }
 }
 
+/// Reads the arguments struct `#[tool]` generates from JSON text, as [`from_str`] reads any
+/// type, through [`Args`].
+pub(crate) fn args_from_str<T: de::DeserializeOwned>(
+    text: &str,
+    limits: &InputLimits,
+    quiet: bool,
+) -> Result<T, serde_json::Error> {
+    read_text::<T, true>(text, limits, quiet)
+}
+
+/// Reads the arguments struct `#[tool]` generates from a parsed value, as [`from_value`]
+/// reads any type, through [`Args`].
+pub(crate) fn args_from_value<T: de::DeserializeOwned>(
+    value: &serde_json::Value,
+    limits: &InputLimits,
+    quiet: bool,
+) -> Result<T, serde_json::Error> {
+    read_value::<T, true>(value, limits, quiet)
+}
+
 /// Deserializes `T` from JSON text through [`Strict`] under `limits`, requiring the whole
 /// text to be consumed. The byte limit is the caller's to check. `quiet` when the caller
 /// drops the error and keeps only that the read failed: some refusals then carry no words.
+#[cfg_attr(not(test), allow(dead_code))]
 pub(crate) fn from_str<T: de::DeserializeOwned>(
+    text: &str,
+    limits: &InputLimits,
+    quiet: bool,
+) -> Result<T, serde_json::Error> {
+    read_text::<T, false>(text, limits, quiet)
+}
+
+/// Deserializes `T` from a parsed value through [`Strict`]. The value's limits are checked
+/// before (without recursion); here they hold again for values nested in what the struct
+/// reads, at no extra cost. `quiet` as for [`from_str`].
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) fn from_value<T: de::DeserializeOwned>(
+    value: &serde_json::Value,
+    limits: &InputLimits,
+    quiet: bool,
+) -> Result<T, serde_json::Error> {
+    read_value::<T, false>(value, limits, quiet)
+}
+
+/// [`from_str`], or with `ARGS` [`args_from_str`] (a constant: only one of the two reads is
+/// compiled for `T`).
+fn read_text<T: de::DeserializeOwned, const ARGS: bool>(
     text: &str,
     limits: &InputLimits,
     quiet: bool,
@@ -851,22 +987,28 @@ pub(crate) fn from_str<T: de::DeserializeOwned>(
     let guard = Guard::new(limits, true, quiet);
     guard.node::<serde_json::Error>()?;
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = T::deserialize(Strict(&mut de, &guard))?;
+    let value = if ARGS {
+        T::deserialize(Args(Strict(&mut de, &guard)))?
+    } else {
+        T::deserialize(Strict(&mut de, &guard))?
+    };
     de.end()?;
     Ok(value)
 }
 
-/// Deserializes `T` from a parsed value through [`Strict`]. The value's limits are checked
-/// before (without recursion); here they hold again for values nested in what the struct
-/// reads, at no extra cost. `quiet` as for [`from_str`].
-pub(crate) fn from_value<T: de::DeserializeOwned>(
+/// [`from_value`], or with `ARGS` [`args_from_value`].
+fn read_value<T: de::DeserializeOwned, const ARGS: bool>(
     value: &serde_json::Value,
     limits: &InputLimits,
     quiet: bool,
 ) -> Result<T, serde_json::Error> {
     let guard = Guard::new(limits, false, quiet);
     guard.node::<serde_json::Error>()?;
-    T::deserialize(Strict(value, &guard))
+    if ARGS {
+        T::deserialize(Args(Strict(value, &guard)))
+    } else {
+        T::deserialize(Strict(value, &guard))
+    }
 }
 
 #[cfg(test)]
