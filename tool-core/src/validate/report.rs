@@ -13,6 +13,8 @@
 //! the validator decides. `tests/differential.rs` checks that both paths list the same problems.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::BuildHasher;
 
 use jsonschema::Validator;
 use serde_json::{Map, Value};
@@ -154,6 +156,7 @@ impl Report {
             seen: 0,
             seen_past: Vec::new(),
             unknown: Vec::new(),
+            unknown_hashes: None,
         }
     }
 }
@@ -168,7 +171,14 @@ pub(crate) struct Members<'r, 'k> {
     seen_past: Vec<usize>,
     /// The keys no parameter has, in document order.
     unknown: Vec<Cow<'k, str>>,
+    /// Past the first few unknown keys, a hash of each, so that finding a repeat stays
+    /// linear in the object's size (a hash shared by two keys reads as a repeat: the caller
+    /// then reads the object whole, which compares the keys themselves).
+    unknown_hashes: Option<HashSet<u64, foldhash::fast::RandomState>>,
 }
+
+/// How many unknown keys are compared one by one before they are hashed.
+const FEW_UNKNOWN: usize = 16;
 
 impl<'k> Members<'_, 'k> {
     /// Checks the member `key` of the object. `false` when the object already had `key`
@@ -195,13 +205,30 @@ impl<'k> Members<'_, 'k> {
                 param.leaf.check(&param.pointer, value, &mut self.out);
             }
             None => {
-                if self.unknown.contains(&key) {
+                if self.repeats_unknown(&key) {
                     return false;
                 }
                 self.unknown.push(key);
             }
         }
         true
+    }
+
+    /// Whether `key`, which no parameter has, was seen before (or, past the first few, shares
+    /// a hash with one that was); it is recorded as seen.
+    fn repeats_unknown(&mut self, key: &str) -> bool {
+        if self.unknown.len() < FEW_UNKNOWN {
+            return self.unknown.iter().any(|k| k == key);
+        }
+        let unknown = &self.unknown;
+        let hashes = self.unknown_hashes.get_or_insert_with(|| {
+            let state = foldhash::fast::RandomState::default();
+            let mut hashes = HashSet::with_capacity_and_hasher(unknown.len() * 2, state.clone());
+            hashes.extend(unknown.iter().map(|k| state.hash_one(k.as_ref())));
+            hashes
+        });
+        let hash = hashes.hasher().hash_one(key);
+        !hashes.insert(hash)
     }
 
     /// Every problem found: each member's, then the required parameters missing, then the
@@ -213,6 +240,7 @@ impl<'k> Members<'_, 'k> {
             seen,
             seen_past,
             unknown,
+            unknown_hashes: _,
         } = self;
         for (i, param) in report.params.iter().enumerate() {
             let given = if i < 64 {
@@ -554,5 +582,63 @@ impl Keyword {
             | Self::ExclusiveMaximum(_) => return,
         };
         out.push(FieldError::new(pointer, message));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+
+    use serde_json::{Value, json};
+
+    use super::Report;
+
+    fn report() -> Report {
+        Report::build(&json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 2},
+                "n": {"type": "integer", "maximum": 10}
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }))
+        .expect("a flat schema")
+    }
+
+    #[test]
+    fn members_fed_one_at_a_time_are_explained_as_the_whole_object() {
+        let report = report();
+        let object = json!({"zz": 1, "query": "r", "n": 11, "a": true});
+        let Value::Object(map) = &object else {
+            unreachable!()
+        };
+        let mut members = report.members();
+        for (key, value) in map {
+            assert!(members.member(Cow::Owned(key.clone()), value));
+        }
+        let fed = members.finish();
+        assert_eq!(fed, report.check(map));
+        let pointers: Vec<&str> = fed.iter().map(|f| f.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/query", "/n", "/zz", "/a"]);
+    }
+
+    #[test]
+    fn a_repeated_key_is_found_however_many_keys_came_before() {
+        let report = report();
+        let mut members = report.members();
+        assert!(members.member(Cow::Borrowed("query"), &json!("rust")));
+        assert!(!members.member(Cow::Borrowed("query"), &json!("rust")));
+        let names: Vec<String> = (0..100).map(|i| format!("extra_{i}")).collect();
+        for name in &names {
+            assert!(members.member(Cow::Borrowed(name), &Value::Null), "{name}");
+        }
+        for name in [&names[0], &names[20], &names[99]] {
+            assert!(!members.member(Cow::Borrowed(name), &Value::Null), "{name}");
+        }
+        let fields = members.finish();
+        assert_eq!(fields.len(), 100);
+        assert_eq!(fields[0].pointer, "/extra_0");
+        assert_eq!(fields[99].pointer, "/extra_99");
     }
 }
