@@ -23,7 +23,7 @@ use crate::tool::{Emit, Emitted, Tool};
 use super::budget::Budgets;
 use super::checks;
 use super::retry::{BatchItems, Policy, Retrying, Whole};
-use super::step::{Call, Done, Flow, Next, Ran, Step};
+use super::step::{Call, Done, Flow, Guard, Next, Ran, Step};
 use super::throttle::Throttle;
 
 /// The attempts of one tool's calls.
@@ -50,16 +50,23 @@ impl Step for Attempts {
     /// ends the call (a success, or an error nothing acts on) the call ends at once, else the
     /// attempts go on with a future, that attempt counted as the first.
     fn run<'a>(&'a self, call: Call<'a>, _next: Next<'a>) -> Flow<'a> {
-        self.start(call)
+        self.start(call, None)
     }
 }
 
 impl Attempts {
     /// The attempts of a call (what [`Step::run`] does): the first in place when it can be.
+    /// `watch`, a guard that sees how the call ended (a plan's circuit), is told when the
+    /// attempts end: inside their future when they wait, so that no future of its own is
+    /// made around theirs.
     #[inline]
-    pub(crate) fn start<'a>(&'a self, mut call: Call<'a>) -> Flow<'a> {
+    pub(crate) fn start<'a>(
+        &'a self,
+        mut call: Call<'a>,
+        watch: Option<&'a dyn Guard>,
+    ) -> Flow<'a> {
         if !self.in_place() {
-            return Flow::later(self.attempts(call, None));
+            return Flow::later(self.watched(call, None, watch));
         }
         let Some(ran) = run_inline(
             self.tool.as_ref(),
@@ -68,12 +75,24 @@ impl Attempts {
             call.ctx,
             call.out.as_deref_mut(),
         ) else {
-            return Flow::later(self.attempts(call, None));
+            return Flow::later(self.watched(call, None, watch));
         };
         if ran.is_final() && !checks::waits(&self.output, &ran) {
+            if let Some(watch) = watch {
+                watch.after(&ran);
+            }
             return Flow::Now(Done::new(ran, 1));
         }
-        Flow::later(self.attempts(call, Some(ran)))
+        Flow::later(self.watched(call, Some(ran), watch))
+    }
+
+    /// [`attempts`](Self::attempts), then `watch` told how they ended.
+    async fn watched(&self, call: Call<'_>, first: Option<Ran>, watch: Option<&dyn Guard>) -> Done {
+        let done = self.attempts(call, first).await;
+        if let Some(watch) = watch {
+            watch.after(&done.ran);
+        }
+        done
     }
 
     /// Whether the first attempt runs in place: an inline tool that waits for nothing before

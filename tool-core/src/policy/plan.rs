@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::attempt::Attempts;
 use super::audit::Audit;
 use super::circuit::Circuit;
-use super::step::{Call, Flow, Guard, Next, Step, recorded};
+use super::step::{Call, Flow, Guard, Next, Step};
 
 /// A tool's steps, in order, the last making the attempts; or, for a call refused before it
 /// reached a tool (an unknown name), only the steps that record it.
@@ -69,6 +69,6 @@ impl Plain {
         if let Err(err) = circuit.before(&call) {
             return Flow::refused(err);
         }
-        recorded(circuit, self.attempts.start(call))
+        self.attempts.start(call, Some(circuit))
     }
 }
