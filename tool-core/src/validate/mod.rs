@@ -220,21 +220,16 @@ pub fn parse_arguments<A: DeserializeOwned>(
         return Err(refused_by_checks(def, arguments, findings));
     }
     let mut slot = None;
-    let explained =
-        explain_refusal(
-            def,
-            &arguments,
-            limits,
-            &mut |value| match strict::args_from_value::<A>(value, limits, false) {
-                Ok(args) => {
-                    let mut findings = Findings::new(&def.compiled);
-                    check(&args, &mut findings);
-                    slot = Some(args);
-                    Read::Typed(findings.into_fields())
-                }
-                Err(err) => Read::Refused(err),
-            },
-        );
+    let mut read = |value: &Value| match strict::args_from_value::<A>(value, limits, false) {
+        Ok(args) => {
+            let mut findings = Findings::new(&def.compiled);
+            check(&args, &mut findings);
+            slot = Some(args);
+            Read::Typed(findings.into_fields())
+        }
+        Err(err) => Read::Refused(err),
+    };
+    let explained = explain_refusal(def, &arguments, limits, &mut read);
     release(arguments);
     explained?;
     slot.ok_or_else(|| ToolError::internal("the arguments were accepted but not kept"))

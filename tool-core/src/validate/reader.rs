@@ -124,54 +124,10 @@ pub(crate) fn read_members(
     if limits.too_long(text.len()) || !text.starts_with('{') {
         return false;
     }
-    let state = State::new(limits, false);
+    let mut state = State::new(limits, false);
+    state.members = Some(RefCell::new(member));
     let mut de = serde_json::Deserializer::from_str(text);
-    Root(&state, member).deserialize(&mut de).is_ok() && de.end().is_ok()
-}
-
-/// The object [`read_members`] reads.
-struct Root<'s, 'l, 'm>(&'s State<'l>, &'m mut dyn FnMut(String, Value) -> bool);
-
-impl<'de> DeserializeSeed<'de> for Root<'_, '_, '_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        let state = self.0;
-        // The object is a value, as in `Node`.
-        state.nodes.set(1);
-        if state.limits.max_nodes == 0 || state.limits.max_depth == 0 {
-            return Err(de::Error::custom("past a limit"));
-        }
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Root<'_, '_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let Root(state, member) = self;
-        let mut count = 0;
-        while let Some(key) = map.next_key::<String>()? {
-            if count >= state.limits.max_members {
-                return Err(de::Error::custom("past a limit"));
-            }
-            count += 1;
-            // A step of the path, so that the depth of what the member holds counts from one.
-            state.path.borrow_mut().push(Seg::Index(0));
-            let value = map.next_value_seed(Node(state));
-            state.path.borrow_mut().pop();
-            let value = value?;
-            if !state.floats.borrow().is_empty() || !member(key, value) {
-                return Err(de::Error::custom("read whole"));
-            }
-        }
-        Ok(())
-    }
+    Node(&state).deserialize(&mut de).is_ok() && de.end().is_ok()
 }
 
 fn inexact_at(path: &[Seg], literal: &str) -> Inexact {
@@ -217,11 +173,14 @@ struct State<'l> {
     /// Numbers read as floats: their ordinal and path, to be looked at in their text.
     floats: RefCell<Vec<(usize, Vec<Seg>)>>,
     refusal: RefCell<Option<Refusal>>,
+    /// Where the top object's members go instead of into the object ([`read_members`]).
+    members: Option<RefCell<&'l mut dyn FnMut(String, Value) -> bool>>,
 }
 
 impl<'l> State<'l> {
     fn new(limits: &'l InputLimits, shape_only: bool) -> Self {
         Self {
+            members: None,
             limits,
             shape_only,
             nodes: Cell::new(0),
@@ -344,14 +303,17 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let state = self.0;
+        let top = state.path.borrow().is_empty();
         if state.path.borrow().len() + 1 > state.limits.max_depth {
             return Err(state.limit(Limit::Depth));
         }
         let mut members = Map::new();
+        let mut count = 0;
         while let Some(key) = map.next_key::<String>()? {
-            if members.len() >= state.limits.max_members {
+            if count >= state.limits.max_members {
                 return Err(state.limit(Limit::Members));
             }
+            count += 1;
             // A small object is searched in place: hashing the key for the look-up costs more
             // than comparing it with a few others, and the insert below hashes it anyway.
             let repeated = if members.len() <= 8 {
@@ -373,8 +335,16 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             let Some(Seg::Key(key)) = state.path.borrow_mut().pop() else {
                 return Err(de::Error::custom("the path lost its key"));
             };
-            // Checking only, the map keeps its keys (to find a repeat) and no values.
             let value = value?;
+            if let Some(sink) = state.members.as_ref().filter(|_| top) {
+                // Handed on, the member is not kept: the sink finds a repeat; a float is left
+                // to the whole read, which reads its exact value in the text.
+                if !state.floats.borrow().is_empty() || !(sink.borrow_mut())(key, value) {
+                    return Err(de::Error::custom("read whole"));
+                }
+                continue;
+            }
+            // Checking only, the map keeps its keys (to find a repeat) and no values.
             members.insert(key, if state.shape_only { Value::Null } else { value });
         }
         Ok(Value::Object(members))

@@ -153,8 +153,7 @@ impl Report {
         Members {
             report: self,
             out: Vec::new(),
-            seen: 0,
-            seen_past: Vec::new(),
+            given: Given::default(),
             unknown: Vec::new(),
             unknown_hashes: None,
         }
@@ -165,16 +164,47 @@ impl Report {
 pub(crate) struct Members<'r, 'k> {
     report: &'r Report,
     out: Vec<FieldError>,
-    /// Which of the first 64 parameters were given, a bit each.
-    seen: u64,
-    /// Which parameters past the 64th were given.
-    seen_past: Vec<usize>,
+    /// Which parameters were given.
+    given: Given,
     /// The keys no parameter has, in document order.
     unknown: Vec<Cow<'k, str>>,
     /// Past the first few unknown keys, a hash of each, so that finding a repeat stays
     /// linear in the object's size (a hash shared by two keys reads as a repeat: the caller
     /// then reads the object whole, which compares the keys themselves).
     unknown_hashes: Option<HashSet<u64, foldhash::fast::RandomState>>,
+}
+
+/// Which parameters (by their place in the schema) were given: the first 64 a bit each, without
+/// allocating; the rest listed.
+#[derive(Default)]
+struct Given {
+    first: u64,
+    past: Vec<usize>,
+}
+
+impl Given {
+    /// Records parameter `i`; `false` when it was given before.
+    fn mark(&mut self, i: usize) -> bool {
+        if i < 64 {
+            let bit = 1_u64 << i;
+            let new = self.first & bit == 0;
+            self.first |= bit;
+            new
+        } else if self.past.contains(&i) {
+            false
+        } else {
+            self.past.push(i);
+            true
+        }
+    }
+
+    fn has(&self, i: usize) -> bool {
+        if i < 64 {
+            self.first & (1 << i) != 0
+        } else {
+            self.past.contains(&i)
+        }
+    }
 }
 
 /// How many unknown keys are compared one by one before they are hashed.
@@ -187,18 +217,7 @@ impl<'k> Members<'_, 'k> {
         let params = &self.report.params;
         match params.iter().position(|p| p.name == *key) {
             Some(i) => {
-                let given = if i < 64 {
-                    let bit = 1_u64 << i;
-                    let given = self.seen & bit != 0;
-                    self.seen |= bit;
-                    given
-                } else if self.seen_past.contains(&i) {
-                    true
-                } else {
-                    self.seen_past.push(i);
-                    false
-                };
-                if given {
+                if !self.given.mark(i) {
                     return false;
                 }
                 let param = &params[i];
@@ -237,18 +256,12 @@ impl<'k> Members<'_, 'k> {
         let Self {
             report,
             mut out,
-            seen,
-            seen_past,
+            given,
             unknown,
             unknown_hashes: _,
         } = self;
         for (i, param) in report.params.iter().enumerate() {
-            let given = if i < 64 {
-                seen & (1 << i) != 0
-            } else {
-                seen_past.contains(&i)
-            };
-            if param.required && !given {
+            if param.required && !given.has(i) {
                 out.push(FieldError::new(
                     param.pointer.clone(),
                     ["required parameter `", &param.name, "` is missing; add it"].concat(),

@@ -77,18 +77,93 @@ impl Guard {
 /// The strict adapter around a deserializer.
 pub(crate) struct Strict<'g, D>(pub(crate) D, pub(crate) &'g Guard);
 
-macro_rules! forward {
-    ($($method:ident),*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(Wrap(visitor, self.1, self.1.track_keys))
-        }
-    )*};
-}
+/// The methods of a `Deserializer` that hands every request on to `$inner` with the visitor
+/// `$wrapped` makes of it: all but `deserialize_struct`, which each such deserializer writes.
+macro_rules! forward_deserializer {
+    (|$this:ident, $visitor:ident| $inner:expr, $wrapped:expr) => {
+        forward_deserializer!(@each |$this, $visitor| $inner, $wrapped;
+            deserialize_any,
+            deserialize_bool,
+            deserialize_i8,
+            deserialize_i16,
+            deserialize_i32,
+            deserialize_i64,
+            deserialize_i128,
+            deserialize_u8,
+            deserialize_u16,
+            deserialize_u32,
+            deserialize_u64,
+            deserialize_u128,
+            deserialize_f32,
+            deserialize_f64,
+            deserialize_char,
+            deserialize_str,
+            deserialize_string,
+            deserialize_bytes,
+            deserialize_byte_buf,
+            deserialize_option,
+            deserialize_unit,
+            deserialize_seq,
+            deserialize_map,
+            deserialize_identifier,
+            deserialize_ignored_any
+        );
 
-macro_rules! forward_plain {
-    ($($method:ident),*) => {$(
+        fn deserialize_unit_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_unit_struct(name, $wrapped)
+        }
+
+        fn deserialize_newtype_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_newtype_struct(name, $wrapped)
+        }
+
+        fn deserialize_tuple<V: Visitor<'de>>(
+            self,
+            len: usize,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_tuple(len, $wrapped)
+        }
+
+        fn deserialize_tuple_struct<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            len: usize,
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_tuple_struct(name, len, $wrapped)
+        }
+
+        fn deserialize_enum<V: Visitor<'de>>(
+            self,
+            name: &'static str,
+            variants: &'static [&'static str],
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
+            let ($this, $visitor) = (self, visitor);
+            $inner.deserialize_enum(name, variants, $wrapped)
+        }
+
+        fn is_human_readable(&self) -> bool {
+            self.0.is_human_readable()
+        }
+    };
+    (@each |$this:ident, $visitor:ident| $inner:expr, $wrapped:expr; $($method:ident),*) => {$(
         fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            self.0.$method(visitor)
+            let ($this, $visitor) = (self, visitor);
+            $inner.$method($wrapped)
         }
     )*};
 }
@@ -96,7 +171,7 @@ macro_rules! forward_plain {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     type Error = D::Error;
 
-    forward!(
+    forward_deserializer!(@each |this, visitor| this.0, Wrap(visitor, this.1, this.1.track_keys);
         deserialize_any,
         deserialize_option,
         deserialize_unit,
@@ -105,7 +180,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for Strict<'_, D> {
     );
     // Scalars: the format calls only the scalar's own `visit_*` (or fails), so the visitor
     // cannot be handed a struct or enum shape and needs no wrapper.
-    forward_plain!(
+    forward_deserializer!(@each |this, visitor| this.0, visitor;
         deserialize_bool,
         deserialize_i8,
         deserialize_i16,
@@ -208,97 +283,6 @@ pub const ARGS_STRUCT: &str = "toolsmith::Arguments";
 /// be compiled once per tool. Another struct at the top is refused (the caller's explaining
 /// read decides then); every other type is read as [`Strict`] reads it.
 struct Args<'g, D>(Strict<'g, D>);
-
-/// The methods of a `Deserializer` that hands every request on to `$inner` with the visitor
-/// `$wrapped` makes of it: all but `deserialize_struct`, which each such deserializer writes.
-macro_rules! forward_deserializer {
-    (|$this:ident, $visitor:ident| $inner:expr, $wrapped:expr) => {
-        forward_deserializer!(@each |$this, $visitor| $inner, $wrapped;
-            deserialize_any,
-            deserialize_bool,
-            deserialize_i8,
-            deserialize_i16,
-            deserialize_i32,
-            deserialize_i64,
-            deserialize_i128,
-            deserialize_u8,
-            deserialize_u16,
-            deserialize_u32,
-            deserialize_u64,
-            deserialize_u128,
-            deserialize_f32,
-            deserialize_f64,
-            deserialize_char,
-            deserialize_str,
-            deserialize_string,
-            deserialize_bytes,
-            deserialize_byte_buf,
-            deserialize_option,
-            deserialize_unit,
-            deserialize_seq,
-            deserialize_map,
-            deserialize_identifier,
-            deserialize_ignored_any
-        );
-
-        fn deserialize_unit_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.deserialize_unit_struct(name, $wrapped)
-        }
-
-        fn deserialize_newtype_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.deserialize_newtype_struct(name, $wrapped)
-        }
-
-        fn deserialize_tuple<V: Visitor<'de>>(
-            self,
-            len: usize,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.deserialize_tuple(len, $wrapped)
-        }
-
-        fn deserialize_tuple_struct<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            len: usize,
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.deserialize_tuple_struct(name, len, $wrapped)
-        }
-
-        fn deserialize_enum<V: Visitor<'de>>(
-            self,
-            name: &'static str,
-            variants: &'static [&'static str],
-            visitor: V,
-        ) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.deserialize_enum(name, variants, $wrapped)
-        }
-
-        fn is_human_readable(&self) -> bool {
-            self.0.is_human_readable()
-        }
-    };
-    (@each |$this:ident, $visitor:ident| $inner:expr, $wrapped:expr; $($method:ident),*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
-            let ($this, $visitor) = (self, visitor);
-            $inner.$method($wrapped)
-        }
-    )*};
-}
 
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Args<'_, D> {
     type Error = D::Error;
@@ -769,7 +753,6 @@ impl<'de, A: VariantAccess<'de>> VariantAccess<'de> for VariantWrap<'_, A> {
 }
 
 /// Reads an externally tagged enum: a string for a unit variant, or an object with one key.
-/// Reads an enum in the forms the schema lists.
 struct EnumVisitor<'g, V>(V, &'g Guard);
 
 impl<'de, V: Visitor<'de>> Visitor<'de> for EnumVisitor<'_, V> {
@@ -933,8 +916,10 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for StructSeed<V> {
     }
 }
 
-/// Reads the arguments struct `#[tool]` generates from JSON text, as [`from_str`] reads any
-/// type, through [`Args`].
+/// Reads the arguments struct `#[tool]` generates from JSON text under `limits`, through
+/// [`Args`], requiring the whole text to be consumed; the byte limit is the caller's to check.
+/// `quiet` when the caller drops the error and keeps only that the read failed: some refusals
+/// then carry no words.
 pub(crate) fn args_from_str<T: de::DeserializeOwned>(
     text: &str,
     limits: &InputLimits,
@@ -943,8 +928,9 @@ pub(crate) fn args_from_str<T: de::DeserializeOwned>(
     read_text::<T, true>(text, limits, quiet)
 }
 
-/// Reads the arguments struct `#[tool]` generates from a parsed value, as [`from_value`]
-/// reads any type, through [`Args`].
+/// Reads the arguments struct `#[tool]` generates from a parsed value, through [`Args`]. The
+/// value's limits are checked before (without recursion); here they hold again for values
+/// nested in what the struct reads, at no extra cost. `quiet` as for [`args_from_str`].
 pub(crate) fn args_from_value<T: de::DeserializeOwned>(
     value: &serde_json::Value,
     limits: &InputLimits,
@@ -953,11 +939,9 @@ pub(crate) fn args_from_value<T: de::DeserializeOwned>(
     read_value::<T, true>(value, limits, quiet)
 }
 
-/// Deserializes `T` from JSON text through [`Strict`] under `limits`, requiring the whole
-/// text to be consumed. The byte limit is the caller's to check. `quiet` when the caller
-/// drops the error and keeps only that the read failed: some refusals then carry no words.
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn from_str<T: de::DeserializeOwned>(
+/// Any `T` from JSON text, as [`args_from_str`] reads the arguments struct, through [`Strict`].
+#[cfg(test)]
+fn from_str<T: de::DeserializeOwned>(
     text: &str,
     limits: &InputLimits,
     quiet: bool,
@@ -965,11 +949,10 @@ pub(crate) fn from_str<T: de::DeserializeOwned>(
     read_text::<T, false>(text, limits, quiet)
 }
 
-/// Deserializes `T` from a parsed value through [`Strict`]. The value's limits are checked
-/// before (without recursion); here they hold again for values nested in what the struct
-/// reads, at no extra cost. `quiet` as for [`from_str`].
-#[cfg_attr(not(test), allow(dead_code))]
-pub(crate) fn from_value<T: de::DeserializeOwned>(
+/// Any `T` from a parsed value, as [`args_from_value`] reads the arguments struct, through
+/// [`Strict`].
+#[cfg(test)]
+fn from_value<T: de::DeserializeOwned>(
     value: &serde_json::Value,
     limits: &InputLimits,
     quiet: bool,
@@ -977,8 +960,8 @@ pub(crate) fn from_value<T: de::DeserializeOwned>(
     read_value::<T, false>(value, limits, quiet)
 }
 
-/// [`from_str`], or with `ARGS` [`args_from_str`] (a constant: only one of the two reads is
-/// compiled for `T`).
+/// A read from text through [`Strict`], or with `ARGS` through [`Args`] (a constant: only one
+/// of the two is compiled for `T`).
 fn read_text<T: de::DeserializeOwned, const ARGS: bool>(
     text: &str,
     limits: &InputLimits,
@@ -996,7 +979,7 @@ fn read_text<T: de::DeserializeOwned, const ARGS: bool>(
     Ok(value)
 }
 
-/// [`from_value`], or with `ARGS` [`args_from_value`].
+/// A read from a parsed value through [`Strict`], or with `ARGS` through [`Args`].
 fn read_value<T: de::DeserializeOwned, const ARGS: bool>(
     value: &serde_json::Value,
     limits: &InputLimits,
