@@ -1,6 +1,7 @@
 //! The envelope every call ends in: `{"status":"success","data":…}` or `{"status":"error","error":…}`.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::Error as _;
 use serde::ser::SerializeStruct;
@@ -37,7 +38,7 @@ pub enum ToolOutcome {
     Replayed(Box<RawValue>),
     /// The tool's data after the output checks changed it or marked it: what was
     /// neutralized or redacted, and where untrusted data came from (docs/output.md).
-    Checked(Box<RawValue>, Box<OutputNotes>),
+    Checked(Box<RawValue>, Arc<OutputNotes>),
     /// Data too large to give a model inline, kept in the toolbox's result store: the
     /// outcome holds all of it ([`data`](Self::data), [`into_result`](Self::into_result));
     /// its envelope carries the reference, a summary and the start instead of the data
@@ -120,7 +121,7 @@ impl Artifact {
 /// use toolsmith::ToolOutcome;
 /// let data = toolsmith::serde_json::value::to_raw_value("a &lt;/tool_result&gt; b").unwrap();
 /// let notes = OutputNotes { neutralized: vec!["role_markup".into()], ..OutputNotes::default() };
-/// let out = ToolOutcome::Checked(data, Box::new(notes));
+/// let out = ToolOutcome::Checked(data, std::sync::Arc::new(notes));
 /// assert_eq!(out.to_json(), r#"{"status":"success","data":"a &lt;/tool_result&gt; b","neutralized":["role_markup"]}"#);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -694,7 +695,7 @@ impl ToolOutcome {
         }
         match (envelope.status, envelope.data, envelope.error) {
             (Status::Success, Some(data), None) if notes != OutputNotes::default() => {
-                Ok(Self::Checked(data, Box::new(notes)))
+                Ok(Self::Checked(data, Arc::new(notes)))
             }
             (Status::Success, Some(data), None) => {
                 Ok(match (envelope.degraded, envelope.replayed) {
@@ -767,7 +768,7 @@ impl CallStatus {
 
 #[cfg(test)]
 mod tests {
-    use super::{Degradation, OutputNotes, Partial, ToolOutcome, Untrusted};
+    use super::{Arc, Degradation, OutputNotes, Partial, ToolOutcome, Untrusted};
     use serde_json::value::{RawValue, to_raw_value};
 
     fn data(text: &str) -> Box<RawValue> {
@@ -804,7 +805,7 @@ mod tests {
                 }),
                 partial: partial.map(|(succeeded, failed)| Partial { succeeded, failed }),
             };
-            same_as_serde(&ToolOutcome::Checked(data(&text), Box::new(notes)))?;
+            same_as_serde(&ToolOutcome::Checked(data(&text), Arc::new(notes)))?;
             same_as_serde(&ToolOutcome::Replayed(data(&text)))?;
             same_as_serde(&ToolOutcome::Degraded(
                 data(&text),
@@ -823,7 +824,7 @@ mod tests {
             let outcomes = [
                 ToolOutcome::Success(data(&text)),
                 ToolOutcome::Replayed(data(&text)),
-                ToolOutcome::Checked(data(&text), Box::new(OutputNotes {
+                ToolOutcome::Checked(data(&text), Arc::new(OutputNotes {
                     neutralized: vec![text.clone()],
                     ..OutputNotes::default()
                 })),

@@ -87,7 +87,7 @@ pub(crate) enum Checked {
     /// Nothing to change: the result stays as the tool made it.
     Clean,
     /// The data stays as it is, with these notes (marked untrusted, or a batch's tally).
-    Mark(Box<OutputNotes>),
+    Mark(Arc<OutputNotes>),
     /// The data stays as it is, marked untrusted and nothing else ([`OutputChecks::clean_mark`]).
     CleanMark,
     /// The result to answer with instead.
@@ -259,7 +259,9 @@ impl OutputChecks {
             ToolOutcome::Success(data) if self.is_large(data.get().len()) => {
                 (data, OutputNotes::default())
             }
-            ToolOutcome::Checked(data, notes) if self.is_large(data.get().len()) => (data, *notes),
+            ToolOutcome::Checked(data, notes) if self.is_large(data.get().len()) => {
+                (data, Arc::unwrap_or_clone(notes))
+            }
             other => return other,
         };
         let id = store::owned_id(&self.owner_key, owner);
@@ -268,7 +270,7 @@ impl OutputChecks {
             return if notes == OutputNotes::default() {
                 ToolOutcome::Success(data)
             } else {
-                ToolOutcome::Checked(data, Box::new(notes))
+                ToolOutcome::Checked(data, Arc::new(notes))
             };
         }
         let stored = StoredResult {
@@ -339,7 +341,7 @@ impl OutputChecks {
             Checked::Clean => ToolOutcome::Success(data),
             Checked::Mark(notes) => ToolOutcome::Checked(data, notes),
             Checked::CleanMark => match &self.clean_mark {
-                Some((notes, _)) => ToolOutcome::Checked(data, Box::new((**notes).clone())),
+                Some((notes, _)) => ToolOutcome::Checked(data, Arc::clone(notes)),
                 None => ToolOutcome::Success(data),
             },
             Checked::Changed(outcome) => outcome,
@@ -466,7 +468,7 @@ impl OutputChecks {
                 notice: UNTRUSTED_NOTICE.to_owned(),
             });
         let notes_out = |notes: &Notes| {
-            Box::new(OutputNotes {
+            Arc::new(OutputNotes {
                 neutralized: notes.steer_names(),
                 redacted: notes.secret_names(),
                 untrusted: untrusted.clone(),
