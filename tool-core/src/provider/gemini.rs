@@ -324,7 +324,7 @@ pub(crate) fn encode(call: &ToolCall, outcome: &ToolOutcome) -> Value {
     // What the output checks did, beside the output, as the envelope says it.
     if let ToolOutcome::Checked(_, notes) = outcome
         && let (Value::Object(response), Ok(Value::Object(notes))) =
-            (&mut response, serde_json::to_value(notes))
+            (&mut response, serde_json::to_value(&**notes))
     {
         response.extend(notes);
     }

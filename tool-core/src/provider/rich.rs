@@ -19,7 +19,7 @@ pub(crate) fn rich(
     use crate::output::{Part, stand_in};
     let id = call.id.clone().unwrap_or_default();
     let notes = match outcome {
-        ToolOutcome::Checked(_, notes) => serde_json::to_string(notes).ok(),
+        ToolOutcome::Checked(_, notes) => serde_json::to_string(&**notes).ok(),
         _ => None,
     };
     let texts = || notes.iter().cloned().chain(parts.iter().map(stand_in));
