@@ -358,7 +358,12 @@ impl ToolError {
         out.extend_from_slice(b"{\"code\":\"");
         out.extend_from_slice(inner.code.as_str().as_bytes());
         out.extend_from_slice(b"\",\"message\":");
-        write_str(out, &inner.message);
+        let listed = if inner.problems.is_some() && (2..=LISTED).contains(&inner.fields.len()) {
+            self.write_message(out)
+        } else {
+            write_str(out, &inner.message);
+            None
+        };
         if let Some(user) = &inner.user_message {
             out.extend_from_slice(b",\"user_message\":");
             write_str(out, user);
@@ -383,11 +388,23 @@ impl ToolError {
                 if i > 0 {
                     out.push(b',');
                 }
-                out.extend_from_slice(b"{\"pointer\":");
-                write_str(out, &field.pointer);
-                out.extend_from_slice(b",\"message\":");
-                write_str(out, &field.message);
-                out.push(b'}');
+                match listed.as_ref().map(|listed| listed[i]) {
+                    // Already escaped in the message: copied from there.
+                    Some([pointer, pointer_end, message, message_end]) => {
+                        out.extend_from_slice(b"{\"pointer\":\"");
+                        out.extend_from_within(pointer..pointer_end);
+                        out.extend_from_slice(b"\",\"message\":\"");
+                        out.extend_from_within(message..message_end);
+                        out.extend_from_slice(b"\"}");
+                    }
+                    None => {
+                        out.extend_from_slice(b"{\"pointer\":");
+                        write_str(out, &field.pointer);
+                        out.extend_from_slice(b",\"message\":");
+                        write_str(out, &field.message);
+                        out.push(b'}');
+                    }
+                }
             }
             out.push(b']');
         }
@@ -401,6 +418,51 @@ impl ToolError {
             let _ = serde_json::to_writer(&mut *out, partial);
         }
         out.push(b'}');
+    }
+
+    /// Writes the message as a JSON string. A refusal's message lists every field's pointer
+    /// and message, which the envelope then gives again under `fields`: when the message still
+    /// lists them as the toolbox wrote it, each is escaped once, here, and where it landed in
+    /// `out` is returned (the pointer's and the message's start and end, by field) for the
+    /// fields to copy. The envelope asks this of a refusal of two fields or more.
+    fn write_message(&self, out: &mut Vec<u8>) -> Option<[[usize; 4]; LISTED]> {
+        use crate::json::escape::{write_escaped, write_str};
+        let inner = &*self.inner;
+        let message = inner.message.as_str();
+        let parts = inner
+            .problems
+            .clone()
+            .filter(|_| inner.fields.len() <= LISTED)
+            .and_then(|problems| {
+                let (before, after) =
+                    (message.get(..problems.start)?, message.get(problems.end..)?);
+                lists_fields(message.get(problems)?, &inner.fields).then_some((before, after))
+            });
+        let Some((before, after)) = parts else {
+            write_str(out, message);
+            return None;
+        };
+        out.reserve(message.len() + 2);
+        out.push(b'"');
+        write_escaped(out, before);
+        let mut listed = [[0; 4]; LISTED];
+        for (i, field) in inner.fields.iter().enumerate() {
+            if i > 0 {
+                out.extend_from_slice(b"; ");
+            }
+            let pointer = out.len();
+            write_escaped(out, &field.pointer);
+            let pointer_end = out.len();
+            if !field.pointer.is_empty() {
+                out.extend_from_slice(b": ");
+            }
+            let start = out.len();
+            write_escaped(out, &field.message);
+            listed[i] = [pointer, pointer_end, start, out.len()];
+        }
+        write_escaped(out, after);
+        out.push(b'"');
+        Some(listed)
     }
 
     /// The error for a tool that panicked: generic for the model, the panic text for the logs.
@@ -992,6 +1054,34 @@ impl fmt::Display for ToolError {
     }
 }
 
+/// How many fields a refusal's message can list for the envelope's `fields` to copy: a
+/// refusal lists at most 20 problems and a last field that says there are more. A refusal of
+/// one field is written as any error is: one field's text saved does not pay for the
+/// bookkeeping.
+const LISTED: usize = 21;
+
+/// Whether `problems` lists `fields` as a refusal's message lists them: each field's pointer,
+/// `: ` and message (the message alone for an empty pointer), separated by `; `.
+fn lists_fields(problems: &str, fields: &[FieldError]) -> bool {
+    fields
+        .iter()
+        .enumerate()
+        .try_fold(problems.as_bytes(), |rest, (i, field)| {
+            let mut rest = if i > 0 {
+                rest.strip_prefix(b"; ")?
+            } else {
+                rest
+            };
+            if !field.pointer.is_empty() {
+                rest = rest
+                    .strip_prefix(field.pointer.as_bytes())?
+                    .strip_prefix(b": ")?;
+            }
+            rest.strip_prefix(field.message.as_bytes())
+        })
+        .is_some_and(<[u8]>::is_empty)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{ErrorCode, FieldError, ToolError};
@@ -1030,5 +1120,68 @@ mod tests {
             let theirs = serde_json::to_vec(&err).unwrap();
             proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
         }
+
+        /// A refusal's envelope, whose fields are copied from where the message lists them,
+        /// is the one serde writes; so is one whose message no longer lists its fields where
+        /// it says.
+        #[test]
+        fn a_refusal_is_written_as_serde_writes_it(
+            name in "\\PC{0,10}",
+            fields in proptest::collection::vec(("[\\x00-\\x7f]{0,12}", "\\PC{0,30}"), 1..6),
+            edit in proptest::option::of((0usize..400, "\\PC{0,3}")),
+        ) {
+            let (mut message, problems) = refusal(&name, &fields);
+            if let Some((at, text)) = &edit {
+                let at = (0..=(*at).min(message.len())).rev().find(|&i| message.is_char_boundary(i)).unwrap_or(0);
+                message.insert_str(at, text);
+            }
+            let fields = fields.into_iter().map(|(p, m)| FieldError::new(p, m)).collect::<Vec<_>>();
+            let err = ToolError::invalid_arguments(message).with_fields(fields).marked_refusal(problems);
+            let mut ours = Vec::new();
+            err.write_json(&mut ours);
+            let theirs = serde_json::to_vec(&err).unwrap();
+            proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
+            if edit.is_none() {
+                proptest::prop_assert!(err.write_message(&mut Vec::new()).is_some());
+            }
+        }
+    }
+
+    /// A refusal's message as the toolbox writes it, and where its problems are.
+    fn refusal(name: &str, fields: &[(String, String)]) -> (String, std::ops::Range<usize>) {
+        let mut message = format!("The arguments for `{name}` are invalid: ");
+        let start = message.len();
+        for (i, (pointer, text)) in fields.iter().enumerate() {
+            if i > 0 {
+                message.push_str("; ");
+            }
+            if !pointer.is_empty() {
+                message.push_str(pointer);
+                message.push_str(": ");
+            }
+            message.push_str(text);
+        }
+        let problems = start..message.len();
+        message.push_str(". Fix these and call the tool again.");
+        (message, problems)
+    }
+
+    #[test]
+    fn a_refusal_of_more_fields_than_are_copied_is_written_whole() {
+        let fields = (0..40)
+            .map(|i| (format!("/a{i}"), format!("\"x{i}\" is wrong")))
+            .collect::<Vec<_>>();
+        let (message, problems) = refusal("t", &fields);
+        let fields = fields
+            .into_iter()
+            .map(|(p, m)| FieldError::new(p, m))
+            .collect::<Vec<_>>();
+        let err = ToolError::invalid_arguments(message)
+            .with_fields(fields)
+            .marked_refusal(problems);
+        assert!(err.write_message(&mut Vec::new()).is_none());
+        let mut ours = Vec::new();
+        err.write_json(&mut ours);
+        assert_eq!(ours, serde_json::to_vec(&err).unwrap());
     }
 }

@@ -57,10 +57,19 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
 /// writes: `\"`, `\\`, `\b`, `\f`, `\n`, `\r`, `\t` and `\u00xx` for the other control
 /// characters; everything else as it is.
 pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
+    out.reserve(text.len() + 2);
+    out.push(b'"');
+    write_escaped(out, text);
+    out.push(b'"');
+}
+
+/// Appends `text` as the inside of a JSON string, escaped as [`write_str`] escapes it, without
+/// the quotes. Every escape stands for one byte, so the escaped form of a text is the escaped
+/// forms of its parts, wherever it is cut.
+#[inline(always)]
+pub(crate) fn write_escaped(out: &mut Vec<u8>, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
     let mut copied = 0;
     while let Some(at) = next_escape(bytes, copied) {
         out.extend_from_slice(&bytes[copied..at]);
@@ -84,7 +93,6 @@ pub(crate) fn write_str(out: &mut Vec<u8>, text: &str) {
         }
     }
     out.extend_from_slice(&bytes[copied..]);
-    out.push(b'"');
 }
 
 #[cfg(test)]
