@@ -358,11 +358,12 @@ impl ToolError {
         out.extend_from_slice(b"{\"code\":\"");
         out.extend_from_slice(inner.code.as_str().as_bytes());
         out.extend_from_slice(b"\",\"message\":");
-        let listed = if inner.problems.is_some() && (2..=LISTED).contains(&inner.fields.len()) {
-            self.write_message(out)
-        } else {
-            write_str(out, &inner.message);
-            None
+        let listed = match self.listed_problems() {
+            Some((before, after)) => Some(self.write_listed(out, before, after)),
+            None => {
+                write_str(out, &inner.message);
+                None
+            }
         };
         if let Some(user) = &inner.user_message {
             out.extend_from_slice(b",\"user_message\":");
@@ -420,33 +421,34 @@ impl ToolError {
         out.push(b'}');
     }
 
-    /// Writes the message as a JSON string. A refusal's message lists every field's pointer
-    /// and message, which the envelope then gives again under `fields`: when the message still
-    /// lists them as the toolbox wrote it, each is escaped once, here, and where it landed in
-    /// `out` is returned (the pointer's and the message's start and end, by field) for the
-    /// fields to copy. The envelope asks this of a refusal of two fields or more.
-    fn write_message(&self, out: &mut Vec<u8>) -> Option<[[usize; 4]; LISTED]> {
-        use crate::json::escape::{write_escaped, write_str};
+    /// For a refusal of two fields or more whose message still lists them as the toolbox
+    /// wrote it: the message before and after that list. The envelope gives every field in
+    /// the message and again under `fields`; such a message is written in pieces
+    /// ([`write_listed`](Self::write_listed)) and the fields copied from it, so each is
+    /// escaped once. A refusal of one field is written as any error is: one field's text
+    /// saved does not pay for the bookkeeping.
+    fn listed_problems(&self) -> Option<(&str, &str)> {
         let inner = &*self.inner;
-        let message = inner.message.as_str();
-        let parts = inner
-            .problems
-            .clone()
-            .filter(|_| inner.fields.len() <= LISTED)
-            .and_then(|problems| {
-                let (before, after) =
-                    (message.get(..problems.start)?, message.get(problems.end..)?);
-                lists_fields(message.get(problems)?, &inner.fields).then_some((before, after))
-            });
-        let Some((before, after)) = parts else {
-            write_str(out, message);
+        let problems = inner.problems.clone()?;
+        if !(2..=LISTED).contains(&inner.fields.len()) {
             return None;
-        };
-        out.reserve(message.len() + 2);
+        }
+        let message = inner.message.as_str();
+        let (before, after) = (message.get(..problems.start)?, message.get(problems.end..)?);
+        lists_fields(message.get(problems)?, &inner.fields).then_some((before, after))
+    }
+
+    /// Writes the message as a JSON string from the words `before` and `after` its fields
+    /// ([`listed_problems`](Self::listed_problems)) and the fields themselves, and returns
+    /// where each field's pointer and message landed in `out` (start and end of each).
+    fn write_listed(&self, out: &mut Vec<u8>, before: &str, after: &str) -> [[usize; 4]; LISTED] {
+        use crate::json::escape::write_escaped;
+        let inner = &*self.inner;
+        out.reserve(inner.message.len() + 2);
         out.push(b'"');
         write_escaped(out, before);
         let mut listed = [[0; 4]; LISTED];
-        for (i, field) in inner.fields.iter().enumerate() {
+        for (i, (field, at)) in inner.fields.iter().zip(&mut listed).enumerate() {
             if i > 0 {
                 out.extend_from_slice(b"; ");
             }
@@ -458,11 +460,11 @@ impl ToolError {
             }
             let start = out.len();
             write_escaped(out, &field.message);
-            listed[i] = [pointer, pointer_end, start, out.len()];
+            *at = [pointer, pointer_end, start, out.len()];
         }
         write_escaped(out, after);
         out.push(b'"');
-        Some(listed)
+        listed
     }
 
     /// The error for a tool that panicked: generic for the model, the panic text for the logs.
@@ -1054,11 +1056,9 @@ impl fmt::Display for ToolError {
     }
 }
 
-/// How many fields a refusal's message can list for the envelope's `fields` to copy: a
-/// refusal lists at most 20 problems and a last field that says there are more. A refusal of
-/// one field is written as any error is: one field's text saved does not pay for the
-/// bookkeeping.
-const LISTED: usize = 21;
+/// How many fields a refusal's message can list for the envelope's `fields` to copy: as many
+/// problems as a refusal lists, and a last field that says there are more.
+const LISTED: usize = crate::validate::MAX_FIELDS + 1;
 
 /// Whether `problems` lists `fields` as a refusal's message lists them: each field's pointer,
 /// `: ` and message (the message alone for an empty pointer), separated by `; `.
@@ -1142,7 +1142,7 @@ mod tests {
             let theirs = serde_json::to_vec(&err).unwrap();
             proptest::prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(theirs).unwrap());
             if edit.is_none() {
-                proptest::prop_assert!(err.write_message(&mut Vec::new()).is_some());
+                proptest::prop_assert_eq!(err.listed_problems().is_some(), err.fields().len() > 1);
             }
         }
     }
@@ -1179,7 +1179,7 @@ mod tests {
         let err = ToolError::invalid_arguments(message)
             .with_fields(fields)
             .marked_refusal(problems);
-        assert!(err.write_message(&mut Vec::new()).is_none());
+        assert!(err.listed_problems().is_none());
         let mut ours = Vec::new();
         err.write_json(&mut ours);
         assert_eq!(ours, serde_json::to_vec(&err).unwrap());

@@ -638,7 +638,7 @@ fn explain_with_validator(def: &Validation, value: &Value) -> Result<Vec<FieldEr
 
 /// At most this many problems are listed; a document with thousands of unknown keys should
 /// not produce an error larger than itself.
-const MAX_FIELDS: usize = 20;
+pub(crate) const MAX_FIELDS: usize = 20;
 
 /// The `invalid_arguments` error for `fields`, as every refusal of arguments words it.
 pub(crate) fn refused(def: &Validation, fields: Vec<FieldError>) -> ToolError {
