@@ -1056,9 +1056,13 @@ impl fmt::Display for ToolError {
     }
 }
 
+/// At most this many problems are listed in a refusal of arguments; a document with thousands
+/// of unknown keys should not produce an error larger than itself.
+pub(crate) const MAX_FIELDS: usize = 20;
+
 /// How many fields a refusal's message can list for the envelope's `fields` to copy: as many
 /// problems as a refusal lists, and a last field that says there are more.
-const LISTED: usize = crate::validate::MAX_FIELDS + 1;
+const LISTED: usize = MAX_FIELDS + 1;
 
 /// Whether `problems` lists `fields` as a refusal's message lists them: each field's pointer,
 /// `: ` and message (the message alone for an empty pointer), separated by `; `.

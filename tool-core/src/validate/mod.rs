@@ -629,16 +629,12 @@ fn explain_with_validator(def: &Validation, value: &Value) -> Result<Vec<FieldEr
     for err in validator.iter_errors(value) {
         describe(schema, &err, &mut fields);
         // Enough to explain; a document with thousands of problems gets a short answer.
-        if fields.len() > MAX_FIELDS {
+        if fields.len() > crate::error::MAX_FIELDS {
             break;
         }
     }
     Ok(fields)
 }
-
-/// At most this many problems are listed; a document with thousands of unknown keys should
-/// not produce an error larger than itself.
-pub(crate) const MAX_FIELDS: usize = 20;
 
 /// The `invalid_arguments` error for `fields`, as every refusal of arguments words it.
 pub(crate) fn refused(def: &Validation, fields: Vec<FieldError>) -> ToolError {
@@ -646,8 +642,8 @@ pub(crate) fn refused(def: &Validation, fields: Vec<FieldError>) -> ToolError {
 }
 
 pub(crate) fn invalid(def: &Validation, mut fields: Vec<FieldError>) -> ToolError {
-    if fields.len() > MAX_FIELDS {
-        fields.truncate(MAX_FIELDS);
+    if fields.len() > crate::error::MAX_FIELDS {
+        fields.truncate(crate::error::MAX_FIELDS);
         fields.push(FieldError::new(
             "",
             "and more problems: fix these and call again to see the rest",
