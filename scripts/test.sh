@@ -77,6 +77,10 @@ export CARGO_INCREMENTAL=0
 step "cargo fmt --check"
 cargo fmt --all --check
 
+# Reads the sources only: a broken layering fails in seconds, before any build.
+step "module layers (no import cycles, every import points down)"
+bash scripts/layers.sh
+
 step "cargo clippy"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
@@ -112,9 +116,6 @@ for features in "" testing redis mcp mcp-auth tokens mcp-client async-openai any
     echo "warnings with features \"$features\":"; echo "$out"; exit 1
   fi
 done
-
-step "module layers (no import cycles, every import points down)"
-bash scripts/layers.sh
 
 step "cargo test"
 if [ -n "$ui" ]; then
