@@ -32,7 +32,7 @@ use tickets::{AddNote, DeleteTicket, LEDGER, LookupTicket, SeededModel, point};
 use toolsmith::agent::{Agent, AgentError, AgentEvent, Stop, Verdict};
 use toolsmith::idempotency::IdempotencyPolicy;
 use toolsmith::policy::{Approvals, Defaults};
-use toolsmith::state::{CheckpointStore, RedisStore, State, StoreError};
+use toolsmith::state::{Acquired, CheckpointStore, Fenced, Lease, RedisStore, State, StoreError};
 use toolsmith::tool::BoxFuture;
 use toolsmith::{Dialect, ToolContext, Toolbox};
 
@@ -65,6 +65,64 @@ impl CheckpointStore for Hooked {
 
     fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         self.0.remove(key)
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Acquired, StoreError>> {
+        self.0.acquire(key, owner, ttl)
+    }
+
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a Lease,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.0.renew(key, lease, ttl)
+    }
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.0.release(key, lease)
+    }
+
+    fn save_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        state: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Fenced, StoreError>> {
+        Box::pin(async move {
+            point("checkpoint.before");
+            let saved = self.0.save_fenced(key, state, ttl, fence).await;
+            point("checkpoint.after");
+            saved
+        })
+    }
+
+    fn keep_decision<'a>(
+        &'a self,
+        key: &'a str,
+        call: &'a str,
+        decision: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.0.keep_decision(key, call, decision, ttl)
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
+        self.0.decisions(key)
     }
 }
 

@@ -14,7 +14,9 @@ use toolsmith::agent::{Agent, AgentError, RunState, ScriptedModel, Stop, Verdict
 use toolsmith::audit::MemorySink;
 use toolsmith::idempotency::IdempotencyPolicy;
 use toolsmith::policy::{Approvals, Defaults};
-use toolsmith::state::{CheckpointStore, MemoryCheckpointStore, State, StoreError};
+use toolsmith::state::{
+    Acquired, CheckpointStore, Fenced, Lease, MemoryCheckpointStore, State, StoreError,
+};
 use toolsmith::tool::BoxFuture;
 use toolsmith::{Dialect, ToolContext, Toolbox, tool};
 
@@ -77,6 +79,69 @@ impl CheckpointStore for Recording {
 
     fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         self.inner.remove(key)
+    }
+
+    fn acquire<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Acquired, StoreError>> {
+        self.inner.acquire(key, owner, ttl)
+    }
+
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a Lease,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        self.inner.renew(key, lease, ttl)
+    }
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.inner.release(key, lease)
+    }
+
+    fn save_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        state: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Fenced, StoreError>> {
+        if *self.down.lock().unwrap() {
+            return Box::pin(async { Err(StoreError("the store is down".into())) });
+        }
+        if let Ok(state) = serde_json::from_str(state) {
+            self.saves.lock().unwrap().push(state);
+        }
+        self.keys.lock().unwrap().push(key.to_owned());
+        self.inner.save_fenced(key, state, ttl, fence)
+    }
+
+    fn keep_decision<'a>(
+        &'a self,
+        key: &'a str,
+        call: &'a str,
+        decision: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        if *self.down.lock().unwrap() {
+            return Box::pin(async { Err(StoreError("the store is down".into())) });
+        }
+        self.inner.keep_decision(key, call, decision, ttl)
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
+        self.inner.decisions(key)
     }
 }
 

@@ -12,6 +12,11 @@ use crate::state::CheckpointStore;
 pub(super) struct Checkpoints {
     pub(super) store: Arc<dyn CheckpointStore>,
     pub(super) ttl: Duration,
+    /// How long a worker's lease on a run lasts without renewal (renewed every third of it).
+    pub(super) lease: Duration,
+    /// How long a worker waits for a run another worker holds before it is told the run is
+    /// busy.
+    pub(super) busy_wait: Duration,
 }
 
 impl Checkpoints {
@@ -19,9 +24,16 @@ impl Checkpoints {
         Self {
             store: Arc::new(store),
             ttl: DEFAULT_TTL,
+            lease: DEFAULT_LEASE,
+            busy_wait: Duration::ZERO,
         }
     }
 }
+
+/// How long a run's lease lasts without renewal, by default: ten seconds. A worker renews it
+/// every third of that while it works; a crashed worker's run is taken over by the next
+/// worker at most this long after its last renewal.
+pub(super) const DEFAULT_LEASE: Duration = Duration::from_secs(10);
 
 /// How long a checkpoint is kept after a run's last step, by default: seven days.
 const DEFAULT_TTL: Duration = Duration::from_secs(7 * 24 * 3600);

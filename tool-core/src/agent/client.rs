@@ -120,6 +120,8 @@ pub struct ScriptedModel {
 struct Script {
     responses: VecDeque<Value>,
     requests: Vec<ModelRequest>,
+    /// Answer each request by its turn (`responses[request.turn]`) instead of in order.
+    by_turn: bool,
 }
 
 impl ScriptedModel {
@@ -130,8 +132,40 @@ impl ScriptedModel {
             inner: Arc::new(Mutex::new(Script {
                 responses: responses.into_iter().collect(),
                 requests: Vec::new(),
+                by_turn: false,
             })),
         }
+    }
+
+    /// A model that answers each request by the run's turn it is for
+    /// ([`ModelRequest::turn`]): the first request of a run gets `responses[0]`, its fifth
+    /// `responses[4]`, in whichever process asks and however often. A run resumed in
+    /// another process, or asked again after a crash, gets the answer for the turn it is at,
+    /// as a real model asked the same conversation would give; a request past the script is
+    /// an error.
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, ScriptedModel, Stop};
+    /// use toolsmith::serde_json::json;
+    /// use toolsmith::{Dialect, ToolContext, Toolbox};
+    /// let answers = [json!({"choices": [{"message": {"role": "assistant", "content": "hi"}}]})];
+    /// // Two processes, one script: each answers the run's first request alike.
+    /// let (one, two) = (ScriptedModel::by_turn(answers.clone()), ScriptedModel::by_turn(answers));
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// for model in [one, two] {
+    ///     let agent = Agent::new(Toolbox::new(), Dialect::OpenAiChat { strict: false }, model.clone());
+    ///     let stop = agent.run(&mut agent.start("Say hi."), &ToolContext::new()).await.unwrap();
+    ///     assert_eq!(stop, Stop::Answered("hi".into()));
+    ///     // Asked for the same turn again, it answers the same.
+    ///     assert_eq!(model.remaining(), 0);
+    /// }
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn by_turn(responses: impl IntoIterator<Item = Value>) -> Self {
+        let model = Self::new(responses);
+        model.lock().by_turn = true;
+        model
     }
 
     /// Adds a response at the end of the script.
@@ -145,10 +179,21 @@ impl ScriptedModel {
         self.lock().requests.clone()
     }
 
-    /// How many responses are left.
+    /// How many responses are left: in order, those not given yet; by turn, those for turns
+    /// after the latest one asked for.
     #[must_use]
     pub fn remaining(&self) -> usize {
-        self.lock().responses.len()
+        let script = self.lock();
+        if !script.by_turn {
+            return script.responses.len();
+        }
+        let asked = script
+            .requests
+            .iter()
+            .map(|r| r.turn as usize + 1)
+            .max()
+            .unwrap_or(0);
+        script.responses.len().saturating_sub(asked)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
@@ -165,10 +210,23 @@ impl ModelClient for ScriptedModel {
     ) -> BoxFuture<'a, Result<Value, ModelError>> {
         let mut script = self.lock();
         script.requests.push(request.clone());
-        let next = script
-            .responses
-            .pop_front()
-            .ok_or_else(|| ModelError::new("the script has no more responses"));
+        let next = if script.by_turn {
+            script
+                .responses
+                .get(request.turn as usize)
+                .cloned()
+                .ok_or_else(|| {
+                    ModelError::new(format!(
+                        "the script has no response for turn {}",
+                        request.turn
+                    ))
+                })
+        } else {
+            script
+                .responses
+                .pop_front()
+                .ok_or_else(|| ModelError::new("the script has no more responses"))
+        };
         Box::pin(async move { next })
     }
 }

@@ -104,7 +104,7 @@ impl Agent {
         }
         let mut state = self.load(&signed.run, &ctx).await?;
         self.decide_signed(&mut state, token, verdict)?;
-        self.checkpoint(&mut state).await?;
+        self.keep_decision(&state, &signed.path, verdict).await?;
         Ok(state)
     }
 
@@ -158,8 +158,47 @@ impl Agent {
         self
     }
 
+    /// How long a worker's lease on a run lasts without renewal (default 10 s; renewed every
+    /// third of it while the worker runs the run). A worker that dies holds its runs at most
+    /// this long; then the next worker takes each over, with a newer fencing token, so the
+    /// dead one's writes (were it only paused) are refused. No effect without
+    /// [`with_checkpoints`](Self::with_checkpoints).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolsmith::agent::{Agent, ScriptedModel};
+    /// use toolsmith::state::MemoryCheckpointStore;
+    /// use toolsmith::{Dialect, Toolbox};
+    /// let agent = Agent::new(Toolbox::new(), Dialect::Anthropic { strict: false }, ScriptedModel::default())
+    ///     .with_checkpoints(MemoryCheckpointStore::default())
+    ///     .with_lease(Duration::from_secs(5))
+    ///     .with_busy_wait(Duration::from_secs(6));
+    /// # let _ = agent;
+    /// ```
+    #[must_use]
+    pub fn with_lease(mut self, lease: Duration) -> Self {
+        if let Some(checkpoints) = &mut self.checkpoints {
+            checkpoints.lease = lease.max(Duration::from_millis(30));
+        }
+        self
+    }
+
+    /// How long [`run`](Self::run) and [`resume`](Self::resume) wait for a run that another
+    /// worker holds before they answer [`AgentError::Busy`] (default: not at all). Longer
+    /// than the lease ([`with_lease`](Self::with_lease)), a worker also takes over a run whose
+    /// holder died, as soon as its lease expires. No effect without
+    /// [`with_checkpoints`](Self::with_checkpoints).
+    #[must_use]
+    pub fn with_busy_wait(mut self, wait: Duration) -> Self {
+        if let Some(checkpoints) = &mut self.checkpoints {
+            checkpoints.busy_wait = wait;
+        }
+        self
+    }
+
     /// Seals `state` and keeps it as its run's checkpoint (nothing without a store, or for a
-    /// state that has not run).
+    /// state that has not run): under the worker's lease, only while its fencing token is
+    /// the run's newest.
     pub(super) async fn checkpoint(&self, state: &mut RunState) -> Result<(), AgentError> {
         let Some(checkpoints) = &self.checkpoints else {
             return Ok(());
@@ -168,17 +207,50 @@ impl Agent {
             return Ok(());
         };
         let key = checkpoint_key(owner.principal.as_deref(), &owner.run_id);
+        let lost = || {
+            AgentError::LeaseLost(
+                "this worker's lease on the run expired and another worker took the run over; this worker stopped without writing over it".to_owned(),
+            )
+        };
+        if let Some(held) = &state.held
+            && held.lost.load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err(lost());
+        }
+        state.version = state.version.saturating_add(1);
         state.seal_with(self.key());
         let text = serde_json::to_string(state).map_err(|err| {
             AgentError::Checkpoint(crate::state::StoreError(format!(
                 "the run's state cannot be written: {err}"
             )))
         })?;
-        checkpoints
-            .store
-            .save(&key, &text, checkpoints.ttl)
-            .await
-            .map_err(AgentError::Checkpoint)
+        let saved = match &state.held {
+            Some(held) => checkpoints
+                .store
+                .save_fenced(&key, &text, checkpoints.ttl, held.lease.fence)
+                .await
+                .map(|fenced| fenced == crate::state::Fenced::Kept),
+            None => checkpoints
+                .store
+                .save(&key, &text, checkpoints.ttl)
+                .await
+                .map(|()| true),
+        };
+        match saved {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                if let Some(held) = &state.held {
+                    held.lost.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                Err(lost())
+            }
+            Err(err) => {
+                // Not kept: the version it would have had is given again to the next save.
+                state.version = state.version.saturating_sub(1);
+                state.seal_with(self.key());
+                Err(AgentError::Checkpoint(err))
+            }
+        }
     }
 
     /// [`checkpoint`](Self::checkpoint) of a state whose waiting turn is held apart while its
@@ -199,14 +271,40 @@ impl Agent {
         saved
     }
 
-    /// The last checkpoint of run `run_id` of the context's principal, its seal checked.
+    /// The last checkpoint of run `run_id` of the context's principal, its seal checked, with
+    /// every decision kept for its waiting calls.
+    ///
+    /// Three answers say what was found:
+    /// - a state: the run;
+    /// - [`AgentError::UnknownRun`]: no checkpoint under that run id for that principal
+    ///   (another principal's run is kept under another key, so it is unknown too): the one
+    ///   answer after which starting the run afresh is right;
+    /// - [`AgentError::Sealed`]: a checkpoint is there and is refused (edited in the store,
+    ///   sealed with another key, not a run state, or another run's): never start afresh over
+    ///   it.
+    ///
+    /// ```
+    /// use toolsmith::agent::{Agent, AgentError, ScriptedModel};
+    /// use toolsmith::state::{CheckpointStore, MemoryCheckpointStore};
+    /// use toolsmith::{Dialect, ToolContext, Toolbox};
+    /// use std::sync::Arc;
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let store = Arc::new(MemoryCheckpointStore::default());
+    /// let agent = Agent::new(Toolbox::new(), Dialect::Anthropic { strict: false }, ScriptedModel::default())
+    ///     .with_checkpoints(Arc::clone(&store));
+    /// let ctx = ToolContext::new().with_principal("ada");
+    /// match agent.load("run-1", &ctx).await {
+    ///     Ok(state) => { /* go on with it */ let _ = state; }
+    ///     Err(AgentError::UnknownRun(_)) => { /* nothing kept: start the run */ }
+    ///     Err(other) => panic!("refused, unreachable or busy: do not start over it: {other}"),
+    /// }
+    /// # });
+    /// ```
     ///
     /// # Errors
     ///
-    /// [`AgentError::UnknownRun`] when no checkpoint is kept under that run id for that
-    /// principal (another principal's run is unknown too); [`AgentError::Checkpoint`] when
-    /// the store cannot be reached or holds something unreadable; [`AgentError::Sealed`] when
-    /// the checkpoint was edited in the store or sealed with another key.
+    /// As above; [`AgentError::Checkpoint`] when the store cannot be reached or the checkpoint
+    /// is larger than a checkpoint can be.
     pub async fn load(&self, run_id: &str, ctx: &ToolContext) -> Result<RunState, AgentError> {
         let unknown = || {
             AgentError::UnknownRun(format!(
@@ -224,6 +322,22 @@ impl Agent {
             .await
             .map_err(AgentError::Checkpoint)?
             .ok_or_else(unknown)?;
+        let mut state = self.read_kept(&text, |state| {
+            state.owner.as_ref().is_some_and(|owner| {
+                owner.run_id == run_id && owner.principal.as_deref() == ctx.principal()
+            })
+        })?;
+        self.merge_decisions(&mut state).await?;
+        Ok(state)
+    }
+
+    /// A kept checkpoint's text as a run state: its size, its shape and its seal checked, and
+    /// `ours` (the run it must be).
+    pub(super) fn read_kept(
+        &self,
+        text: &str,
+        ours: impl FnOnce(&RunState) -> bool,
+    ) -> Result<RunState, AgentError> {
         if text.len() > MAX_CHECKPOINT_BYTES {
             return Err(AgentError::Checkpoint(crate::state::StoreError(format!(
                 "the checkpoint is larger than a checkpoint can be ({MAX_CHECKPOINT_BYTES} bytes)"
@@ -235,16 +349,15 @@ impl Agent {
                     .to_owned(),
             )
         };
-        let raw: serde_json::Value = serde_json::from_str(&text).map_err(|_| not_ours())?;
+        let raw: serde_json::Value = serde_json::from_str(text).map_err(|_| not_ours())?;
         let state: RunState = RunState::deserialize(&raw).map_err(|_| not_ours())?;
         // What was read is all that was kept: a field the state does not have (a name edited
         // in the store) is refused, not dropped.
         state.check_stored(self.key(), raw)?;
-        let owned = state.owner.as_ref().is_some_and(|owner| {
-            owner.run_id == run_id && owner.principal.as_deref() == ctx.principal()
-        });
-        if !owned {
-            return Err(unknown());
+        if !ours(&state) {
+            return Err(AgentError::Sealed(
+                "the checkpoint kept under this run's id is another run's (it was copied or moved in the store); it cannot be resumed as this run".to_owned(),
+            ));
         }
         Ok(state)
     }
@@ -268,9 +381,12 @@ impl Agent {
     }
 
     /// Records `verdict` on the call waiting at `path` in run `run_id` of the context's
-    /// principal, and keeps the run with the decision, before anything else happens: a
-    /// process that dies after this returns loses nothing, and the run that resumes finds
-    /// the decision. The decided state is returned.
+    /// principal, kept beside the run's checkpoint before this returns: a process that dies
+    /// after this returns loses nothing, and every later resume finds the decision, whatever
+    /// a worker that loaded the run earlier saves in between (the decision is its own record,
+    /// which no checkpoint writes over). No lease is needed: a person decides while a worker
+    /// runs the run, and the run takes the decision when it next loads it, or before it
+    /// pauses. The decided state is returned.
     ///
     /// # Errors
     ///
@@ -284,7 +400,7 @@ impl Agent {
     ) -> Result<RunState, AgentError> {
         let mut state = self.load(run_id, ctx).await?;
         self.decide(&mut state, path, verdict)?;
-        self.checkpoint(&mut state).await?;
+        self.keep_decision(&state, path, verdict).await?;
         Ok(state)
     }
 }

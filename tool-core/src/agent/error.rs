@@ -24,7 +24,10 @@ pub enum AgentError {
     /// The state was made for another dialect, or the dialect has no model to talk to (MCP).
     Dialect(String),
     /// The state's seal does not hold: it was changed outside the API, or sealed with another
-    /// key (every process that resumes runs needs the same `State::with_key` secret).
+    /// key (every process that resumes runs needs the same `State::with_key` secret); or the
+    /// checkpoint kept under a run's id is refused: altered in the store, not a run state, or
+    /// another run's. Never start the run afresh over it: the run is there and cannot be
+    /// trusted (restore the store, or the shared key).
     Sealed(String),
     /// The run belongs to another principal, or is another run.
     NotOwner(String),
@@ -32,8 +35,21 @@ pub enum AgentError {
     /// ([`Agent::with_checkpoints`](super::Agent::with_checkpoints)): the run stopped before
     /// its next step, its state whole.
     Checkpoint(crate::state::StoreError),
-    /// No checkpoint is kept under this run id for this principal.
+    /// No checkpoint is kept under this run id for this principal (another principal's run
+    /// is unknown too: its checkpoint is kept under another key). The one answer after which
+    /// starting the run afresh is right.
     UnknownRun(String),
+    /// Another worker owns the run now (its lease is held): nothing was done. Try again
+    /// after `retry_after`, when the lease expires unless its holder renews or gives it up;
+    /// or let the agent wait ([`Agent::with_busy_wait`](super::Agent::with_busy_wait)).
+    Busy {
+        /// How long the holder's lease has left.
+        retry_after: std::time::Duration,
+    },
+    /// This worker's lease on the run expired and another worker took the run over: this
+    /// worker stopped, and kept nothing over the new owner's state. Load the run again to see
+    /// where it is.
+    LeaseLost(String),
     /// The task store could not be reached for a long-running call's task: the run stopped
     /// before its next step, its state whole.
     Tasks(crate::state::StoreError),
@@ -61,6 +77,8 @@ impl AgentError {
             Self::Checkpoint(_) => "checkpoint",
             Self::UnknownRun(_) => "unknown_run",
             Self::Tasks(_) => "tasks",
+            Self::Busy { .. } => "busy",
+            Self::LeaseLost(_) => "lease_lost",
         }
     }
 }
@@ -77,13 +95,19 @@ impl fmt::Display for AgentError {
                 f,
                 "a long-running call's task cannot be started or read: {err}"
             ),
+            Self::Busy { retry_after } => write!(
+                f,
+                "another worker is running this run now; try again in {} ms, when its lease expires unless renewed",
+                retry_after.as_millis()
+            ),
             Self::Checkpoint(err) => {
                 write!(f, "the run's checkpoint cannot be kept or read: {err}")
             }
             Self::Dialect(why)
             | Self::Sealed(why)
             | Self::NotOwner(why)
-            | Self::UnknownRun(why) => f.write_str(why),
+            | Self::UnknownRun(why)
+            | Self::LeaseLost(why) => f.write_str(why),
         }
     }
 }

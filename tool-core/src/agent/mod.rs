@@ -53,6 +53,7 @@ mod error;
 mod journal;
 #[cfg(feature = "async-openai")]
 pub mod openai;
+mod owner;
 mod progress;
 mod run;
 mod state;

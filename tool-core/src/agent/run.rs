@@ -585,6 +585,22 @@ impl Agent {
     ) -> Result<Stop, AgentError> {
         let new = state.owner.is_none();
         let ctx = self.bind(state, ctx)?;
+        // One owner at a time: the lease taken (and the run as kept, when newer, with every
+        // decision kept for it) before anything is done or written.
+        self.own(state, new).await?;
+        let result = self.run_owned(state, &ctx, journal, new).await;
+        self.disown(state).await;
+        result
+    }
+
+    /// [`run_sealed`](Self::run_sealed) under the worker's lease, renewed while it runs.
+    async fn run_owned(
+        &self,
+        state: &mut RunState,
+        ctx: &ToolContext,
+        journal: Option<&dyn super::Journal>,
+        new: bool,
+    ) -> Result<Stop, AgentError> {
         if new {
             // A run is kept from its start: one that dies before the model answers is
             // resumed from its prompt.
@@ -596,17 +612,28 @@ impl Agent {
             self.client.model(),
             ctx.run_id(),
         );
-        let result =
-            tracing::Instrument::instrument(self.run_bound(state, &ctx, journal), span.clone())
-                .await;
+        let ctx = match &state.held {
+            Some(held) => ctx
+                .clone()
+                .with_extension(crate::policy::RunFence(held.lease.fence)),
+            None => ctx.clone(),
+        };
+        let held = state.held.clone();
+        let result = self
+            .holding(
+                held,
+                tracing::Instrument::instrument(self.run_bound(state, &ctx, journal), span.clone()),
+            )
+            .await;
         if let Err(err) = &result {
             crate::telemetry::failed(&span, err.kind());
         }
         state.seal_with(self.key());
         // Wherever the run stops (an answer, a pause, a limit, an error after which it can
-        // go on), the state it stops in is its checkpoint.
+        // go on), the state it stops in is its checkpoint; not after another worker took the
+        // run over, or the store failed.
         match result {
-            Err(AgentError::Checkpoint(err)) => Err(AgentError::Checkpoint(err)),
+            Err(err @ (AgentError::Checkpoint(_) | AgentError::LeaseLost(_))) => Err(err),
             result => {
                 self.checkpoint(state).await?;
                 result
@@ -630,6 +657,11 @@ impl Agent {
         loop {
             if let Some(awaiting) = state.awaiting.take() {
                 if let Some(stop) = self.answer_calls(state, awaiting, ctx, journal).await? {
+                    // A person who decided while the calls ran is not asked again: the run
+                    // goes on with the decision instead of pausing.
+                    if matches!(stop, Stop::Paused(_)) && self.merge_decisions(state).await? > 0 {
+                        continue;
+                    }
                     return Ok(stop);
                 }
             }
@@ -1132,9 +1164,12 @@ impl Agent {
         children: &Arc<Children>,
         budget: &Arc<RunBudget>,
     ) -> ToolContext {
-        let ctx = turn_ctx
+        let mut ctx = turn_ctx
             .with_shared_extension(Arc::clone(children))
             .with_extension(ParentBudget(Arc::clone(budget)));
+        if let Some(keeper) = self.decision_keeper(state) {
+            ctx = ctx.with_extension(keeper);
+        }
         if self.trim.is_some() && !state.trimmed.is_empty() {
             let whole = super::trim::whole(self.dialect, &state.messages, &state.trimmed);
             return ctx.with_extension(super::earlier::Earlier(Arc::new(whole)));

@@ -49,6 +49,13 @@ pub struct RunState {
     /// sent with each later request, since a program's pending calls are answered there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) container: Option<String>,
+    /// How many times the run was kept in a checkpoint store: a kept run newer than the one
+    /// in a worker's hands is the one it goes on with.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) version: u64,
+    /// The lease of the worker running it now (never stored).
+    #[serde(skip)]
+    pub(crate) held: Option<super::owner::Held>,
     /// An HMAC-SHA256, under the toolbox state's key, of everything above: a state edited
     /// outside the API, or sealed by a toolbox with another key, is refused.
     #[serde(default)]
@@ -187,6 +194,8 @@ impl RunState {
             container: None,
             trimmed: Vec::new(),
             owner: None,
+            version: 0,
+            held: None,
             seal: String::new(),
         }
     }
@@ -385,6 +394,86 @@ impl RunStep {
     #[must_use]
     pub fn new(turn: u32, calls: u32) -> Self {
         Self { turn, calls }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl PendingCall {
+    /// What a decision on this call binds: the tool's registered name and the arguments'
+    /// hash, or (for a call the approval gate did not read) the name the model called.
+    pub(crate) fn binding(&self) -> (&str, &str) {
+        if self.registered.is_empty() {
+            (&self.tool, &self.arguments_hash)
+        } else {
+            (&self.registered, &self.arguments_hash)
+        }
+    }
+}
+
+impl RunState {
+    /// The decision the state carries on the call at `path`, if any.
+    fn decision_at(&self, path: &[String]) -> Option<&Decision> {
+        let awaiting = self.awaiting.as_ref()?;
+        match path {
+            [id] => awaiting.decisions.iter().find(|d| d.call_id == *id),
+            [parent, rest @ ..] => match awaiting.children.get(parent) {
+                Some(child) => child.decision_at(rest),
+                None => awaiting.decisions.iter().find(|d| d.call_id == *parent),
+            },
+            [] => None,
+        }
+    }
+
+    /// Whether a kept decision (`verdict` on the call at `path`, bound to `tool` and `hash`)
+    /// is one this state should take: the call waits here with that binding, and the state
+    /// does not carry that very decision already.
+    pub(crate) fn takes_decision(
+        &self,
+        path: &[String],
+        tool: &str,
+        hash: &str,
+        verdict: &Verdict,
+    ) -> bool {
+        let waits = self
+            .pending()
+            .iter()
+            .any(|p| p.path == path && p.binding() == (tool, hash));
+        let carried = self.decision_at(path).is_some_and(|d| {
+            d.denied == verdict.denied
+                && d.approver == verdict.approver
+                && d.reason == verdict.reason
+        });
+        waits && !carried
+    }
+
+    /// The top-level decisions of `mine` (a state in a worker's hands) on calls that still
+    /// wait in this one (the run as kept, newer) with the same binding.
+    pub(crate) fn carry_decisions(&mut self, mine: &RunState) {
+        let Some(theirs) = mine.awaiting.as_ref() else {
+            return;
+        };
+        for decision in &theirs.decisions {
+            let path = [decision.call_id.clone()];
+            let Some(binding) = theirs
+                .pending
+                .iter()
+                .find(|p| p.path == path)
+                .map(|p| (p.binding().0.to_owned(), p.binding().1.to_owned()))
+            else {
+                continue;
+            };
+            let verdict = Verdict {
+                denied: decision.denied.clone(),
+                approver: decision.approver.clone(),
+                reason: decision.reason.clone(),
+            };
+            if self.takes_decision(&path, &binding.0, &binding.1, &verdict) {
+                let _ = self.decide(&path, &verdict);
+            }
+        }
     }
 }
 

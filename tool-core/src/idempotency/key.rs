@@ -16,19 +16,23 @@ use crate::validate::canonical::Checked;
 /// ```
 /// let idem = toolsmith::idempotency::IdempotencyPolicy::default();
 /// assert_eq!(idem.ttl.as_secs(), 24 * 3600);
+/// // A duplicate waits longer than a dead call holds its key.
+/// assert!(idem.wait > idem.lease);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdempotencyPolicy {
     /// How long a first result is kept (default 24 h).
     pub ttl: Duration,
     /// How long a duplicate waits for a call still running, before a retryable error
-    /// (default 10 s).
+    /// (default 15 s: longer than the lease, so a duplicate of a call whose process died
+    /// runs once the dead call's key is free, instead of being told it is still running).
     pub wait: Duration,
-    /// How long a running call holds its key without a sign of life (default 30 s). The
+    /// How long a running call holds its key without a sign of life (default 10 s). The
     /// reservation is renewed every third of it while the call runs, however long it
     /// takes; if the process running it dies, the key is free again after `lease`, and the
-    /// call made again (a resumed run's) runs with the same key instead of waiting for a
-    /// day.
+    /// call made again runs with the same key instead of waiting for a day. In an agent run
+    /// kept in a checkpoint store, the run's next owner takes the dead call's key over at
+    /// once (its fencing token is newer).
     pub lease: Duration,
 }
 
@@ -36,8 +40,8 @@ impl Default for IdempotencyPolicy {
     fn default() -> Self {
         Self {
             ttl: Duration::from_secs(24 * 3600),
-            wait: Duration::from_secs(10),
-            lease: Duration::from_secs(30),
+            wait: Duration::from_secs(15),
+            lease: Duration::from_secs(10),
         }
     }
 }

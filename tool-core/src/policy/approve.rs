@@ -1063,7 +1063,18 @@ impl Approve {
                 };
                 (decision, Some(decided.note()))
             }
-            (None, Some(approver)) => approver.decide_noted(&request).await,
+            (None, Some(approver)) => {
+                let (decision, note) = approver.decide_noted(&request).await;
+                // In an agent run, a store's decision becomes the run's own before the call
+                // runs: a crash after it started never asks the person again.
+                if let Err(err) = keep_for_run(call.ctx, &request, &decision, note.as_ref()).await {
+                    if decision == ApprovalDecision::Approved {
+                        approver.unused(&request, note.as_ref()).await;
+                    }
+                    return (Err(err), None);
+                }
+                (decision, note)
+            }
             (None, None) => (ApprovalDecision::Pending, None),
         };
         if decision == ApprovalDecision::Pending
@@ -1115,6 +1126,39 @@ impl Approve {
         };
         (verdict, note)
     }
+}
+
+/// Keeps a store's decision on a call of an agent run as the run's own decision on it
+/// ([`KeepDecision`](super::KeepDecision)), when the call's context asks for it.
+async fn keep_for_run(
+    ctx: &crate::context::ToolContext,
+    request: &ApprovalRequest<'_>,
+    decision: &ApprovalDecision,
+    note: Option<&ApprovalNote>,
+) -> Result<(), ToolError> {
+    let (Some(keep), Some(call)) = (ctx.get::<super::KeepDecision>(), ctx.call_id()) else {
+        return Ok(());
+    };
+    let denied = match decision {
+        ApprovalDecision::Approved => None,
+        ApprovalDecision::Denied(reason) => Some(reason.clone()),
+        _ => return Ok(()),
+    };
+    let decided = Decided {
+        tool: request.tool.to_owned(),
+        hash: request.arguments_hash.to_owned(),
+        denied,
+        approver: note.and_then(|n| n.approver.clone()),
+        reason: note
+            .filter(|_| decision == &ApprovalDecision::Approved)
+            .and_then(|n| n.reason.clone()),
+    };
+    (keep.0)(call, &decided).await.map_err(|why| {
+        tracing::warn!(%why, "a decision could not be kept with its run");
+        ToolError::state_unreachable(
+            &"the run's checkpoint store, which keeps the decision with the run",
+        )
+    })
 }
 
 /// A person's reason for a denial as the model is shown it: checked as a tool's output is

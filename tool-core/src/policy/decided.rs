@@ -15,6 +15,22 @@ pub(crate) struct Decided {
     pub(crate) reason: Option<String>,
 }
 
+/// The fencing token of the worker that owns the agent run a call belongs to, in the call's
+/// context: a newer owner takes over a write an older (dead) owner left running under the
+/// same idempotency key, instead of being told it is still running.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RunFence(pub(crate) u64);
+
+/// Keeps a decision an approver's store gave for a call of an agent run as the run's own
+/// decision on that call, before the call runs: a crash after the call started never puts
+/// it in front of a person again. The agent loop puts it in its calls' contexts.
+#[derive(Clone)]
+pub(crate) struct KeepDecision(
+    pub(crate)  std::sync::Arc<
+        dyn Fn(&str, &Decided) -> crate::tool::BoxFuture<'static, Result<(), String>> + Send + Sync,
+    >,
+);
+
 /// A person's decision on a waiting call: an approval or a denial, who decided and why. In
 /// an agent run ([`Agent::decide`](crate::agent::Agent::decide)) it is bound to the call as it
 /// waits (its tool and the hash of its arguments) and kept in the run's sealed state until

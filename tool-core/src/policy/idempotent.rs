@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::decided::ApprovalNote;
 use crate::error::{ErrorCode, ToolError};
 use crate::idempotency::{CallKey, IdempotencyPolicy, KeyScope, call_key};
 use crate::outcome::ToolOutcome;
@@ -28,7 +29,7 @@ pub(crate) struct Idempotent {
 
 enum Reserved {
     Run(CallKey),
-    Replay(ToolOutcome),
+    Replay(ToolOutcome, Option<ApprovalNote>),
 }
 
 impl Step for Idempotent {
@@ -36,7 +37,13 @@ impl Step for Idempotent {
         Flow::later(async move {
             let key = match self.reserve(&mut call).await {
                 Ok(Reserved::Run(key)) => key,
-                Ok(Reserved::Replay(outcome)) => return Done::new(Ran::Outcome(outcome), 0),
+                Ok(Reserved::Replay(outcome, approval)) => {
+                    // The decision the first call ran on goes with every replay of it, so
+                    // the audit record of a call replayed after a crash names who approved.
+                    let mut done = Done::new(Ran::Outcome(outcome), 0);
+                    done.approval = approval.map(Box::new);
+                    return done;
+                }
                 Err(err) => return Done::refused(err),
             };
             let keyed = call.ctx.clone().with_idempotency_key(&key.visible);
@@ -54,7 +61,7 @@ impl Step for Idempotent {
                 // Refused before it ran (a person has not approved it yet, a budget, an open
                 // circuit): nothing happened, so nothing is kept.
                 _ if done.attempts == 0 => self.release(&key).await,
-                Ran::Outcome(outcome) => self.settle(&key, outcome).await,
+                Ran::Outcome(outcome) => self.settle(&key, outcome, done.approval.as_deref()).await,
                 Ran::Written | Ran::Marked(..) => {}
             }
             done
@@ -87,12 +94,15 @@ impl Idempotent {
             ))
         };
         let waited_from = Instant::now();
+        // A call of an agent run carries its worker's fencing token: a reservation an older
+        // owner of the run left running is taken over, not waited on.
+        let fence = call.ctx.get::<super::RunFence>().map(|fence| fence.0);
         loop {
-            match store
-                .reserve(stored, &key.fingerprint, policy.lease)
-                .await
-                .map_err(unavailable)?
-            {
+            let reserved = match fence {
+                Some(fence) => store.reserve_fenced(stored, &key.fingerprint, policy.lease, fence),
+                None => store.reserve(stored, &key.fingerprint, policy.lease),
+            };
+            match reserved.await.map_err(unavailable)? {
                 Reservation::Reserved => return Ok(Reserved::Run(key)),
                 Reservation::InProgress { fingerprint } | Reservation::Done { fingerprint, .. }
                     if fingerprint != key.fingerprint =>
@@ -105,7 +115,8 @@ impl Idempotent {
                     .human_review(true));
                 }
                 Reservation::Done { envelope, .. } => {
-                    return Ok(Reserved::Replay(replay(&envelope)));
+                    let (kept, approval) = unwrap_decided(&envelope);
+                    return Ok(Reserved::Replay(replay(kept), approval));
                 }
                 Reservation::InProgress { .. } => {
                     if waited_from.elapsed() >= policy.wait {
@@ -167,8 +178,10 @@ impl Idempotent {
         }
     }
 
-    /// Stores the outcome under the key, or frees the key for a retry after a transient failure.
-    async fn settle(&self, key: &CallKey, outcome: &ToolOutcome) {
+    /// Stores the outcome under the key, with the decision it ran on (one write: the result
+    /// and who approved it are kept together), or frees the key for a retry after a
+    /// transient failure.
+    async fn settle(&self, key: &CallKey, outcome: &ToolOutcome, approval: Option<&ApprovalNote>) {
         let Some(stored) = &key.stored else {
             return;
         };
@@ -193,7 +206,7 @@ impl Idempotent {
                 .complete(
                     stored,
                     &key.fingerprint,
-                    &outcome.to_record(),
+                    &with_decided(outcome.to_record(), approval),
                     self.policy.ttl,
                 )
                 .await
@@ -201,6 +214,54 @@ impl Idempotent {
         if let Err(err) = result {
             tracing::warn!(%err, "the idempotency store could not record a result");
         }
+    }
+}
+
+/// The prefix of a stored result kept with the decision its call ran on.
+const DECIDED: &str = r#"{"decided":"#;
+
+/// A call's record as the store keeps it: as it is, or with the decision it ran on,
+/// `{"decided":<note>,"record":<record>}`.
+fn with_decided(record: String, approval: Option<&ApprovalNote>) -> String {
+    let Some(note) = approval.and_then(|note| serde_json::to_string(note).ok()) else {
+        return record;
+    };
+    let mut out = String::with_capacity(DECIDED.len() + note.len() + record.len() + 12);
+    out.push_str(DECIDED);
+    out.push_str(&note);
+    out.push_str(r#","record":"#);
+    out.push_str(&record);
+    out.push('}');
+    out
+}
+
+/// A stored result and the decision its call ran on, as [`with_decided`] wrote them.
+fn unwrap_decided(stored: &str) -> (&str, Option<ApprovalNote>) {
+    #[derive(serde::Deserialize)]
+    struct Note {
+        decision: String,
+        approver: Option<String>,
+        reason: Option<String>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Kept<'a> {
+        decided: Note,
+        #[serde(borrow)]
+        record: &'a serde_json::value::RawValue,
+    }
+    if !stored.starts_with(DECIDED) {
+        return (stored, None);
+    }
+    match serde_json::from_str::<Kept<'_>>(stored) {
+        Ok(kept) => {
+            let note = kept.decided;
+            let denied = (note.decision == "denied").then(String::new);
+            let mut approval = ApprovalNote::of(denied.as_ref(), None, None);
+            approval.approver = note.approver;
+            approval.reason = note.reason;
+            (kept.record.get(), Some(approval))
+        }
+        Err(_) => (stored, None),
     }
 }
 
@@ -253,5 +314,26 @@ mod tests {
         ));
         assert_eq!(replay(&error.to_record()).to_json(), error.to_json());
         assert!(!replay(r#"{"status":"success","data":}"#).is_success());
+    }
+
+    #[test]
+    fn a_result_is_kept_with_the_decision_it_ran_on() {
+        use super::{unwrap_decided, with_decided};
+        let success = ToolOutcome::success(&serde_json::json!({"deleted": 7})).unwrap();
+        let note = crate::policy::ApprovalNote::of(
+            None,
+            Some(&"lin".to_owned()),
+            Some(&"duplicate".to_owned()),
+        );
+        let kept = with_decided(success.to_record(), Some(&note));
+        let (record, approval) = unwrap_decided(&kept);
+        assert_eq!(approval.as_ref(), Some(&note));
+        assert_eq!(record, success.to_record());
+        // A result kept without one reads as it is.
+        let plain = success.to_record();
+        assert_eq!(unwrap_decided(&plain), (plain.as_str(), None));
+        let denied = crate::policy::ApprovalNote::of(Some(&"no".to_owned()), None, None);
+        let kept = with_decided(success.to_record(), Some(&denied));
+        assert_eq!(unwrap_decided(&kept).1, Some(denied));
     }
 }

@@ -62,6 +62,7 @@ pub use approve::{
 pub(crate) use approve::{Ticket, needs_approval};
 pub use authorize::Authorizer;
 pub use decided::Verdict;
+pub(crate) use decided::{KeepDecision, RunFence};
 pub use defaults::Defaults;
 pub use enable::{Enablement, Switch, ToolsChanged};
 pub use guard::{Guard, GuardDecision, GuardRequest, InputGuard};

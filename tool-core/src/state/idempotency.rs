@@ -57,6 +57,23 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// What is stored under `key`, if anything.
     fn lookup<'a>(&'a self, key: &'a str)
     -> BoxFuture<'a, Result<Option<Reservation>, StoreError>>;
+
+    /// [`reserve`](Self::reserve) for a call of an agent run whose worker holds fencing token
+    /// `fence`: a running reservation of the same call (same fingerprint) made under an older
+    /// token is taken over (its worker lost the run, so nobody runs it) and `Reserved`
+    /// answered. The stores of this crate do so atomically; the default reserves as
+    /// `reserve` does, so a store that keeps no tokens answers `InProgress` until the dead
+    /// worker's lease on the key expires.
+    fn reserve_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        let _ = fence;
+        self.reserve(key, fingerprint, ttl)
+    }
 }
 
 impl<S: IdempotencyStore> IdempotencyStore for std::sync::Arc<S> {
@@ -93,5 +110,14 @@ impl<S: IdempotencyStore> IdempotencyStore for std::sync::Arc<S> {
         key: &'a str,
     ) -> BoxFuture<'a, Result<Option<Reservation>, StoreError>> {
         (**self).lookup(key)
+    }
+    fn reserve_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        (**self).reserve_fenced(key, fingerprint, ttl, fence)
     }
 }

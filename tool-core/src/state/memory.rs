@@ -14,6 +14,8 @@ enum Slot {
     Running {
         fingerprint: String,
         until: Instant,
+        /// The fencing token of the agent run's worker that reserved it (0: none).
+        fence: u64,
     },
     Done {
         fingerprint: String,
@@ -211,20 +213,32 @@ fn poisoned() -> StoreError {
     StoreError("the in-memory store's lock is poisoned".into())
 }
 
-impl IdempotencyStore for MemoryIdempotencyStore {
-    fn reserve<'a>(
-        &'a self,
-        key: &'a str,
-        fingerprint: &'a str,
+impl MemoryIdempotencyStore {
+    fn reserve_with(
+        &self,
+        key: &str,
+        fingerprint: &str,
         ttl: Duration,
-    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
-        let result = (|| {
+        fence: u64,
+    ) -> Result<Reservation, StoreError> {
+        {
             let mut inner = self.inner.lock().map_err(|_| poisoned())?;
             let now = Instant::now();
-            match inner.slots.get(key).map(|(slot, _)| slot) {
+            match inner.slots.get_mut(key).map(|(slot, _)| slot) {
+                // Left running by an older owner of the same run: taken over.
                 Some(Slot::Running {
                     fingerprint: fp,
                     until,
+                    fence: held,
+                }) if *until > now && fp == fingerprint && *held < fence => {
+                    *held = fence;
+                    *until = now + ttl;
+                    return Ok(Reservation::Reserved);
+                }
+                Some(Slot::Running {
+                    fingerprint: fp,
+                    until,
+                    ..
                 }) if *until > now => {
                     return Ok(Reservation::InProgress {
                         fingerprint: fp.clone(),
@@ -247,13 +261,36 @@ impl IdempotencyStore for MemoryIdempotencyStore {
             let slot = Slot::Running {
                 fingerprint: fingerprint.to_owned(),
                 until: now + ttl,
+                fence,
             };
             inner.bytes += size;
             if let Some((_, old)) = inner.slots.insert(key.to_owned(), (slot, size)) {
                 inner.bytes -= old;
             }
             Ok(Reservation::Reserved)
-        })();
+        }
+    }
+}
+
+impl IdempotencyStore for MemoryIdempotencyStore {
+    fn reserve<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        let result = self.reserve_with(key, fingerprint, ttl, 0);
+        Box::pin(async move { result })
+    }
+
+    fn reserve_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        let result = self.reserve_with(key, fingerprint, ttl, fence);
         Box::pin(async move { result })
     }
 
@@ -307,6 +344,7 @@ impl IdempotencyStore for MemoryIdempotencyStore {
                 Slot::Running {
                     fingerprint: fp,
                     until,
+                    ..
                 },
                 _,
             )) = inner.slots.get_mut(key)

@@ -10,7 +10,7 @@
 //! | run budgets | [`BudgetStore`] | each toolbox counts in its own memory |
 //! | circuit breakers | [`CircuitStore`] | each toolbox keeps its circuits |
 //! | MCP tasks, seen by every replica | [`TaskStore`] | [`MemoryTaskStore`] |
-//! | agent runs' checkpoints | [`CheckpointStore`] | [`MemoryCheckpointStore`] |
+//! | agent runs' checkpoints, leases and decisions | [`CheckpointStore`] | [`MemoryCheckpointStore`] |
 //!
 //! Every store fails with one error, [`StoreError`]. [`State`] names the stores a toolbox uses
 //! and the key it signs cursors and result ids with:
@@ -31,7 +31,10 @@ mod results;
 mod runs;
 mod tasks;
 
-pub use checkpoints::{CheckpointStore, MAX_CHECKPOINT_BYTES, MemoryCheckpointStore};
+pub use checkpoints::{
+    Acquired, CheckpointStore, Fenced, Lease, MAX_CHECKPOINT_BYTES, MAX_DECISION_BYTES,
+    MAX_DECISIONS, MemoryCheckpointStore,
+};
 pub use circuits::{Admission, CircuitStore};
 pub use error::StoreError;
 pub(crate) use family::ApprovalHome;

@@ -88,11 +88,30 @@ impl RedisStore {
     }
 }
 
-/// Extends a running reservation's lease. KEYS: the key; ARGV: its running entry, the lease
-/// in ms.
+/// Extends a running reservation's lease. KEYS: the key; ARGV: its call's fingerprint, the
+/// lease in ms.
 const RENEW: &str = r"
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+local cur = redis.call('GET', KEYS[1])
+if not cur then return 0 end
+local ok, e = pcall(cjson.decode, cur)
+if ok and e.state == 'running' and e.fp == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 0
+";
+
+/// Reserves a key for a call of an agent run's worker with a fencing token, taking over a
+/// running reservation of the same call made under an older token. KEYS: the key; ARGV: the
+/// running entry, the fingerprint, the token, the lease in ms. `''` when reserved, else what
+/// the key holds.
+const RESERVE_FENCED: &str = r"
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local ok, e = pcall(cjson.decode, cur)
+  if not (ok and e.state == 'running' and e.fp == ARGV[2] and tonumber(e.fence or 0) < tonumber(ARGV[3])) then
+    return cur
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+return ''
 ";
 
 fn millis(ttl: Duration) -> u64 {
@@ -368,14 +387,41 @@ impl IdempotencyStore for RedisStore {
         lease: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let entry = json!({"fp": fingerprint, "state": "running"}).to_string();
             let mut eval = redis::cmd("EVAL");
             eval.arg(RENEW)
                 .arg(1)
                 .arg(self.key(key))
-                .arg(entry)
+                .arg(fingerprint)
                 .arg(millis(lease));
             self.run::<()>(eval).await
+        })
+    }
+
+    /// One script: free, or left running under an older token by the same call, the key is
+    /// reserved with this token.
+    fn reserve_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        fingerprint: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<Reservation, StoreError>> {
+        Box::pin(async move {
+            let entry = json!({"fp": fingerprint, "state": "running", "fence": fence}).to_string();
+            let mut eval = redis::cmd("EVAL");
+            eval.arg(RESERVE_FENCED)
+                .arg(1)
+                .arg(self.key(key))
+                .arg(entry)
+                .arg(fingerprint)
+                .arg(fence)
+                .arg(millis(ttl));
+            let held: String = self.run(eval).await?;
+            if held.is_empty() {
+                Ok(Reservation::Reserved)
+            } else {
+                parse(&held)
+            }
         })
     }
 
@@ -497,6 +543,66 @@ impl super::tasks::TaskStore for RedisStore {
     }
 }
 
+/// A run's lease, taken unless held. KEYS: the lease, the run's fencing counter; ARGV: the
+/// owner, the lease in ms. Returns `{1, token}` when taken, `{0, ms left}` when held. The
+/// token is one more than the last, or the server's clock in ms when that is greater, so a
+/// counter that expired never hands a token out again.
+const LEASE_ACQUIRE: &str = r"
+local held = redis.call('PTTL', KEYS[1])
+if held > 0 then return {0, held} end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local fence = tonumber(redis.call('GET', KEYS[2]) or '0') + 1
+if now > fence then fence = now end
+local token = string.format('%.0f', fence)
+redis.call('SET', KEYS[2], token, 'PX', 2592000000)
+redis.call('SET', KEYS[1], token .. ' ' .. ARGV[1], 'PX', ARGV[2])
+return {1, fence}
+";
+
+/// A lease held on. KEYS: the lease; ARGV: `<token> <owner>`, the lease in ms. `1` when
+/// still held (and extended), `0` when lost.
+const LEASE_RENEW: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+";
+
+/// A lease given up. KEYS: the lease; ARGV: `<token> <owner>`.
+const LEASE_RELEASE: &str = r"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0
+";
+
+/// A checkpoint kept while its token is the newest. KEYS: the checkpoint, the run's fencing
+/// counter; ARGV: the state, its time to live in ms, the token. `1` kept, `0` stale.
+const SAVE_FENCED: &str = r"
+local newest = tonumber(redis.call('GET', KEYS[2]) or '0')
+if tonumber(ARGV[3]) < newest then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+";
+
+/// A decision kept beside its run's checkpoint. KEYS: the run's decisions; ARGV: the call,
+/// the decision, its time to live in ms, the most decisions. `0` when the run has too many.
+const KEEP_DECISION: &str = r"
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 and redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[4]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
+
+impl RedisStore {
+    fn lease_keys(key: &str) -> [String; 2] {
+        [
+            format!("toolsmith:lease:{key}"),
+            format!("toolsmith:fence:{key}"),
+        ]
+    }
+}
+
 impl super::checkpoints::CheckpointStore for RedisStore {
     /// `SET toolsmith:checkpoint:<key> <state> PX <ttl>`: one command, so a checkpoint is replaced
     /// whole or not at all.
@@ -507,13 +613,7 @@ impl super::checkpoints::CheckpointStore for RedisStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            if state.len() > super::checkpoints::MAX_CHECKPOINT_BYTES {
-                return Err(StoreError(format!(
-                    "a checkpoint of {} bytes is larger than the store takes ({} bytes)",
-                    state.len(),
-                    super::checkpoints::MAX_CHECKPOINT_BYTES
-                )));
-            }
+            checkpoint_fits(state)?;
             let mut cmd = redis::cmd("SET");
             cmd.arg(format!("toolsmith:checkpoint:{key}"))
                 .arg(state)
@@ -534,8 +634,136 @@ impl super::checkpoints::CheckpointStore for RedisStore {
     fn remove<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut cmd = redis::cmd("DEL");
-            cmd.arg(format!("toolsmith:checkpoint:{key}"));
+            cmd.arg(format!("toolsmith:checkpoint:{key}"))
+                .arg(format!("toolsmith:decisions:{key}"));
             self.run::<()>(cmd).await
         })
     }
+
+    fn acquire<'a>(
+        &'a self,
+        key: &'a str,
+        owner: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<super::checkpoints::Acquired, StoreError>> {
+        use super::checkpoints::{Acquired, Lease};
+        Box::pin(async move {
+            let mut cmd = script(LEASE_ACQUIRE, &Self::lease_keys(key));
+            cmd.arg(owner).arg(millis(ttl));
+            let (taken, value): (i64, i64) = self.run(cmd).await?;
+            let value = u64::try_from(value).unwrap_or(0);
+            Ok(if taken == 1 {
+                Acquired::Taken(Lease::new(owner, value))
+            } else {
+                Acquired::Busy {
+                    expires_in: Duration::from_millis(value),
+                }
+            })
+        })
+    }
+
+    fn renew<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a super::checkpoints::Lease,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let [lease_key, _] = Self::lease_keys(key);
+            let mut cmd = script(LEASE_RENEW, &[lease_key]);
+            cmd.arg(format!("{} {}", lease.fence, lease.owner))
+                .arg(millis(ttl));
+            Ok(self.run::<i64>(cmd).await? == 1)
+        })
+    }
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        lease: &'a super::checkpoints::Lease,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let [lease_key, _] = Self::lease_keys(key);
+            let mut cmd = script(LEASE_RELEASE, &[lease_key]);
+            cmd.arg(format!("{} {}", lease.fence, lease.owner));
+            self.run::<i64>(cmd).await.map(|_| ())
+        })
+    }
+
+    fn save_fenced<'a>(
+        &'a self,
+        key: &'a str,
+        state: &'a str,
+        ttl: Duration,
+        fence: u64,
+    ) -> BoxFuture<'a, Result<super::checkpoints::Fenced, StoreError>> {
+        use super::checkpoints::Fenced;
+        Box::pin(async move {
+            checkpoint_fits(state)?;
+            let [_, fence_key] = Self::lease_keys(key);
+            let mut cmd = script(
+                SAVE_FENCED,
+                &[format!("toolsmith:checkpoint:{key}"), fence_key],
+            );
+            cmd.arg(state).arg(millis(ttl)).arg(fence);
+            Ok(if self.run::<i64>(cmd).await? == 1 {
+                Fenced::Kept
+            } else {
+                Fenced::Stale
+            })
+        })
+    }
+
+    fn keep_decision<'a>(
+        &'a self,
+        key: &'a str,
+        call: &'a str,
+        decision: &'a str,
+        ttl: Duration,
+    ) -> BoxFuture<'a, Result<(), StoreError>> {
+        use super::checkpoints::{MAX_DECISION_BYTES, MAX_DECISIONS};
+        Box::pin(async move {
+            let size = call.len() + decision.len();
+            if size > MAX_DECISION_BYTES {
+                return Err(StoreError(format!(
+                    "a decision of {size} bytes is larger than a decision can be ({MAX_DECISION_BYTES} bytes)"
+                )));
+            }
+            let mut cmd = script(KEEP_DECISION, &[format!("toolsmith:decisions:{key}")]);
+            cmd.arg(call)
+                .arg(decision)
+                .arg(millis(ttl))
+                .arg(MAX_DECISIONS);
+            match self.run::<i64>(cmd).await? {
+                0 => Err(StoreError(format!(
+                    "the run already has {MAX_DECISIONS} decisions kept"
+                ))),
+                _ => Ok(()),
+            }
+        })
+    }
+
+    fn decisions<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<(String, String)>, StoreError>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("HGETALL");
+            cmd.arg(format!("toolsmith:decisions:{key}"));
+            let kept: Vec<(String, String)> = self.run(cmd).await?;
+            Ok(kept)
+        })
+    }
+}
+
+/// A checkpoint no larger than a store takes.
+fn checkpoint_fits(state: &str) -> Result<(), StoreError> {
+    if state.len() > super::checkpoints::MAX_CHECKPOINT_BYTES {
+        return Err(StoreError(format!(
+            "a checkpoint of {} bytes is larger than the store takes ({} bytes)",
+            state.len(),
+            super::checkpoints::MAX_CHECKPOINT_BYTES
+        )));
+    }
+    Ok(())
 }
