@@ -150,6 +150,14 @@ pub trait Approver: Send + Sync + 'static {
         let _ = (request, note);
         Box::pin(async {})
     }
+
+    /// The call `request` describes was decided elsewhere (a decision an agent run keeps for
+    /// it, or a person asked on the spot): a store stops listing it as waiting, so no desk
+    /// puts it in front of a person again. By default nothing.
+    fn settled<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        let _ = request;
+        Box::pin(async {})
+    }
 }
 
 impl<F> Approver for F
@@ -975,6 +983,11 @@ impl Approver for Approvals {
         self.give_back(Ticket::of(request), note);
         Box::pin(async {})
     }
+
+    fn settled<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        self.forget_pending(&Ticket::of(request));
+        Box::pin(async {})
+    }
 }
 
 impl Approver for Arc<Approvals> {
@@ -1011,6 +1024,10 @@ impl Approver for Arc<Approvals> {
         note: Option<&'a ApprovalNote>,
     ) -> BoxFuture<'a, ()> {
         (**self).unused(request, note)
+    }
+
+    fn settled<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        (**self).settled(request)
     }
 }
 
@@ -1054,8 +1071,8 @@ impl Approve {
             .filter(|d| d.tool == def.name() && d.hash == hash);
         let (mut decision, note) = match (decided, &self.approver) {
             (Some(decided), approver) => {
-                if let Some(approvals) = approver.as_ref().and_then(|a| a.approvals()) {
-                    approvals.forget_pending(&Ticket::of(&request));
+                if let Some(approver) = approver {
+                    approver.settled(&request).await;
                 }
                 let decision = match &decided.denied {
                     None => ApprovalDecision::Approved,
@@ -1082,8 +1099,8 @@ impl Approve {
             && let Some(answer) = prompt.ask(&request).await
         {
             // Decided on the spot: no longer waiting in the store.
-            if let Some(approvals) = self.approver.as_ref().and_then(|a| a.approvals()) {
-                approvals.forget_pending(&Ticket::of(&request));
+            if let Some(approver) = &self.approver {
+                approver.settled(&request).await;
             }
             decision = answer;
         }

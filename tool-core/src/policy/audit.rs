@@ -150,7 +150,7 @@ impl AuditSink for MemorySink {
     }
 }
 
-impl<S: AuditSink> AuditSink for Arc<S> {
+impl<S: AuditSink + ?Sized> AuditSink for Arc<S> {
     fn record(&self, record: &AuditRecord) {
         (**self).record(record);
     }

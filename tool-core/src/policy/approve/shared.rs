@@ -82,6 +82,15 @@ redis.call('HDEL', KEYS[4], KEYS[2])
 return 0
 ";
 
+/// A waiting request no longer listed: decided elsewhere. KEYS: the request, the index, the
+/// sizes.
+const SETTLED: &str = r"
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], KEYS[1])
+redis.call('HDEL', KEYS[3], KEYS[1])
+return 0
+";
+
 /// The sorted set of waiting requests by expiry, and the hash of their sizes.
 const INDEX: &str = "toolsmith:approval:pending-index";
 const SIZES: &str = "toolsmith:approval:pending-sizes";
@@ -450,6 +459,22 @@ impl Approver for SharedApprovals {
             let grant = grant_text(head, note, None);
             if let Err(err) = self.decide_on(&Ticket::of(request), &grant).await {
                 tracing::warn!(%err, tool = request.tool, "an unused approval could not be kept");
+            }
+        })
+    }
+
+    /// The request taken off the fleet's list; when Redis cannot be reached it stays listed
+    /// until it expires (logged).
+    fn settled<'a>(&'a self, request: &'a ApprovalRequest<'a>) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(SETTLED)
+                .arg(3)
+                .arg(key("pending", &Ticket::of(request)))
+                .arg(INDEX)
+                .arg(SIZES);
+            if let Err(err) = self.store.command::<i64>(cmd).await {
+                tracing::warn!(%err, tool = request.tool, "a decided request could not be taken off the list");
             }
         })
     }
