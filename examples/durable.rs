@@ -231,7 +231,9 @@ async fn worker(args: &[String]) -> Result<(), String> {
             report(&stop);
         }
         ("resume", []) => {
-            // A run that died before its first checkpoint landed starts again.
+            // A run that died before its first checkpoint landed starts again: `UnknownRun`
+            // means nothing is kept. A checkpoint that is kept and refused (`Sealed`: altered,
+            // another run's) is an error, never a reason to start over it.
             let mut state = match agent.load(run_id, &ctx).await {
                 Err(AgentError::UnknownRun(_)) => agent.start("Tidy up the tickets."),
                 loaded => loaded.map_err(|e| e.to_string())?,

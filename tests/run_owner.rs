@@ -182,6 +182,21 @@ fn paired(state: &RunState) -> bool {
     calls == results
 }
 
+/// Every record of the deletion that ran names who approved it, and there is one.
+fn audited_with_approver(sink: &MemorySink) -> bool {
+    let records = sink.records();
+    let ran: Vec<&AuditRecord> = records
+        .iter()
+        .filter(|r| r.tool == "delete_ticket" && r.error_code.is_none())
+        .collect();
+    !ran.is_empty()
+        && ran.iter().all(|r| {
+            r.approval
+                .as_ref()
+                .is_some_and(|note| note.approver.as_deref() == Some("lin"))
+        })
+}
+
 /// Whether the model was ever told a call is still running.
 fn told_in_progress(state: &RunState) -> bool {
     serde_json::to_string(state.messages())
@@ -285,11 +300,14 @@ async fn the_lease_fences_every_write_of_a_worker_that_lost_it() {
 #[tokio::test]
 async fn a_second_worker_is_told_the_run_is_busy_or_waits_for_it() {
     on_each(|stores| async move {
-        let audit: Arc<dyn AuditSink> = Arc::new(MemorySink::default());
+        let sink = Arc::new(MemorySink::default());
+        let audit: Arc<dyn AuditSink> = sink.clone();
         let effects = Effects::default();
         let run = format!("busy-{}", stores.name);
         let ctx = ctx(&run, &effects);
-        let first = worker(&stores, ScriptedModel::by_turn(script(1)), &audit);
+        let models: Vec<ScriptedModel> =
+            (0..3).map(|_| ScriptedModel::by_turn(script(1))).collect();
+        let first = worker(&stores, models[0].clone(), &audit);
         let path = paused(&first, &ctx).await;
         first
             .decide_stored(&run, &ctx, &path, &Verdict::approve().by("lin"))
@@ -302,7 +320,7 @@ async fn a_second_worker_is_told_the_run_is_busy_or_waits_for_it() {
             tokio::spawn(async move { first.resume(&run, &ctx).await })
         };
         effects.started.notified().await;
-        let second = worker(&stores, ScriptedModel::by_turn(script(1)), &audit);
+        let second = worker(&stores, models[1].clone(), &audit);
         match second.resume(&run, &ctx).await {
             Err(AgentError::Busy { retry_after }) => {
                 assert!(retry_after <= Duration::from_millis(300), "{retry_after:?}");
@@ -314,8 +332,8 @@ async fn a_second_worker_is_told_the_run_is_busy_or_waits_for_it() {
         // The holder dies. A worker that waits longer than the lease takes the run over and
         // finishes it: the approved deletion goes on under its decision and its key.
         holder.abort();
-        let third = worker(&stores, ScriptedModel::by_turn(script(1)), &audit)
-            .with_busy_wait(Duration::from_secs(5));
+        let third =
+            worker(&stores, models[2].clone(), &audit).with_busy_wait(Duration::from_secs(5));
         let (state, stop) = third.resume(&run, &ctx).await.unwrap();
         assert_eq!(
             stop,
@@ -330,6 +348,10 @@ async fn a_second_worker_is_told_the_run_is_busy_or_waits_for_it() {
             "{}: a dead call reported running",
             stores.name
         );
+        assert!(audited_with_approver(&sink), "{}", stores.name);
+        // The uninterrupted run asks three times; one kill costs at most one more.
+        let asked: usize = models.iter().map(|m| m.requests().len()).sum();
+        assert!(asked <= 3 + 1, "{}: {asked} model requests", stores.name);
     })
     .await;
 }
@@ -338,7 +360,8 @@ async fn a_second_worker_is_told_the_run_is_busy_or_waits_for_it() {
 async fn racing_resumers_run_a_run_once() {
     on_each(|stores| async move {
         for workers in 2..=4 {
-            let audit: Arc<dyn AuditSink> = Arc::new(MemorySink::default());
+            let sink = Arc::new(MemorySink::default());
+            let audit: Arc<dyn AuditSink> = sink.clone();
             let effects = Effects::default();
             let run = format!("race-{}-{workers}", stores.name);
             let ctx = ctx(&run, &effects);
@@ -373,6 +396,7 @@ async fn racing_resumers_run_a_run_once() {
                 stores.name
             );
             assert_eq!(effects.runs(), 1, "{}", stores.name);
+            assert!(audited_with_approver(&sink), "{}", stores.name);
         }
     })
     .await;
@@ -383,12 +407,14 @@ async fn a_decision_made_while_a_worker_resumes_is_never_lost_nor_asked_again() 
     on_each(|stores| async move {
         let mut asked_twice = 0;
         for round in 0..25u32 {
-            let audit: Arc<dyn AuditSink> = Arc::new(MemorySink::default());
+            let sink = Arc::new(MemorySink::default());
+            let audit: Arc<dyn AuditSink> = sink.clone();
             let effects = Effects::default();
             let run = format!("decide-{}-{round}", stores.name);
             let ctx = ctx(&run, &effects);
-            let agent = worker(&stores, ScriptedModel::by_turn(script(3)), &audit)
-                .with_busy_wait(Duration::from_secs(5));
+            let model = ScriptedModel::by_turn(script(3));
+            let agent =
+                worker(&stores, model.clone(), &audit).with_busy_wait(Duration::from_secs(5));
             let path = paused(&agent, &ctx).await;
             // A worker that loaded the run a moment ago, and a person deciding from a page.
             let mut loaded = agent.load(&run, &ctx).await.unwrap();
@@ -426,6 +452,14 @@ async fn a_decision_made_while_a_worker_resumes_is_never_lost_nor_asked_again() 
             );
             assert_eq!(effects.runs(), 1);
             assert!(paired(&state));
+            assert!(!told_in_progress(&state));
+            assert!(
+                audited_with_approver(&sink),
+                "{} round {round}",
+                stores.name
+            );
+            // Three turns, and at most one asked again by a resume that paused.
+            assert!(model.requests().len() <= 4, "{}", model.requests().len());
         }
         assert_eq!(asked_twice, 0, "{}", stores.name);
     })
@@ -467,8 +501,9 @@ async fn a_worker_that_dies_after_the_effect_never_asks_again_and_the_audit_name
                 let effects = Effects::default();
                 let run = format!("dies-{}-{desk}-{death}", stores.name);
                 let ctx = ctx(&run, &effects);
-                let agent = worker(&stores, ScriptedModel::by_turn(script(4)), &audit)
-                    .with_busy_wait(Duration::from_secs(5));
+                let model = ScriptedModel::by_turn(script(4));
+                let agent =
+                    worker(&stores, model.clone(), &audit).with_busy_wait(Duration::from_secs(5));
                 let path = paused(&agent, &ctx).await;
                 let approve = Verdict::approve().by("lin").because("a duplicate");
                 if desk {
@@ -514,6 +549,11 @@ async fn a_worker_that_dies_after_the_effect_never_asks_again_and_the_audit_name
                 assert_eq!(effects.distinct(), 1, "{label}: one deletion");
                 assert!(paired(&state), "{label}");
                 assert!(!told_in_progress(&state), "{label}");
+                assert!(
+                    model.requests().len() <= 3 + 1,
+                    "{label}: {}",
+                    model.requests().len()
+                );
                 let records = sink.kept.records();
                 let deletions: Vec<&AuditRecord> = records
                     .iter()
