@@ -1,11 +1,12 @@
 //! Where an agent keeps its runs' checkpoints: the store, how long, and each run's key.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
-use crate::state::CheckpointStore;
+use crate::state::{CheckpointStore, Lease};
 
 /// Where an agent keeps its runs' checkpoints, and for how long.
 #[derive(Clone)]
@@ -56,4 +57,19 @@ pub(super) fn checkpoint_key(principal: Option<&str>, run_id: &str) -> String {
     let mut key = String::with_capacity(64);
     crate::json::canonical::push_hex(&mut key, &hash.finalize());
     key
+}
+
+/// A worker's hold on the run it works on: the lease, and whether the store still says so.
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    pub(crate) key: String,
+    pub(crate) lease: Lease,
+    /// Set when a renewal found the lease gone: the run stops before its next write.
+    pub(crate) lost: Arc<AtomicBool>,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key && self.lease == other.lease
+    }
 }

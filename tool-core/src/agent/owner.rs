@@ -3,7 +3,7 @@
 //! save can write over them; and how a run in hand meets the one kept.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -11,28 +11,13 @@ use serde::{Deserialize, Serialize};
 use crate::policy::Verdict;
 use crate::state::{Acquired, CheckpointStore, Lease};
 
-use super::checkpoints::{Checkpoints, checkpoint_key};
+use super::checkpoints::{Checkpoints, Held, checkpoint_key};
 use super::error::AgentError;
 use super::run::Agent;
 use super::state::RunState;
 
 /// What a kept decision record signs for.
 const RECORD: &str = "toolsmith decision kept for a run's call";
-
-/// A worker's hold on the run it works on: the lease, and whether the store still says so.
-#[derive(Clone, Debug)]
-pub(crate) struct Held {
-    pub(crate) key: String,
-    pub(crate) lease: Lease,
-    /// Set when a renewal found the lease gone: the run stops before its next write.
-    pub(crate) lost: Arc<AtomicBool>,
-}
-
-impl PartialEq for Held {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key && self.lease == other.lease
-    }
-}
 
 /// A person's decision on one call of a run, as the checkpoint store keeps it: bound to the
 /// run's key, the call's path, the tool and its arguments' hash, and signed with the agent's

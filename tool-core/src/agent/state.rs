@@ -55,7 +55,7 @@ pub struct RunState {
     pub(crate) version: u64,
     /// The lease of the worker running it now (never stored).
     #[serde(skip)]
-    pub(crate) held: Option<super::owner::Held>,
+    pub(crate) held: Option<super::checkpoints::Held>,
     /// An HMAC-SHA256, under the toolbox state's key, of everything above: a state edited
     /// outside the API, or sealed by a toolbox with another key, is refused.
     #[serde(default)]
