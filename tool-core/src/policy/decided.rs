@@ -25,11 +25,11 @@ pub(crate) struct RunFence(pub(crate) u64);
 /// decision on that call, before the call runs: a crash after the call started never puts
 /// it in front of a person again. The agent loop puts it in its calls' contexts.
 #[derive(Clone)]
-pub(crate) struct KeepDecision(
-    pub(crate)  std::sync::Arc<
-        dyn Fn(&str, &Decided) -> crate::tool::BoxFuture<'static, Result<(), String>> + Send + Sync,
-    >,
-);
+pub(crate) struct KeepDecision(pub(crate) std::sync::Arc<KeepFn>);
+
+/// How a run keeps a decision on one of its calls (by the call's id): `Err` with why not.
+pub(crate) type KeepFn =
+    dyn Fn(&str, &Decided) -> crate::tool::BoxFuture<'static, Result<(), String>> + Send + Sync;
 
 /// A person's decision on a waiting call: an approval or a denial, who decided and why. In
 /// an agent run ([`Agent::decide`](crate::agent::Agent::decide)) it is bound to the call as it

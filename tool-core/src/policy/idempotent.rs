@@ -320,7 +320,7 @@ mod tests {
     fn a_result_is_kept_with_the_decision_it_ran_on() {
         use super::{unwrap_decided, with_decided};
         let success = ToolOutcome::success(&serde_json::json!({"deleted": 7})).unwrap();
-        let note = crate::policy::ApprovalNote::of(
+        let note = crate::policy::decided::ApprovalNote::of(
             None,
             Some(&"lin".to_owned()),
             Some(&"duplicate".to_owned()),
@@ -332,7 +332,7 @@ mod tests {
         // A result kept without one reads as it is.
         let plain = success.to_record();
         assert_eq!(unwrap_decided(&plain), (plain.as_str(), None));
-        let denied = crate::policy::ApprovalNote::of(Some(&"no".to_owned()), None, None);
+        let denied = crate::policy::decided::ApprovalNote::of(Some(&"no".to_owned()), None, None);
         let kept = with_decided(success.to_record(), Some(&denied));
         assert_eq!(unwrap_decided(&kept).1, Some(denied));
     }
