@@ -158,6 +158,10 @@ fn agent(redis: &str, dir: &Path, seed: u64) -> Result<Agent, String> {
     Ok(
         Agent::new(toolbox, Dialect::Anthropic { strict: false }, model)
             .with_checkpoints(Hooked(store))
+            // A run whose worker was killed is taken over a second after its last renewal;
+            // the next worker waits for that rather than answering that the run is busy.
+            .with_lease(Duration::from_secs(1))
+            .with_busy_wait(Duration::from_secs(3))
             .with_events(|event| match event {
                 AgentEvent::ModelAnswered { .. } => point("model.after"),
                 AgentEvent::ToolFinished { .. } => point("tool.after"),
