@@ -646,3 +646,28 @@ fn run_key(principal: &str, run: &str) -> String {
     hash.update(run.as_bytes());
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn a_kept_run_goes_on_a_runtime_without_timers() {
+    // No `enable_time`: the lease is not renewed and a busy run is waited for by yielding,
+    // never a panic.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let stores = memory();
+        let audit: Arc<dyn AuditSink> = Arc::new(MemorySink::default());
+        let effects = Effects::default();
+        let run = "no-timers";
+        let ctx = ctx(run, &effects);
+        let agent = worker(&stores, ScriptedModel::by_turn(script(6)), &audit);
+        let path = paused(&agent, &ctx).await;
+        agent
+            .decide_stored(run, &ctx, &path, &Verdict::approve().by("lin"))
+            .await
+            .unwrap();
+        let (_, stop) = agent.resume(run, &ctx).await.unwrap();
+        assert_eq!(stop, Stop::Answered("Deleted and receipted.".into()));
+        assert_eq!(effects.runs(), 1);
+    });
+}

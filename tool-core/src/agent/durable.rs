@@ -244,12 +244,7 @@ impl Agent {
                 }
                 Err(lost())
             }
-            Err(err) => {
-                // Not kept: the version it would have had is given again to the next save.
-                state.version = state.version.saturating_sub(1);
-                state.seal_with(self.key());
-                Err(AgentError::Checkpoint(err))
-            }
+            Err(err) => Err(AgentError::Checkpoint(err)),
         }
     }
 

@@ -122,11 +122,7 @@ impl Agent {
             if decision.run != key {
                 continue;
             }
-            let verdict = Verdict {
-                denied: decision.denied,
-                approver: decision.approver,
-                reason: decision.reason,
-            };
+            let verdict = Verdict::of_parts(decision.denied, decision.approver, decision.reason);
             if state.takes_decision(&decision.path, &decision.tool, &decision.hash, &verdict) {
                 state.decide(&decision.path, &verdict)?;
                 applied += 1;
@@ -175,11 +171,11 @@ impl Agent {
         let key = *self.key();
         Some(crate::policy::KeepDecision(Arc::new(
             move |call: &str, decided: &crate::policy::decided::Decided| {
-                let verdict = Verdict {
-                    denied: decided.denied.clone(),
-                    approver: decided.approver.clone(),
-                    reason: decided.reason.clone(),
-                };
+                let verdict = Verdict::of_parts(
+                    decided.denied.clone(),
+                    decided.approver.clone(),
+                    decided.reason.clone(),
+                );
                 let path = [call.to_owned()];
                 let signed = signed_record(
                     &key,
@@ -217,36 +213,25 @@ impl Agent {
             return work.await;
         };
         let every = (checkpoints.lease / 3).max(Duration::from_millis(10));
-        let beat = async {
-            loop {
-                tokio::time::sleep(every).await;
-                match checkpoints
-                    .store
-                    .renew(&held.key, &held.lease, checkpoints.lease)
-                    .await
-                {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        held.lost.store(true, Ordering::SeqCst);
-                        tracing::warn!(
-                            "this worker's lease on its run was taken over: it stops before its next write"
-                        );
-                        std::future::pending::<()>().await;
-                    }
-                    Err(err) => {
-                        tracing::warn!(%err, "the lease on a run could not be renewed");
-                    }
+        crate::policy::attempt::holding(work, every, || async {
+            match checkpoints
+                .store
+                .renew(&held.key, &held.lease, checkpoints.lease)
+                .await
+            {
+                Ok(true) => true,
+                Ok(false) => {
+                    held.lost.store(true, Ordering::SeqCst);
+                    tracing::warn!(
+                        "this worker's lease on its run was taken over: it stops before its next write"
+                    );
+                    false
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "the lease on a run could not be renewed");
+                    true
                 }
             }
-        };
-        let mut work = std::pin::pin!(work);
-        let mut beat = std::pin::pin!(beat);
-        std::future::poll_fn(|cx| {
-            if let std::task::Poll::Ready(done) = work.as_mut().poll(cx) {
-                return std::task::Poll::Ready(done);
-            }
-            let _ = beat.as_mut().poll(cx);
-            std::task::Poll::Pending
         })
         .await
     }
@@ -298,7 +283,11 @@ async fn take(checkpoints: &Checkpoints, key: &str) -> Result<Lease, AgentError>
                 let pause = expires_in
                     .min(checkpoints.busy_wait - waited)
                     .clamp(Duration::from_millis(10), Duration::from_millis(250));
-                tokio::time::sleep(pause).await;
+                // A runtime without timers waits by yielding, as a duplicate write does.
+                match crate::policy::attempt::timer(pause) {
+                    Some(pause) => pause.await,
+                    None => tokio::task::yield_now().await,
+                }
             }
         }
     }

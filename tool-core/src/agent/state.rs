@@ -465,11 +465,11 @@ impl RunState {
             else {
                 continue;
             };
-            let verdict = Verdict {
-                denied: decision.denied.clone(),
-                approver: decision.approver.clone(),
-                reason: decision.reason.clone(),
-            };
+            let verdict = Verdict::of_parts(
+                decision.denied.clone(),
+                decision.approver.clone(),
+                decision.reason.clone(),
+            );
             if self.takes_decision(&path, &binding.0, &binding.1, &verdict) {
                 let _ = self.decide(&path, &verdict);
             }

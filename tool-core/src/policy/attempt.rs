@@ -332,6 +332,41 @@ pub(crate) fn run_inline(
     }
 }
 
+/// Runs `work`, calling `renew` every `every` while it runs (a lease held for it), until
+/// `work` is done or `renew` answers `false` (the lease is gone: nothing more to renew). On
+/// a runtime without timers nothing is renewed. `work` is polled first, so a finished `work`
+/// never waits on a renewal.
+pub(crate) async fn holding<T, F>(
+    work: impl std::future::Future<Output = T>,
+    every: Duration,
+    mut renew: impl FnMut() -> F,
+) -> T
+where
+    F: std::future::Future<Output = bool>,
+{
+    let beat = async {
+        loop {
+            match timer(every) {
+                Some(pause) => pause.await,
+                None => std::future::pending::<()>().await,
+            }
+            if !renew().await {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let mut work = std::pin::pin!(work);
+    let mut beat = std::pin::pin!(beat);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(done) = work.as_mut().poll(cx) {
+            return std::task::Poll::Ready(done);
+        }
+        let _ = beat.as_mut().poll(cx);
+        std::task::Poll::Pending
+    })
+    .await
+}
+
 /// A timer for `after`, or `None` on a runtime built without timers (`enable_time`): the
 /// call then runs without a time limit (and says so once in the log) instead of panicking.
 pub(crate) fn timer(after: Duration) -> Option<Pin<Box<tokio::time::Sleep>>> {

@@ -73,6 +73,19 @@ impl Verdict {
         }
     }
 
+    /// A verdict from its parts, as a record of it keeps them.
+    pub(crate) fn of_parts(
+        denied: Option<String>,
+        approver: Option<String>,
+        reason: Option<String>,
+    ) -> Self {
+        Self {
+            denied,
+            approver,
+            reason,
+        }
+    }
+
     /// Who decided (as the application names people), for the audit.
     #[must_use]
     pub fn by(mut self, approver: impl Into<String>) -> Self {

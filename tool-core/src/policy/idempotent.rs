@@ -142,29 +142,15 @@ impl Idempotent {
             return call.await;
         };
         let every = (self.policy.lease / 3).max(Duration::from_millis(10));
-        let beat = async {
-            loop {
-                match timer(every) {
-                    Some(pause) => pause.await,
-                    None => std::future::pending::<()>().await,
-                }
-                if let Err(err) = self
-                    .store
-                    .renew(stored, &key.fingerprint, self.policy.lease)
-                    .await
-                {
-                    tracing::warn!(%err, "the idempotency store could not renew a running call's key");
-                }
+        super::attempt::holding(call, every, || async {
+            if let Err(err) = self
+                .store
+                .renew(stored, &key.fingerprint, self.policy.lease)
+                .await
+            {
+                tracing::warn!(%err, "the idempotency store could not renew a running call's key");
             }
-        };
-        let mut call = std::pin::pin!(call);
-        let mut beat = std::pin::pin!(beat);
-        std::future::poll_fn(|cx| {
-            if let std::task::Poll::Ready(done) = call.as_mut().poll(cx) {
-                return std::task::Poll::Ready(done);
-            }
-            let _ = beat.as_mut().poll(cx);
-            std::task::Poll::Pending
+            true
         })
         .await
     }

@@ -547,6 +547,8 @@ impl CheckpointStore for MemoryCheckpointStore {
         decision: &'a str,
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
+        // In memory a run's decisions go with its checkpoint: removed with it, or when it
+        // expires and its room is needed.
         let _ = ttl;
         let result = self.kept().and_then(|mut kept| {
             let size = call.len() + decision.len();
